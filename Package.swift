@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+// Pinion: signed, versioned, expiring TLS pin manifests (see docs/ and ../shared/DESIGN.md).
+
+import PackageDescription
+
+let package = Package(
+    name: "Pinion",
+    products: [
+        .library(name: "PinionCore", targets: ["PinionCore"]),
+        .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
+        .executable(name: "pinion", targets: ["pinion"]),
+    ],
+    targets: [
+        // libsodium: Ed25519 (strict verification), SHA-256, guarded secret buffers.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        // OpenSSL 3: X.509, PKCS#8, PEM, TLS.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // C wrappers (prefixed pinion_) for OpenSSL macros that Swift cannot import.
+        .target(
+            name: "CPinionShims",
+            dependencies: ["COpenSSL"],
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        // Pure-Swift core: formats, strict parser, trust rules. Foundation only.
+        .target(name: "PinionCore"),
+        // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
+        .target(
+            name: "PinionCrypto",
+            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims"]
+        ),
+        // The `pinion` commands as a library, so tests can run them in-process.
+        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto"]),
+        .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
+        .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto"]),
+        .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"]),
+        .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
