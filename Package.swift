@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto"]),
-        .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"]),
+        .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
     ],
     swiftLanguageModes: [.v6]
