@@ -8,128 +8,127 @@ import PinionCrypto
 /// Where a command writes and what it may ask of its environment. Tests pass closures
 /// that capture output; the executable passes standard output and standard error.
 public struct CLIContext: Sendable {
-  /// Writes to standard output.
-  public let out: @Sendable (String) -> Void
-  /// Writes to standard error.
-  public let err: @Sendable (String) -> Void
-  /// The wall clock, read once per command for defaults such as `issuedAt`.
-  public let now: @Sendable () -> Timestamp
+    /// Writes to standard output.
+    public let out: @Sendable (String) -> Void
+    /// Writes to standard error.
+    public let err: @Sendable (String) -> Void
+    /// The wall clock, read once per command for defaults such as `issuedAt`.
+    public let now: @Sendable () -> Timestamp
 
-  public init(
-    out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
-    now: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
-  ) {
-    self.out = out
-    self.err = err
-    self.now = now
-  }
+    public init(
+        out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
+        now: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+    ) {
+        self.out = out
+        self.err = err
+        self.now = now
+    }
 
-  /// Standard output and standard error of this process.
-  public static let standard = CLIContext(
-    out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-    err: { FileHandle.standardError.write(Data($0.utf8)) })
+    /// Standard output and standard error of this process.
+    public static let standard = CLIContext(
+        out: { FileHandle.standardOutput.write(Data($0.utf8)) },
+        err: { FileHandle.standardError.write(Data($0.utf8)) })
 
-  func warn(_ message: String) { err("pinion: warning: \(message)\n") }
-  func print(_ line: String) { out(line + "\n") }
+    func warn(_ message: String) { err("pinion: warning: \(message)\n") }
+    func print(_ line: String) { out(line + "\n") }
 }
 
 /// One `pinion` command.
 protocol Command {
-  /// The words that name it, e.g. `["manifest", "init"]`.
-  static var path: [String] { get }
-  /// One line for `pinion --help`.
-  static var summary: String { get }
-  /// The full `--help` text (usage line, description, options).
-  static var help: String { get }
-  static var options: [OptionSpec] { get }
-  static func run(_ arguments: ParsedArguments, context: CLIContext) throws
+    /// The words that name it, e.g. `["manifest", "init"]`.
+    static var path: [String] { get }
+    /// One line for `pinion --help`.
+    static var summary: String { get }
+    /// The full `--help` text (usage line, description, options).
+    static var help: String { get }
+    static var options: [OptionSpec] { get }
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws
 }
 
 /// Entry point of the `pinion` command line.
 public enum PinionCommandLine {
-  /// The version this build reports.
-  public static let version = "0.1.0"
+    /// The version this build reports.
+    public static let version = "0.1.0"
 
-  static var commands: [any Command.Type] {
-    [
-      KeygenCommand.self, KeyIDCommand.self, SPKICommand.self, RootInitCommand.self,
-      RootRotateCommand.self,
-      ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
-      ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
-    ]
-  }
+    static var commands: [any Command.Type] {
+        [
+            KeygenCommand.self, KeyIDCommand.self, SPKICommand.self, RootInitCommand.self,
+            RootRotateCommand.self,
+            ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
+            ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
+        ]
+    }
 
-  /// Runs one command line (without the program name).
-  ///
-  /// - Returns: the exit code: 0 success, 1 verification or policy failure, 2 usage
-  ///   error, 3 I/O or network error.
-  public static func run(_ arguments: [String], context: CLIContext = .standard) -> Int32 {
-    if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"]
-    {
-      context.out(overview)
-      return arguments.isEmpty ? ExitCode.usage : ExitCode.success
-    }
-    if arguments == ["--version"] {
-      context.print("pinion \(version)")
-      return ExitCode.success
-    }
-    var words = arguments
-    if words.first == "help" { words = Array(words.dropFirst()) + ["--help"] }
-    let match = commands.filter { words.starts(with: $0.path) }.max(by: {
-      $0.path.count < $1.path.count
-    })
-    guard let command = match else {
-      let group = commands.filter { $0.path.first == words.first && $0.path.count > 1 }
-      if !group.isEmpty {
-        context.err("pinion: error: \(words.first ?? "") needs a subcommand:\n")
-        for member in group {
-          context.err("  pinion \(member.path.joined(separator: " "))  \(member.summary)\n")
+    /// Runs one command line (without the program name).
+    ///
+    /// - Returns: the exit code: 0 success, 1 verification or policy failure, 2 usage
+    ///   error, 3 I/O or network error.
+    public static func run(_ arguments: [String], context: CLIContext = .standard) -> Int32 {
+        if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+            context.out(overview)
+            return arguments.isEmpty ? ExitCode.usage : ExitCode.success
         }
-        return ExitCode.usage
-      }
-      context.err("pinion: error: unknown command \"\(words.first ?? "")\"; see pinion --help\n")
-      return ExitCode.usage
+        if arguments == ["--version"] {
+            context.print("pinion \(version)")
+            return ExitCode.success
+        }
+        var words = arguments
+        if words.first == "help" { words = Array(words.dropFirst()) + ["--help"] }
+        let match = commands.filter { words.starts(with: $0.path) }.max(by: {
+            $0.path.count < $1.path.count
+        })
+        guard let command = match else {
+            let group = commands.filter { $0.path.first == words.first && $0.path.count > 1 }
+            if !group.isEmpty {
+                context.err("pinion: error: \(words.first ?? "") needs a subcommand:\n")
+                for member in group {
+                    context.err("  pinion \(member.path.joined(separator: " "))  \(member.summary)\n")
+                }
+                return ExitCode.usage
+            }
+            context.err("pinion: error: unknown command \"\(words.first ?? "")\"; see pinion --help\n")
+            return ExitCode.usage
+        }
+        do {
+            let parsed = try ParsedArguments(
+                Array(words.dropFirst(command.path.count)), specs: command.options)
+            if parsed.helpRequested {
+                context.out(command.help)
+                return ExitCode.success
+            }
+            try command.run(parsed, context: context)
+            return ExitCode.success
+        } catch {
+            let failure = CLIError.from(error)
+            context.err("pinion: error: \(failure.message)\n")
+            if failure.exitCode == ExitCode.usage {
+                context.err("see: pinion \(command.path.joined(separator: " ")) --help\n")
+            }
+            return failure.exitCode
+        }
     }
-    do {
-      let parsed = try ParsedArguments(
-        Array(words.dropFirst(command.path.count)), specs: command.options)
-      if parsed.helpRequested {
-        context.out(command.help)
-        return ExitCode.success
-      }
-      try command.run(parsed, context: context)
-      return ExitCode.success
-    } catch {
-      let failure = CLIError.from(error)
-      context.err("pinion: error: \(failure.message)\n")
-      if failure.exitCode == ExitCode.usage {
-        context.err("see: pinion \(command.path.joined(separator: " ")) --help\n")
-      }
-      return failure.exitCode
+
+    static var overview: String {
+        var text = """
+            pinion \(version): signed, versioned, expiring TLS pin manifests.
+
+            usage: pinion COMMAND [OPTIONS]
+
+            commands:
+
+            """
+        for command in commands {
+            let name = command.path.joined(separator: " ")
+            text +=
+                "  " + name + String(repeating: " ", count: max(2, 24 - name.count)) + command.summary
+                + "\n"
+        }
+        text += """
+
+            pinion COMMAND --help shows the options of one command.
+            Exit codes: 0 success, 1 verification or policy failure, 2 usage error, 3 I/O or network error.
+
+            """
+        return text
     }
-  }
-
-  static var overview: String {
-    var text = """
-      pinion \(version): signed, versioned, expiring TLS pin manifests.
-
-      usage: pinion COMMAND [OPTIONS]
-
-      commands:
-
-      """
-    for command in commands {
-      let name = command.path.joined(separator: " ")
-      text +=
-        "  " + name + String(repeating: " ", count: max(2, 24 - name.count)) + command.summary
-        + "\n"
-    }
-    text += """
-
-      pinion COMMAND --help shows the options of one command.
-      Exit codes: 0 success, 1 verification or policy failure, 2 usage error, 3 I/O or network error.
-
-      """
-    return text
-  }
 }

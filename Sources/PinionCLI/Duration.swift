@@ -5,39 +5,39 @@ import PinionCore
 /// Parses CLI durations: a positive integer and one unit of s (seconds), m (minutes),
 /// h (hours), d (days) or y (365 days), e.g. `90d`; several may be joined (`1d12h`).
 enum DurationText {
-  /// - Returns: the duration in seconds.
-  /// - Throws: `CLIError.usage` naming the option.
-  static func seconds(_ text: String, option: String) throws(CLIError) -> Int64 {
-    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "y": 31_536_000]
-    var total: Int64 = 0
-    var digits = ""
-    guard !text.isEmpty else { throw usage(text, option) }
-    for character in text {
-      if character.isASCII, character.isNumber {
-        digits.append(character)
-        continue
-      }
-      guard let unit = units[character], let number = Int64(digits), number > 0 else {
-        throw usage(text, option)
-      }
-      let (product, overflow) = number.multipliedReportingOverflow(by: unit)
-      let (sum, overflow2) = total.addingReportingOverflow(product)
-      guard !overflow, !overflow2, sum <= Limits.maxInteger else { throw usage(text, option) }
-      total = sum
-      digits = ""
+    /// - Returns: the duration in seconds.
+    /// - Throws: `CLIError.usage` naming the option.
+    static func seconds(_ text: String, option: String) throws(CLIError) -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "y": 31_536_000]
+        var total: Int64 = 0
+        var digits = ""
+        guard !text.isEmpty else { throw usage(text, option) }
+        for character in text {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+                continue
+            }
+            guard let unit = units[character], let number = Int64(digits), number > 0 else {
+                throw usage(text, option)
+            }
+            let (product, overflow) = number.multipliedReportingOverflow(by: unit)
+            let (sum, overflow2) = total.addingReportingOverflow(product)
+            guard !overflow, !overflow2, sum <= Limits.maxInteger else { throw usage(text, option) }
+            total = sum
+            digits = ""
+        }
+        guard digits.isEmpty, total > 0 else { throw usage(text, option) }
+        return total
     }
-    guard digits.isEmpty, total > 0 else { throw usage(text, option) }
-    return total
-  }
 
-  private static func usage(_ text: String, _ option: String) -> CLIError {
-    .usage("--\(option): \"\(text)\" is not a duration like 30d, 12h, 90m, 3600s or 1y")
-  }
-
-  /// Parses an RFC 3339 UTC time option.
-  static func time(_ text: String, option: String) throws(CLIError) -> Timestamp {
-    do { return try Timestamp(rfc3339: text) } catch {
-      throw .usage("--\(option): \"\(text)\" is \(error)")
+    private static func usage(_ text: String, _ option: String) -> CLIError {
+        .usage("--\(option): \"\(text)\" is not a duration like 30d, 12h, 90m, 3600s or 1y")
     }
-  }
+
+    /// Parses an RFC 3339 UTC time option.
+    static func time(_ text: String, option: String) throws(CLIError) -> Timestamp {
+        do { return try Timestamp(rfc3339: text) } catch {
+            throw .usage("--\(option): \"\(text)\" is \(error)")
+        }
+    }
 }

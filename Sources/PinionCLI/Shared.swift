@@ -12,124 +12,124 @@ let maxInputBytes = Limits.standard.maxEnvelopeBytes
 /// Obtains the passphrase once, on first need, and hands the same buffer to every key of
 /// the command (DESIGN.md §2: one passphrase serves every key of one command).
 final class PassphraseOnce {
-  private let file: String?
-  private let confirm: Bool
-  private let prompt: String
-  private var cached: SecureBytes?
+    private let file: String?
+    private let confirm: Bool
+    private let prompt: String
+    private var cached: SecureBytes?
 
-  init(file: String?, confirm: Bool = false, prompt: String = "Passphrase: ") {
-    self.file = file
-    self.confirm = confirm
-    self.prompt = prompt
-  }
+    init(file: String?, confirm: Bool = false, prompt: String = "Passphrase: ") {
+        self.file = file
+        self.confirm = confirm
+        self.prompt = prompt
+    }
 
-  func get() throws -> SecureBytes {
-    if let cached { return cached }
-    let obtained = try Passphrase.obtain(file: file, confirm: confirm, prompt: prompt)
-    cached = obtained
-    return obtained
-  }
+    func get() throws -> SecureBytes {
+        if let cached { return cached }
+        let obtained = try Passphrase.obtain(file: file, confirm: confirm, prompt: prompt)
+        cached = obtained
+        return obtained
+    }
 }
 
 /// A parsed document file: envelope or bare payload, root or pins.
 enum Document {
-  case envelope(Envelope, path: String)
-  case rootPayload(RootPayload, bytes: [UInt8])
-  case manifestPayload(ManifestPayload, bytes: [UInt8])
+    case envelope(Envelope, path: String)
+    case rootPayload(RootPayload, bytes: [UInt8])
+    case manifestPayload(ManifestPayload, bytes: [UInt8])
 }
 
 enum Load {
-  /// Reads an envelope file.
-  static func envelope(_ path: String) throws(CLIError) -> Envelope {
-    let bytes = try Files.read(path, limit: maxInputBytes)
-    do { return try Envelope.parse(bytes) } catch { throw .failure(error.inFile(path).description) }
-  }
+    /// Reads an envelope file.
+    static func envelope(_ path: String) throws(CLIError) -> Envelope {
+        let bytes = try Files.read(path, limit: maxInputBytes)
+        do { return try Envelope.parse(bytes) } catch { throw .failure(error.inFile(path).description) }
+    }
 
-  /// Reads a root envelope and parses its payload strictly (signatures not checked).
-  static func rootEnvelope(_ path: String) throws(CLIError) -> (Envelope, RootPayload) {
-    let envelope = try envelope(path)
-    guard envelope.kind == .root else {
-      throw .usage("\(path): holds a \(envelope.kind.rawValue) document, a root envelope is needed")
+    /// Reads a root envelope and parses its payload strictly (signatures not checked).
+    static func rootEnvelope(_ path: String) throws(CLIError) -> (Envelope, RootPayload) {
+        let envelope = try envelope(path)
+        guard envelope.kind == .root else {
+            throw .usage("\(path): holds a \(envelope.kind.rawValue) document, a root envelope is needed")
+        }
+        do { return (envelope, try RootPayload.parse(envelope.payload, hasher: crypto.hasher)) } catch {
+            throw .failure(located(error, path).description)
+        }
     }
-    do { return (envelope, try RootPayload.parse(envelope.payload, hasher: crypto.hasher)) } catch {
-      throw .failure(located(error, path).description)
-    }
-  }
 
-  /// Reads a manifest envelope and parses its payload strictly (signatures not checked).
-  static func manifestEnvelope(_ path: String) throws(CLIError) -> (Envelope, ManifestPayload) {
-    let envelope = try envelope(path)
-    guard envelope.kind == .pins else {
-      throw .usage(
-        "\(path): holds a \(envelope.kind.rawValue) document, a manifest envelope is needed")
+    /// Reads a manifest envelope and parses its payload strictly (signatures not checked).
+    static func manifestEnvelope(_ path: String) throws(CLIError) -> (Envelope, ManifestPayload) {
+        let envelope = try envelope(path)
+        guard envelope.kind == .pins else {
+            throw .usage(
+                "\(path): holds a \(envelope.kind.rawValue) document, a manifest envelope is needed")
+        }
+        do { return (envelope, try ManifestPayload.parse(envelope.payload)) } catch {
+            throw .failure(located(error, path).description)
+        }
     }
-    do { return (envelope, try ManifestPayload.parse(envelope.payload)) } catch {
-      throw .failure(located(error, path).description)
-    }
-  }
 
-  /// Reads an envelope or a bare payload, telling them apart by their members
-  /// (`payloadType` for an envelope, `type` for a payload).
-  static func document(_ path: String) throws(CLIError) -> Document {
-    let bytes = try Files.read(path, limit: maxInputBytes)
-    let value: JSONValue
-    do { value = try StrictJSONParser.parse(bytes, limits: Limits.standard.json) } catch {
-      throw .failure(error.inFile(path).description)
+    /// Reads an envelope or a bare payload, telling them apart by their members
+    /// (`payloadType` for an envelope, `type` for a payload).
+    static func document(_ path: String) throws(CLIError) -> Document {
+        let bytes = try Files.read(path, limit: maxInputBytes)
+        let value: JSONValue
+        do { value = try StrictJSONParser.parse(bytes, limits: Limits.standard.json) } catch {
+            throw .failure(error.inFile(path).description)
+        }
+        guard case .object(let object) = value else {
+            throw .failure("\(path): expected a JSON object (a payload or an envelope)")
+        }
+        if object["payloadType"] != nil {
+            do { return .envelope(try Envelope.parse(bytes), path: path) } catch {
+                throw .failure(error.inFile(path).description)
+            }
+        }
+        guard case .string(let type)? = object["type"] else {
+            throw .failure("\(path): neither an envelope (payloadType) nor a payload (type)")
+        }
+        do throws(FormatError) {
+            switch type {
+            case RootPayload.documentType:
+                return .rootPayload(try RootPayload.parse(bytes, hasher: crypto.hasher), bytes: bytes)
+            case ManifestPayload.documentType:
+                return .manifestPayload(try ManifestPayload.parse(bytes), bytes: bytes)
+            default:
+                throw FormatError(
+                    path: "type",
+                    rule: .wrongDocumentType(
+                        expected: "\(RootPayload.documentType) or \(ManifestPayload.documentType)", found: type)
+                )
+            }
+        } catch {
+            throw .failure(error.inFile(path).description)
+        }
     }
-    guard case .object(let object) = value else {
-      throw .failure("\(path): expected a JSON object (a payload or an envelope)")
-    }
-    if object["payloadType"] != nil {
-      do { return .envelope(try Envelope.parse(bytes), path: path) } catch {
-        throw .failure(error.inFile(path).description)
-      }
-    }
-    guard case .string(let type)? = object["type"] else {
-      throw .failure("\(path): neither an envelope (payloadType) nor a payload (type)")
-    }
-    do throws(FormatError) {
-      switch type {
-      case RootPayload.documentType:
-        return .rootPayload(try RootPayload.parse(bytes, hasher: crypto.hasher), bytes: bytes)
-      case ManifestPayload.documentType:
-        return .manifestPayload(try ManifestPayload.parse(bytes), bytes: bytes)
-      default:
-        throw FormatError(
-          path: "type",
-          rule: .wrongDocumentType(
-            expected: "\(RootPayload.documentType) or \(ManifestPayload.documentType)", found: type)
-        )
-      }
-    } catch {
-      throw .failure(error.inFile(path).description)
-    }
-  }
 
-  /// A manifest payload file to edit.
-  static func manifestPayload(_ path: String) throws(CLIError) -> ManifestPayload {
-    switch try document(path) {
-    case .manifestPayload(let payload, _): return payload
-    case .envelope:
-      throw .usage(
-        "\(path): is a signed envelope; edit the payload, then sign it again (signed payloads never change)"
-      )
-    case .rootPayload: throw .usage("\(path): is a root payload, not a manifest payload")
+    /// A manifest payload file to edit.
+    static func manifestPayload(_ path: String) throws(CLIError) -> ManifestPayload {
+        switch try document(path) {
+        case .manifestPayload(let payload, _): return payload
+        case .envelope:
+            throw .usage(
+                "\(path): is a signed envelope; edit the payload, then sign it again (signed payloads never change)"
+            )
+        case .rootPayload: throw .usage("\(path): is a root payload, not a manifest payload")
+        }
     }
-  }
 
-  /// A public key from a `.pub` file.
-  static func publicKey(_ path: String) throws -> Ed25519PublicKey {
-    try KeyFile.readPublicKey(path: path)
-  }
+    /// A public key from a `.pub` file.
+    static func publicKey(_ path: String) throws -> Ed25519PublicKey {
+        try KeyFile.readPublicKey(path: path)
+    }
 
-  static func located(_ error: FormatError, _ path: String) -> FormatError {
-    var copy = error.inFile(path)
-    copy.path = copy.path.isEmpty ? "payload" : "payload." + copy.path
-    return copy
-  }
+    static func located(_ error: FormatError, _ path: String) -> FormatError {
+        var copy = error.inFile(path)
+        copy.path = copy.path.isEmpty ? "payload" : "payload." + copy.path
+        return copy
+    }
 }
 
 extension Envelope {
-  /// `sha256:<hex>` of the payload bytes.
-  var payloadHashText: String { "sha256:" + Hex.encode(crypto.hasher.sha256(payload)) }
+    /// `sha256:<hex>` of the payload bytes.
+    var payloadHashText: String { "sha256:" + Hex.encode(crypto.hasher.sha256(payload)) }
 }

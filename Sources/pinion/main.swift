@@ -3,7 +3,7 @@
 import PinionCLI
 
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 // OpenSSL writes to sockets itself, so MSG_NOSIGNAL cannot help (SWIFT-LINUX-NOTES.md).

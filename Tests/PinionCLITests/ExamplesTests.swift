@@ -23,16 +23,21 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
     @Test func committedRootIsSignedByBothDemoRootKeys() throws {
         let w = try Workspace()
-        let result = w.ok(["verify", "--root", file("manifests/root-1.json"), file("manifests/root-1.json"), "--at", "2026-12-01T00:00:00Z"])
+        let result = w.ok([
+            "verify", "--root", file("manifests/root-1.json"), file("manifests/root-1.json"), "--at",
+            "2026-12-01T00:00:00Z",
+        ])
         #expect(result.out.contains("2 of 2 needed root-role signatures"))
         let id1 = w.ok(["key", "id", file("keys/demo-root-1.pub")]).out.trimmingCharacters(in: .whitespacesAndNewlines)
-        let envelope = try Envelope.parse([UInt8](try Data(contentsOf: URL(fileURLWithPath: file("manifests/root-1.json")))))
+        let envelope = try Envelope.parse(
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: file("manifests/root-1.json")))))
         #expect(envelope.signatures.contains(where: { $0.keyID == id1 }))
     }
 
     @Test func formatsDocQuotesTheCommittedFiles() throws {
         let doc = try String(contentsOfFile: file("docs/FORMATS.md"), encoding: .utf8)
-        let envelope = try Envelope.parse([UInt8](try Data(contentsOf: URL(fileURLWithPath: file("manifests/manifest-1.json")))))
+        let envelope = try Envelope.parse(
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: file("manifests/manifest-1.json")))))
         #expect(doc.contains(Base64.encode(envelope.payload)))
         let pub = try String(contentsOfFile: file("keys/demo-pins.pub"), encoding: .utf8)
         #expect(doc.contains(pub.split(separator: "\n")[1]))

@@ -5,243 +5,243 @@ import PinionCrypto
 
 /// Expiry options shared by root and manifest commands.
 enum Validity {
-  static let options: [OptionSpec] = [
-    .value("expires-in"), .value("expires-at"), .value("issued-at"),
-  ]
+    static let options: [OptionSpec] = [
+        .value("expires-in"), .value("expires-at"), .value("issued-at"),
+    ]
 
-  /// (issuedAt, expiresAt) from --issued-at (default now) and --expires-in / --expires-at.
-  static func window(_ arguments: ParsedArguments, context: CLIContext, defaultLifetime: Int64?)
-    throws(CLIError) -> (
-      Timestamp, Timestamp
-    )
-  {
-    let issuedAt =
-      try arguments.value("issued-at").map { (text) throws(CLIError) in
-        try DurationText.time(text, option: "issued-at")
-      } ?? context.now()
-    let expiresAt: Timestamp
-    switch (arguments.value("expires-in"), arguments.value("expires-at")) {
-    case (.some, .some): throw .usage("give --expires-in or --expires-at, not both")
-    case (.some(let text), nil):
-      expiresAt = issuedAt.adding(seconds: try DurationText.seconds(text, option: "expires-in"))
-    case (nil, .some(let text)): expiresAt = try DurationText.time(text, option: "expires-at")
-    case (nil, nil):
-      guard let defaultLifetime else { throw .usage("--expires-in or --expires-at is required") }
-      expiresAt = issuedAt.adding(seconds: defaultLifetime)
+    /// (issuedAt, expiresAt) from --issued-at (default now) and --expires-in / --expires-at.
+    static func window(_ arguments: ParsedArguments, context: CLIContext, defaultLifetime: Int64?)
+        throws(CLIError) -> (
+            Timestamp, Timestamp
+        )
+    {
+        let issuedAt =
+            try arguments.value("issued-at").map { (text) throws(CLIError) in
+                try DurationText.time(text, option: "issued-at")
+            } ?? context.now()
+        let expiresAt: Timestamp
+        switch (arguments.value("expires-in"), arguments.value("expires-at")) {
+        case (.some, .some): throw .usage("give --expires-in or --expires-at, not both")
+        case (.some(let text), nil):
+            expiresAt = issuedAt.adding(seconds: try DurationText.seconds(text, option: "expires-in"))
+        case (nil, .some(let text)): expiresAt = try DurationText.time(text, option: "expires-at")
+        case (nil, nil):
+            guard let defaultLifetime else { throw .usage("--expires-in or --expires-at is required") }
+            expiresAt = issuedAt.adding(seconds: defaultLifetime)
+        }
+        guard expiresAt > issuedAt else {
+            throw .usage("the expiry \(expiresAt) is not after issuedAt \(issuedAt)")
+        }
+        guard expiresAt.secondsSince1970 <= 253_402_300_799 else {
+            throw .usage("the expiry is after the year 9999")
+        }
+        return (issuedAt, expiresAt)
     }
-    guard expiresAt > issuedAt else {
-      throw .usage("the expiry \(expiresAt) is not after issuedAt \(issuedAt)")
-    }
-    guard expiresAt.secondsSince1970 <= 253_402_300_799 else {
-      throw .usage("the expiry is after the year 9999")
-    }
-    return (issuedAt, expiresAt)
-  }
 }
 
 /// Building roles from key files and key ids.
 enum RoleBuilder {
-  /// Reads `.pub` files into keys, refusing the same key twice in one role.
-  static func keys(_ paths: [String], option: String) throws -> [RootPayload.Key] {
-    var keys: [RootPayload.Key] = []
-    for path in paths {
-      let key = try Load.publicKey(path)
-      guard !keys.contains(where: { $0.keyID == key.keyID }) else {
-        throw CLIError.usage(
-          "--\(option): \(path) is the same key (\(key.keyID)) as an earlier one")
-      }
-      keys.append(RootPayload.Key(keyID: key.keyID, publicKey: key.raw))
+    /// Reads `.pub` files into keys, refusing the same key twice in one role.
+    static func keys(_ paths: [String], option: String) throws -> [RootPayload.Key] {
+        var keys: [RootPayload.Key] = []
+        for path in paths {
+            let key = try Load.publicKey(path)
+            guard !keys.contains(where: { $0.keyID == key.keyID }) else {
+                throw CLIError.usage(
+                    "--\(option): \(path) is the same key (\(key.keyID)) as an earlier one")
+            }
+            keys.append(RootPayload.Key(keyID: key.keyID, publicKey: key.raw))
+        }
+        return keys
     }
-    return keys
-  }
 
-  static func threshold(_ value: Int64?, option: String, keys: Int) throws(CLIError) -> Int {
-    guard let value else { throw .usage("--\(option) is required") }
-    guard value >= 1, value <= Int64(keys) else {
-      throw .usage("--\(option) \(value) is outside 1...\(keys) (the number of keys in the role)")
+    static func threshold(_ value: Int64?, option: String, keys: Int) throws(CLIError) -> Int {
+        guard let value else { throw .usage("--\(option) is required") }
+        guard value >= 1, value <= Int64(keys) else {
+            throw .usage("--\(option) \(value) is outside 1...\(keys) (the number of keys in the role)")
+        }
+        return Int(value)
     }
-    return Int(value)
-  }
 
-  static func lifetimeCap(_ arguments: ParsedArguments, default value: Int64) throws(CLIError)
-    -> Int64
-  {
-    guard let text = arguments.value("max-manifest-lifetime") else { return value }
-    return try DurationText.seconds(text, option: "max-manifest-lifetime")
-  }
+    static func lifetimeCap(_ arguments: ParsedArguments, default value: Int64) throws(CLIError)
+        -> Int64
+    {
+        guard let text = arguments.value("max-manifest-lifetime") else { return value }
+        return try DurationText.seconds(text, option: "max-manifest-lifetime")
+    }
 }
 
 struct RootInitCommand: Command {
-  static let path = ["root", "init"]
-  static let summary = "make root payload version 1 (keys, roles, thresholds)"
-  static let options: [OptionSpec] =
-    [
-      .value("scope"), .value("root-key", repeatable: true), .value("root-threshold"),
-      .value("pins-key", repeatable: true), .value("pins-threshold"),
-      .value("max-manifest-lifetime"),
-      .value("out", short: "o"), .flag("force"),
-    ] + Validity.options
-  static let help = """
-    usage: pinion root init --scope S --root-key A.pub [--root-key B.pub ...] --root-threshold N
-                            --pins-key C.pub [--pins-key D.pub ...] --pins-threshold M
-                            [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
-                            [--max-manifest-lifetime 90d] -o ROOT_PAYLOAD [--force]
+    static let path = ["root", "init"]
+    static let summary = "make root payload version 1 (keys, roles, thresholds)"
+    static let options: [OptionSpec] =
+        [
+            .value("scope"), .value("root-key", repeatable: true), .value("root-threshold"),
+            .value("pins-key", repeatable: true), .value("pins-threshold"),
+            .value("max-manifest-lifetime"),
+            .value("out", short: "o"), .flag("force"),
+        ] + Validity.options
+    static let help = """
+        usage: pinion root init --scope S --root-key A.pub [--root-key B.pub ...] --root-threshold N
+                                --pins-key C.pub [--pins-key D.pub ...] --pins-threshold M
+                                [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
+                                [--max-manifest-lifetime 90d] -o ROOT_PAYLOAD [--force]
 
-    Writes an unsigned root payload, version 1 (DESIGN.md §4). Sign it with a threshold
-    of the root keys (pinion sign), then embed the envelope in the app.
+        Writes an unsigned root payload, version 1 (DESIGN.md §4). Sign it with a threshold
+        of the root keys (pinion sign), then embed the envelope in the app.
 
-    options:
-      --scope S                     1-128 characters of a-z 0-9 . _ - (not . or ..)
-      --root-key F.pub              a key of the root role (repeat for each)
-      --root-threshold N            signatures needed from the root role (1...keys)
-      --pins-key F.pub              a key of the pins role (repeat for each)
-      --pins-threshold M            signatures needed from the pins role (1...keys)
-      --expires-in D | --expires-at TIME   root expiry (default 1y); D like 30d, 12h, 1y
-      --issued-at TIME              RFC 3339 UTC (default: now)
-      --max-manifest-lifetime D     cap on each manifest's expiresAt - issuedAt (default 90d)
-      -o, --out FILE                output payload (refuses to overwrite without --force)
+        options:
+          --scope S                     1-128 characters of a-z 0-9 . _ - (not . or ..)
+          --root-key F.pub              a key of the root role (repeat for each)
+          --root-threshold N            signatures needed from the root role (1...keys)
+          --pins-key F.pub              a key of the pins role (repeat for each)
+          --pins-threshold M            signatures needed from the pins role (1...keys)
+          --expires-in D | --expires-at TIME   root expiry (default 1y); D like 30d, 12h, 1y
+          --issued-at TIME              RFC 3339 UTC (default: now)
+          --max-manifest-lifetime D     cap on each manifest's expiresAt - issuedAt (default 90d)
+          -o, --out FILE                output payload (refuses to overwrite without --force)
 
-    """
+        """
 
-  static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
-    _ = try arguments.positional([])
-    let scope = try arguments.required("scope")
-    do { try Scope.validate(scope) } catch { throw CLIError.usage("--scope: \(error)") }
-    let out = try arguments.required("out")
-    let rootKeys = try RoleBuilder.keys(arguments.values("root-key"), option: "root-key")
-    let pinsKeys = try RoleBuilder.keys(arguments.values("pins-key"), option: "pins-key")
-    guard !rootKeys.isEmpty else { throw CLIError.usage("at least one --root-key is required") }
-    guard !pinsKeys.isEmpty else { throw CLIError.usage("at least one --pins-key is required") }
-    let rootThreshold = try RoleBuilder.threshold(
-      arguments.integer("root-threshold", in: Int64.min...Int64.max), option: "root-threshold",
-      keys: rootKeys.count)
-    let pinsThreshold = try RoleBuilder.threshold(
-      arguments.integer("pins-threshold", in: Int64.min...Int64.max), option: "pins-threshold",
-      keys: pinsKeys.count)
-    let (issuedAt, expiresAt) = try Validity.window(
-      arguments, context: context, defaultLifetime: 31_536_000)
-    let cap = try RoleBuilder.lifetimeCap(arguments, default: 90 * 86_400)
-    var keys = rootKeys
-    for key in pinsKeys where !keys.contains(key) { keys.append(key) }
-    let payload = RootPayload(
-      scope: scope, version: 1, issuedAt: issuedAt, expiresAt: expiresAt, maxManifestLifetime: cap,
-      keys: keys,
-      rootRole: .init(keyIDs: rootKeys.map(\.keyID), threshold: rootThreshold),
-      pinsRole: .init(keyIDs: pinsKeys.map(\.keyID), threshold: pinsThreshold))
-    try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
-    context.print("wrote \(out): root version 1 of scope \(scope), expires \(expiresAt)")
-    context.print(
-      "root role \(rootThreshold)-of-\(rootKeys.count), pins role \(pinsThreshold)-of-\(pinsKeys.count)"
-    )
-    context.print("next: pinion sign --key ROOT_KEY.key \(out) -o ROOT_ENVELOPE")
-  }
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        let scope = try arguments.required("scope")
+        do { try Scope.validate(scope) } catch { throw CLIError.usage("--scope: \(error)") }
+        let out = try arguments.required("out")
+        let rootKeys = try RoleBuilder.keys(arguments.values("root-key"), option: "root-key")
+        let pinsKeys = try RoleBuilder.keys(arguments.values("pins-key"), option: "pins-key")
+        guard !rootKeys.isEmpty else { throw CLIError.usage("at least one --root-key is required") }
+        guard !pinsKeys.isEmpty else { throw CLIError.usage("at least one --pins-key is required") }
+        let rootThreshold = try RoleBuilder.threshold(
+            arguments.integer("root-threshold", in: Int64.min...Int64.max), option: "root-threshold",
+            keys: rootKeys.count)
+        let pinsThreshold = try RoleBuilder.threshold(
+            arguments.integer("pins-threshold", in: Int64.min...Int64.max), option: "pins-threshold",
+            keys: pinsKeys.count)
+        let (issuedAt, expiresAt) = try Validity.window(
+            arguments, context: context, defaultLifetime: 31_536_000)
+        let cap = try RoleBuilder.lifetimeCap(arguments, default: 90 * 86_400)
+        var keys = rootKeys
+        for key in pinsKeys where !keys.contains(key) { keys.append(key) }
+        let payload = RootPayload(
+            scope: scope, version: 1, issuedAt: issuedAt, expiresAt: expiresAt, maxManifestLifetime: cap,
+            keys: keys,
+            rootRole: .init(keyIDs: rootKeys.map(\.keyID), threshold: rootThreshold),
+            pinsRole: .init(keyIDs: pinsKeys.map(\.keyID), threshold: pinsThreshold))
+        try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
+        context.print("wrote \(out): root version 1 of scope \(scope), expires \(expiresAt)")
+        context.print(
+            "root role \(rootThreshold)-of-\(rootKeys.count), pins role \(pinsThreshold)-of-\(pinsKeys.count)"
+        )
+        context.print("next: pinion sign --key ROOT_KEY.key \(out) -o ROOT_ENVELOPE")
+    }
 }
 
 struct RootRotateCommand: Command {
-  static let path = ["root", "rotate"]
-  static let summary = "make the next root payload (add/remove keys, thresholds, expiry)"
-  static let options: [OptionSpec] =
-    [
-      .value("previous"), .value("add-root-key", repeatable: true),
-      .value("remove-root-key", repeatable: true),
-      .value("add-pins-key", repeatable: true), .value("remove-pins-key", repeatable: true),
-      .value("root-threshold"), .value("pins-threshold"), .value("max-manifest-lifetime"),
-      .value("out", short: "o"), .flag("force"),
-    ] + Validity.options
-  static let help = """
-    usage: pinion root rotate --previous ROOT_ENVELOPE
-                              [--add-root-key F.pub] [--remove-root-key F.pub|KEYID]
-                              [--add-pins-key F.pub] [--remove-pins-key F.pub|KEYID]
-                              [--root-threshold N] [--pins-threshold M]
-                              [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
-                              [--max-manifest-lifetime D] -o ROOT_PAYLOAD [--force]
+    static let path = ["root", "rotate"]
+    static let summary = "make the next root payload (add/remove keys, thresholds, expiry)"
+    static let options: [OptionSpec] =
+        [
+            .value("previous"), .value("add-root-key", repeatable: true),
+            .value("remove-root-key", repeatable: true),
+            .value("add-pins-key", repeatable: true), .value("remove-pins-key", repeatable: true),
+            .value("root-threshold"), .value("pins-threshold"), .value("max-manifest-lifetime"),
+            .value("out", short: "o"), .flag("force"),
+        ] + Validity.options
+    static let help = """
+        usage: pinion root rotate --previous ROOT_ENVELOPE
+                                  [--add-root-key F.pub] [--remove-root-key F.pub|KEYID]
+                                  [--add-pins-key F.pub] [--remove-pins-key F.pub|KEYID]
+                                  [--root-threshold N] [--pins-threshold M]
+                                  [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
+                                  [--max-manifest-lifetime D] -o ROOT_PAYLOAD [--force]
 
-    Writes the unsigned next root payload: version = previous + 1, same scope, the
-    previous roles with the keys added and removed, thresholds kept unless given.
-    It must then be signed by a threshold of the PREVIOUS root role AND of the NEW
-    root role (DESIGN.md §4). Keys in no role are dropped from `keys`.
-    Replacing the pins role restarts the clients' revoked set (DESIGN.md §7).
+        Writes the unsigned next root payload: version = previous + 1, same scope, the
+        previous roles with the keys added and removed, thresholds kept unless given.
+        It must then be signed by a threshold of the PREVIOUS root role AND of the NEW
+        root role (DESIGN.md §4). Keys in no role are dropped from `keys`.
+        Replacing the pins role restarts the clients' revoked set (DESIGN.md §7).
 
-    options: as pinion root init, plus
-      --previous F          the current root ENVELOPE
-      --add-*-key F.pub     add a key to the role (repeatable)
-      --remove-*-key K      remove a key (a .pub file or a key id) from the role (repeatable)
-      expiry defaults to 1y from --issued-at; the lifetime cap to the previous root's
+        options: as pinion root init, plus
+          --previous F          the current root ENVELOPE
+          --add-*-key F.pub     add a key to the role (repeatable)
+          --remove-*-key K      remove a key (a .pub file or a key id) from the role (repeatable)
+          expiry defaults to 1y from --issued-at; the lifetime cap to the previous root's
 
-    """
+        """
 
-  static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
-    _ = try arguments.positional([])
-    let previousPath = try arguments.required("previous")
-    let out = try arguments.required("out")
-    let (_, previous) = try Load.rootEnvelope(previousPath)
-    var allKeys: [String: RootPayload.Key] = [:]
-    for key in previous.keys { allKeys[key.keyID] = key }
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        let previousPath = try arguments.required("previous")
+        let out = try arguments.required("out")
+        let (_, previous) = try Load.rootEnvelope(previousPath)
+        var allKeys: [String: RootPayload.Key] = [:]
+        for key in previous.keys { allKeys[key.keyID] = key }
 
-    func edit(_ role: RootPayload.Role, name: String) throws -> [String] {
-      var ids = role.keyIDs
-      for key in try RoleBuilder.keys(
-        arguments.values("add-\(name)-key"), option: "add-\(name)-key")
-      {
-        guard !ids.contains(key.keyID) else {
-          throw CLIError.usage("--add-\(name)-key: \(key.keyID) is already in the \(name) role")
+        func edit(_ role: RootPayload.Role, name: String) throws -> [String] {
+            var ids = role.keyIDs
+            for key in try RoleBuilder.keys(
+                arguments.values("add-\(name)-key"), option: "add-\(name)-key")
+            {
+                guard !ids.contains(key.keyID) else {
+                    throw CLIError.usage("--add-\(name)-key: \(key.keyID) is already in the \(name) role")
+                }
+                allKeys[key.keyID] = key
+                ids.append(key.keyID)
+            }
+            for reference in arguments.values("remove-\(name)-key") {
+                let id: String
+                if (try? KeyID.validate(reference)) != nil {
+                    id = reference
+                } else {
+                    id = try Load.publicKey(reference).keyID
+                }
+                guard let index = ids.firstIndex(of: id) else {
+                    throw CLIError.usage("--remove-\(name)-key: \(id) is not in the \(name) role")
+                }
+                ids.remove(at: index)
+            }
+            guard !ids.isEmpty else { throw CLIError.usage("the \(name) role would have no keys") }
+            return ids
         }
-        allKeys[key.keyID] = key
-        ids.append(key.keyID)
-      }
-      for reference in arguments.values("remove-\(name)-key") {
-        let id: String
-        if (try? KeyID.validate(reference)) != nil {
-          id = reference
-        } else {
-          id = try Load.publicKey(reference).keyID
-        }
-        guard let index = ids.firstIndex(of: id) else {
-          throw CLIError.usage("--remove-\(name)-key: \(id) is not in the \(name) role")
-        }
-        ids.remove(at: index)
-      }
-      guard !ids.isEmpty else { throw CLIError.usage("the \(name) role would have no keys") }
-      return ids
-    }
 
-    let rootIDs = try edit(previous.rootRole, name: "root")
-    let pinsIDs = try edit(previous.pinsRole, name: "pins")
-    let rootThreshold = try RoleBuilder.threshold(
-      arguments.integer("root-threshold", in: Int64.min...Int64.max)
-        ?? Int64(previous.rootRole.threshold),
-      option: "root-threshold", keys: rootIDs.count)
-    let pinsThreshold = try RoleBuilder.threshold(
-      arguments.integer("pins-threshold", in: Int64.min...Int64.max)
-        ?? Int64(previous.pinsRole.threshold),
-      option: "pins-threshold", keys: pinsIDs.count)
-    let (issuedAt, expiresAt) = try Validity.window(
-      arguments, context: context, defaultLifetime: 31_536_000)
-    let cap = try RoleBuilder.lifetimeCap(arguments, default: previous.maxManifestLifetime)
-    let used = Set(rootIDs + pinsIDs)
-    let payload = RootPayload(
-      scope: previous.scope, version: previous.version + 1, issuedAt: issuedAt,
-      expiresAt: expiresAt,
-      maxManifestLifetime: cap, keys: allKeys.values.filter { used.contains($0.keyID) },
-      rootRole: .init(keyIDs: rootIDs, threshold: rootThreshold),
-      pinsRole: .init(keyIDs: pinsIDs, threshold: pinsThreshold), extensions: previous.extensions)
-    guard payload.version <= Limits.maxInteger else {
-      throw CLIError.failure("root version would exceed 2^53-1")
+        let rootIDs = try edit(previous.rootRole, name: "root")
+        let pinsIDs = try edit(previous.pinsRole, name: "pins")
+        let rootThreshold = try RoleBuilder.threshold(
+            arguments.integer("root-threshold", in: Int64.min...Int64.max)
+                ?? Int64(previous.rootRole.threshold),
+            option: "root-threshold", keys: rootIDs.count)
+        let pinsThreshold = try RoleBuilder.threshold(
+            arguments.integer("pins-threshold", in: Int64.min...Int64.max)
+                ?? Int64(previous.pinsRole.threshold),
+            option: "pins-threshold", keys: pinsIDs.count)
+        let (issuedAt, expiresAt) = try Validity.window(
+            arguments, context: context, defaultLifetime: 31_536_000)
+        let cap = try RoleBuilder.lifetimeCap(arguments, default: previous.maxManifestLifetime)
+        let used = Set(rootIDs + pinsIDs)
+        let payload = RootPayload(
+            scope: previous.scope, version: previous.version + 1, issuedAt: issuedAt,
+            expiresAt: expiresAt,
+            maxManifestLifetime: cap, keys: allKeys.values.filter { used.contains($0.keyID) },
+            rootRole: .init(keyIDs: rootIDs, threshold: rootThreshold),
+            pinsRole: .init(keyIDs: pinsIDs, threshold: pinsThreshold), extensions: previous.extensions)
+        guard payload.version <= Limits.maxInteger else {
+            throw CLIError.failure("root version would exceed 2^53-1")
+        }
+        try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
+        context.print(
+            "wrote \(out): root version \(payload.version) of scope \(payload.scope), expires \(expiresAt)"
+        )
+        context.print(
+            "root role \(rootThreshold)-of-\(rootIDs.count), pins role \(pinsThreshold)-of-\(pinsIDs.count)"
+        )
+        if Set(pinsIDs) != Set(previous.pinsRole.keyIDs) {
+            context.print(
+                "the pins role changes: clients restart their revoked set; re-sign the manifest under this root"
+            )
+        }
+        context.print(
+            "next: sign with \(previous.rootRole.threshold) key(s) of the previous root role AND \(rootThreshold) of the new one"
+        )
     }
-    try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
-    context.print(
-      "wrote \(out): root version \(payload.version) of scope \(payload.scope), expires \(expiresAt)"
-    )
-    context.print(
-      "root role \(rootThreshold)-of-\(rootIDs.count), pins role \(pinsThreshold)-of-\(pinsIDs.count)"
-    )
-    if Set(pinsIDs) != Set(previous.pinsRole.keyIDs) {
-      context.print(
-        "the pins role changes: clients restart their revoked set; re-sign the manifest under this root"
-      )
-    }
-    context.print(
-      "next: sign with \(previous.rootRole.threshold) key(s) of the previous root role AND \(rootThreshold) of the new one"
-    )
-  }
 }

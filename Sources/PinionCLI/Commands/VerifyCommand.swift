@@ -5,148 +5,148 @@ import PinionCore
 import PinionCrypto
 
 struct VerifyCommand: Command {
-  static let path = ["verify"]
-  static let summary = "verify a root or manifest envelope against a trusted root"
-  static let options: [OptionSpec] = [.value("root"), .value("root-chain"), .value("at")]
-  static let help = """
-    usage: pinion verify --root ROOT_ENVELOPE [--root-chain DIR] ENVELOPE [--at TIME]
+    static let path = ["verify"]
+    static let summary = "verify a root or manifest envelope against a trusted root"
+    static let options: [OptionSpec] = [.value("root"), .value("root-chain"), .value("at")]
+    static let help = """
+        usage: pinion verify --root ROOT_ENVELOPE [--root-chain DIR] ENVELOPE [--at TIME]
 
-    Trusts ROOT_ENVELOPE (as an app embeds it; it must carry a threshold of its own root
-    role), walks the rotations in DIR (root envelopes named N.json, the published
-    tree's root/ folder) from it to the newest, then checks ENVELOPE:
-      a manifest: signatures and threshold of the newest root's pins role, strict
-      payload, scope, rootVersion = newest root, lifetime within the root's cap, not
-      expired at TIME;
-      a root: that it is in the chain or is its next rotation (both thresholds).
-    The newest root must not be expired at TIME (default: now).
-    Invalid extra signatures are warnings. Exit 0 valid, 1 invalid, 2 usage, 3 I/O.
+        Trusts ROOT_ENVELOPE (as an app embeds it; it must carry a threshold of its own root
+        role), walks the rotations in DIR (root envelopes named N.json, the published
+        tree's root/ folder) from it to the newest, then checks ENVELOPE:
+          a manifest: signatures and threshold of the newest root's pins role, strict
+          payload, scope, rootVersion = newest root, lifetime within the root's cap, not
+          expired at TIME;
+          a root: that it is in the chain or is its next rotation (both thresholds).
+        The newest root must not be expired at TIME (default: now).
+        Invalid extra signatures are warnings. Exit 0 valid, 1 invalid, 2 usage, 3 I/O.
 
-    """
+        """
 
-  static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
-    let target = try arguments.positional(["ENVELOPE"])[0]
-    let rootPath = try arguments.required("root")
-    let at =
-      try arguments.value("at").map { (text) throws(CLIError) in
-        try DurationText.time(text, option: "at")
-      }
-      ?? context.now()
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        let target = try arguments.positional(["ENVELOPE"])[0]
+        let rootPath = try arguments.required("root")
+        let at =
+            try arguments.value("at").map { (text) throws(CLIError) in
+                try DurationText.time(text, option: "at")
+            }
+            ?? context.now()
 
-    var chain: RootChain
-    do {
-      chain = try RootChain(anchor: try Files.read(rootPath, limit: maxInputBytes), crypto: crypto)
-    } catch let error as TrustError {
-      throw CLIError.from(error, file: rootPath)
-    }
-    report(chain.roots[0], file: rootPath, context: context)
-    if let directory = arguments.value("root-chain") {
-      try walk(directory, chain: &chain, context: context)
-    }
-
-    let targetBytes = try Files.read(target, limit: maxInputBytes)
-    let kind: PayloadKind
-    do { kind = try Envelope.parse(targetBytes).kind } catch {
-      throw CLIError.failure(error.inFile(target).description)
-    }
-    let versions = chain.roots.map { String($0.version) }.joined(separator: " -> ")
-    context.print("root chain  \(versions)  (scope \(chain.newest.payload.scope))")
-
-    do {
-      switch kind {
-      case .root:
-        let root = try placeRoot(targetBytes, in: &chain)
-        report(root, file: target, context: context)
-        try chain.checkNewestCurrent(at: at)
-        context.print(
-          "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(root.ownRoleReport.valid.count) of \(root.payload.rootRole.threshold) needed root-role signatures"
-        )
-        context.print(
-          "expires \(chain.newest.payload.expiresAt) (newest root, version \(chain.newest.version))"
-        )
-      case .pins:
-        // Warnings about failing signatures are printed even when the threshold
-        // is then not met, so the operator sees which signature broke.
-        if let envelope = try? Envelope.parse(targetBytes) {
-          let report = Signatures.check(
-            envelope, role: chain.newest.payload.pinsRole, keys: chain.newest.payload,
-            crypto: crypto)
-          warn(report, file: target, role: "pins", context: context)
+        var chain: RootChain
+        do {
+            chain = try RootChain(anchor: try Files.read(rootPath, limit: maxInputBytes), crypto: crypto)
+        } catch let error as TrustError {
+            throw CLIError.from(error, file: rootPath)
         }
-        let manifest = try ManifestVerifier.verify(targetBytes, under: chain.newest, crypto: crypto)
-        try chain.checkNewestCurrent(at: at)
-        try manifest.checkCurrent(at: at)
-        let payload = manifest.payload
-        context.print(
-          "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
-        )
-        context.print(
-          "signed by \(manifest.report.valid.count) of \(chain.newest.payload.pinsRole.threshold) needed pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
-        )
-        context.print(
-          "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")
-      }
-    } catch let error as TrustError {
-      throw CLIError.from(error, file: target)
-    }
-  }
+        report(chain.roots[0], file: rootPath, context: context)
+        if let directory = arguments.value("root-chain") {
+            try walk(directory, chain: &chain, context: context)
+        }
 
-  /// Places a root envelope: an identical member of the chain, or its next rotation.
-  static func placeRoot(_ bytes: [UInt8], in chain: inout RootChain) throws -> VerifiedRoot {
-    let envelope = try Envelope.parse(bytes)
-    let version = try RootPayload.parse(envelope.payload, hasher: crypto.hasher).version
-    if let known = chain.root(version: version) {
-      guard known.payloadSHA256 == crypto.hasher.sha256(envelope.payload) else {
-        throw TrustError.rootEquivocation(version: version)
-      }
-      // Same payload: its signatures are re-checked as an anchor would be.
-      return try RootChain(anchor: bytes, crypto: crypto).newest
-    }
-    if version < chain.roots[0].version {
-      throw CLIError.failure(
-        "root version \(version) is older than the trusted root; it cannot be checked from it")
-    }
-    return try chain.append(bytes, crypto: crypto)
-  }
+        let targetBytes = try Files.read(target, limit: maxInputBytes)
+        let kind: PayloadKind
+        do { kind = try Envelope.parse(targetBytes).kind } catch {
+            throw CLIError.failure(error.inFile(target).description)
+        }
+        let versions = chain.roots.map { String($0.version) }.joined(separator: " -> ")
+        context.print("root chain  \(versions)  (scope \(chain.newest.payload.scope))")
 
-  static func walk(_ directory: String, chain: inout RootChain, context: CLIContext) throws {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
-      isDirectory.boolValue
-    else {
-      throw CLIError.io("\(directory): not a directory")
+        do {
+            switch kind {
+            case .root:
+                let root = try placeRoot(targetBytes, in: &chain)
+                report(root, file: target, context: context)
+                try chain.checkNewestCurrent(at: at)
+                context.print(
+                    "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(root.ownRoleReport.valid.count) of \(root.payload.rootRole.threshold) needed root-role signatures"
+                )
+                context.print(
+                    "expires \(chain.newest.payload.expiresAt) (newest root, version \(chain.newest.version))"
+                )
+            case .pins:
+                // Warnings about failing signatures are printed even when the threshold
+                // is then not met, so the operator sees which signature broke.
+                if let envelope = try? Envelope.parse(targetBytes) {
+                    let report = Signatures.check(
+                        envelope, role: chain.newest.payload.pinsRole, keys: chain.newest.payload,
+                        crypto: crypto)
+                    warn(report, file: target, role: "pins", context: context)
+                }
+                let manifest = try ManifestVerifier.verify(targetBytes, under: chain.newest, crypto: crypto)
+                try chain.checkNewestCurrent(at: at)
+                try manifest.checkCurrent(at: at)
+                let payload = manifest.payload
+                context.print(
+                    "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
+                )
+                context.print(
+                    "signed by \(manifest.report.valid.count) of \(chain.newest.payload.pinsRole.threshold) needed pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
+                )
+                context.print(
+                    "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")
+            }
+        } catch let error as TrustError {
+            throw CLIError.from(error, file: target)
+        }
     }
-    var steps = 0
-    while true {
-      let next = chain.newest.version + 1
-      let path = URL(fileURLWithPath: directory).appendingPathComponent("\(next).json").path
-      guard FileManager.default.fileExists(atPath: path) else { return }
-      steps += 1
-      guard steps <= RootChain.maxRotationsPerWalk else {
-        throw CLIError.failure(
-          TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk).description)
-      }
-      do {
-        let root = try chain.append(try Files.read(path, limit: maxInputBytes), crypto: crypto)
-        report(root, file: path, context: context)
-      } catch let error as TrustError {
-        throw CLIError.from(error, file: path)
-      }
-    }
-  }
 
-  static func report(_ root: VerifiedRoot, file: String, context: CLIContext) {
-    warn(root.ownRoleReport, file: file, role: "root", context: context)
-    if let previous = root.previousRoleReport {
-      warn(previous, file: file, role: "previous root", context: context)
+    /// Places a root envelope: an identical member of the chain, or its next rotation.
+    static func placeRoot(_ bytes: [UInt8], in chain: inout RootChain) throws -> VerifiedRoot {
+        let envelope = try Envelope.parse(bytes)
+        let version = try RootPayload.parse(envelope.payload, hasher: crypto.hasher).version
+        if let known = chain.root(version: version) {
+            guard known.payloadSHA256 == crypto.hasher.sha256(envelope.payload) else {
+                throw TrustError.rootEquivocation(version: version)
+            }
+            // Same payload: its signatures are re-checked as an anchor would be.
+            return try RootChain(anchor: bytes, crypto: crypto).newest
+        }
+        if version < chain.roots[0].version {
+            throw CLIError.failure(
+                "root version \(version) is older than the trusted root; it cannot be checked from it")
+        }
+        return try chain.append(bytes, crypto: crypto)
     }
-  }
 
-  static func warn(_ report: SignatureReport, file: String, role: String, context: CLIContext) {
-    for id in report.invalid {
-      context.warn("\(file): signature by \(role)-role key \(id) does not verify")
+    static func walk(_ directory: String, chain: inout RootChain, context: CLIContext) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        else {
+            throw CLIError.io("\(directory): not a directory")
+        }
+        var steps = 0
+        while true {
+            let next = chain.newest.version + 1
+            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(next).json").path
+            guard FileManager.default.fileExists(atPath: path) else { return }
+            steps += 1
+            guard steps <= RootChain.maxRotationsPerWalk else {
+                throw CLIError.failure(
+                    TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk).description)
+            }
+            do {
+                let root = try chain.append(try Files.read(path, limit: maxInputBytes), crypto: crypto)
+                report(root, file: path, context: context)
+            } catch let error as TrustError {
+                throw CLIError.from(error, file: path)
+            }
+        }
     }
-    for id in report.duplicates {
-      context.warn("\(file): key \(id) signed more than once; counted once")
+
+    static func report(_ root: VerifiedRoot, file: String, context: CLIContext) {
+        warn(root.ownRoleReport, file: file, role: "root", context: context)
+        if let previous = root.previousRoleReport {
+            warn(previous, file: file, role: "previous root", context: context)
+        }
     }
-  }
+
+    static func warn(_ report: SignatureReport, file: String, role: String, context: CLIContext) {
+        for id in report.invalid {
+            context.warn("\(file): signature by \(role)-role key \(id) does not verify")
+        }
+        for id in report.duplicates {
+            context.warn("\(file): key \(id) signed more than once; counted once")
+        }
+    }
 }

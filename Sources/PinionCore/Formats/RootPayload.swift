@@ -2,213 +2,213 @@
 
 /// A parsed root document payload (`type: pinion.root`).
 public struct RootPayload: Sendable, Equatable {
-  /// The document type string.
-  public static let documentType = "pinion.root"
+    /// The document type string.
+    public static let documentType = "pinion.root"
 
-  /// An Ed25519 public key listed in `keys`.
-  public struct Key: Sendable, Equatable {
-    /// Lowercase hex SHA-256 of `publicKey` (checked at parse time).
-    public var keyID: String
-    /// Raw Ed25519 public key, 32 bytes.
-    public var publicKey: [UInt8]
+    /// An Ed25519 public key listed in `keys`.
+    public struct Key: Sendable, Equatable {
+        /// Lowercase hex SHA-256 of `publicKey` (checked at parse time).
+        public var keyID: String
+        /// Raw Ed25519 public key, 32 bytes.
+        public var publicKey: [UInt8]
 
-    public init(keyID: String, publicKey: [UInt8]) {
-      self.keyID = keyID
-      self.publicKey = publicKey
+        public init(keyID: String, publicKey: [UInt8]) {
+            self.keyID = keyID
+            self.publicKey = publicKey
+        }
     }
-  }
 
-  /// A role: the key ids allowed to sign for it and how many distinct ones must.
-  public struct Role: Sendable, Equatable {
-    public var keyIDs: [String]
-    /// 1 ... `keyIDs.count`.
-    public var threshold: Int
+    /// A role: the key ids allowed to sign for it and how many distinct ones must.
+    public struct Role: Sendable, Equatable {
+        public var keyIDs: [String]
+        /// 1 ... `keyIDs.count`.
+        public var threshold: Int
 
-    public init(keyIDs: [String], threshold: Int) {
-      self.keyIDs = keyIDs
-      self.threshold = threshold
+        public init(keyIDs: [String], threshold: Int) {
+            self.keyIDs = keyIDs
+            self.threshold = threshold
+        }
     }
-  }
 
-  public var scope: String
-  public var version: Int64
-  public var issuedAt: Timestamp
-  public var expiresAt: Timestamp
-  /// Cap on `expiresAt - issuedAt` of manifests signed under this root, in seconds.
-  public var maxManifestLifetime: Int64
-  /// Keys in key-id order.
-  public var keys: [Key]
-  public var rootRole: Role
-  public var pinsRole: Role
-  /// `x-` extension members, kept as they were.
-  public var extensions: [JSONObject.Member]
+    public var scope: String
+    public var version: Int64
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    /// Cap on `expiresAt - issuedAt` of manifests signed under this root, in seconds.
+    public var maxManifestLifetime: Int64
+    /// Keys in key-id order.
+    public var keys: [Key]
+    public var rootRole: Role
+    public var pinsRole: Role
+    /// `x-` extension members, kept as they were.
+    public var extensions: [JSONObject.Member]
 
-  public init(
-    scope: String, version: Int64, issuedAt: Timestamp, expiresAt: Timestamp,
-    maxManifestLifetime: Int64,
-    keys: [Key], rootRole: Role, pinsRole: Role, extensions: [JSONObject.Member] = []
-  ) {
-    self.scope = scope
-    self.version = version
-    self.issuedAt = issuedAt
-    self.expiresAt = expiresAt
-    self.maxManifestLifetime = maxManifestLifetime
-    self.keys = keys.sorted { $0.keyID < $1.keyID }
-    self.rootRole = rootRole
-    self.pinsRole = pinsRole
-    self.extensions = extensions
-  }
-
-  /// The raw public key listed under `keyID`, if any.
-  public func publicKey(for keyID: String) -> [UInt8]? {
-    keys.first(where: { $0.keyID == keyID })?.publicKey
-  }
-
-  /// The role of the given name.
-  public func role(_ name: RoleName) -> Role {
-    switch name {
-    case .root: return rootRole
-    case .pins: return pinsRole
+    public init(
+        scope: String, version: Int64, issuedAt: Timestamp, expiresAt: Timestamp,
+        maxManifestLifetime: Int64,
+        keys: [Key], rootRole: Role, pinsRole: Role, extensions: [JSONObject.Member] = []
+    ) {
+        self.scope = scope
+        self.version = version
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.maxManifestLifetime = maxManifestLifetime
+        self.keys = keys.sorted { $0.keyID < $1.keyID }
+        self.rootRole = rootRole
+        self.pinsRole = pinsRole
+        self.extensions = extensions
     }
-  }
 
-  /// Parses and checks a root payload.
-  ///
-  /// - Parameters:
-  ///   - bytes: the payload bytes.
-  ///   - limits: parser limits.
-  ///   - hasher: SHA-256, to check that every key id is the hash of its key.
-  /// - Throws: `FormatError` naming the member and rule; includes a key listed under an
-  ///   id that is not its SHA-256, a role naming an unlisted key, thresholds outside 1...n.
-  public static func parse(_ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher)
-    throws(FormatError)
-    -> RootPayload
-  {
-    var reader = try SchemaReader(try StrictJSONParser.parse(bytes, limits: limits.json), path: "")
-    try reader.documentHeader(type: documentType)
-    let scope = try reader.string("scope")
-    do { try Scope.validate(scope) } catch let rule { throw reader.error("scope", rule) }
-    let version = try reader.integer("version")
-    let issuedAt = try reader.time("issuedAt")
-    let expiresAt = try reader.time("expiresAt")
-    guard expiresAt > issuedAt else { throw reader.error("expiresAt", .expiresNotAfterIssued) }
-    let maxLifetime = try reader.integer("maxManifestLifetime")
+    /// The raw public key listed under `keyID`, if any.
+    public func publicKey(for keyID: String) -> [UInt8]? {
+        keys.first(where: { $0.keyID == keyID })?.publicKey
+    }
 
-    var keysReader = try SchemaReader(try reader.required("keys"), path: "keys")
-    var keys: [Key] = []
-    for member in keysReader.object.members where !member.name.hasPrefix("x-") {
-      let keyPath = keysReader.childPath(member.name)
-      do { try KeyID.validate(member.name) } catch let rule {
-        throw FormatError(path: keyPath, rule: rule)
-      }
-      var keyReader = try SchemaReader(member.value, path: keyPath)
-      let type = try keyReader.string("type")
-      guard type == "ed25519" else {
-        throw keyReader.error("type", .invalidPublicKey("type \"\(type)\" is not ed25519"))
-      }
-      guard let raw = Base64.decodeCanonical(try keyReader.string("public")) else {
-        throw keyReader.error("public", .invalidBase64)
-      }
-      guard raw.count == 32 else {
-        throw keyReader.error("public", .invalidPublicKey("not 32 bytes (got \(raw.count))"))
-      }
-      try keyReader.finish()
-      let actual = KeyID.of(publicKey: raw, hasher: hasher)
-      guard actual == member.name else {
-        throw FormatError(path: keyPath, rule: .keyIDMismatch(listed: member.name, actual: actual))
-      }
-      _ = keysReader.optional(member.name)
-      keys.append(Key(keyID: member.name, publicKey: raw))
+    /// The role of the given name.
+    public func role(_ name: RoleName) -> Role {
+        switch name {
+        case .root: return rootRole
+        case .pins: return pinsRole
+        }
     }
-    try keysReader.finish()
-    guard !keys.isEmpty else { throw reader.error("keys", .empty) }
 
-    var rolesReader = try SchemaReader(try reader.required("roles"), path: "roles")
-    let listed = Set(keys.map(\.keyID))
-    let rootRole = try parseRole(
-      try rolesReader.required("root"), path: "roles.root", listed: listed)
-    let pinsRole = try parseRole(
-      try rolesReader.required("pins"), path: "roles.pins", listed: listed)
-    try rolesReader.finish()
-    try reader.finish()
-    return RootPayload(
-      scope: scope, version: version, issuedAt: issuedAt, expiresAt: expiresAt,
-      maxManifestLifetime: maxLifetime,
-      keys: keys, rootRole: rootRole, pinsRole: pinsRole, extensions: reader.extensions)
-  }
+    /// Parses and checks a root payload.
+    ///
+    /// - Parameters:
+    ///   - bytes: the payload bytes.
+    ///   - limits: parser limits.
+    ///   - hasher: SHA-256, to check that every key id is the hash of its key.
+    /// - Throws: `FormatError` naming the member and rule; includes a key listed under an
+    ///   id that is not its SHA-256, a role naming an unlisted key, thresholds outside 1...n.
+    public static func parse(_ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher)
+        throws(FormatError)
+        -> RootPayload
+    {
+        var reader = try SchemaReader(try StrictJSONParser.parse(bytes, limits: limits.json), path: "")
+        try reader.documentHeader(type: documentType)
+        let scope = try reader.string("scope")
+        do { try Scope.validate(scope) } catch let rule { throw reader.error("scope", rule) }
+        let version = try reader.integer("version")
+        let issuedAt = try reader.time("issuedAt")
+        let expiresAt = try reader.time("expiresAt")
+        guard expiresAt > issuedAt else { throw reader.error("expiresAt", .expiresNotAfterIssued) }
+        let maxLifetime = try reader.integer("maxManifestLifetime")
 
-  private static func parseRole(_ value: JSONValue, path: String, listed: Set<String>)
-    throws(FormatError) -> Role
-  {
-    var reader = try SchemaReader(value, path: path)
-    var ids: [String] = []
-    for (index, element) in try reader.array("keyids").enumerated() {
-      let elementPath = reader.elementPath("keyids", index)
-      guard case .string(let id) = element else {
-        throw FormatError(path: elementPath, rule: .wrongType(expected: "a string"))
-      }
-      do { try KeyID.validate(id) } catch let rule {
-        throw FormatError(path: elementPath, rule: rule)
-      }
-      guard listed.contains(id) else {
-        throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is not listed in keys"))
-      }
-      guard !ids.contains(id) else {
-        throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is listed twice"))
-      }
-      ids.append(id)
-    }
-    guard !ids.isEmpty else { throw reader.error("keyids", .empty) }
-    let threshold = try SchemaReader.integer(
-      try reader.required("threshold"), path: reader.childPath("threshold"),
-      in: Int64.min...Int64.max)
-    guard threshold >= 1, threshold <= Int64(ids.count) else {
-      throw reader.error("threshold", .invalidThreshold(threshold: threshold, keys: ids.count))
-    }
-    try reader.finish()
-    return Role(keyIDs: ids, threshold: Int(threshold))
-  }
+        var keysReader = try SchemaReader(try reader.required("keys"), path: "keys")
+        var keys: [Key] = []
+        for member in keysReader.object.members where !member.name.hasPrefix("x-") {
+            let keyPath = keysReader.childPath(member.name)
+            do { try KeyID.validate(member.name) } catch let rule {
+                throw FormatError(path: keyPath, rule: rule)
+            }
+            var keyReader = try SchemaReader(member.value, path: keyPath)
+            let type = try keyReader.string("type")
+            guard type == "ed25519" else {
+                throw keyReader.error("type", .invalidPublicKey("type \"\(type)\" is not ed25519"))
+            }
+            guard let raw = Base64.decodeCanonical(try keyReader.string("public")) else {
+                throw keyReader.error("public", .invalidBase64)
+            }
+            guard raw.count == 32 else {
+                throw keyReader.error("public", .invalidPublicKey("not 32 bytes (got \(raw.count))"))
+            }
+            try keyReader.finish()
+            let actual = KeyID.of(publicKey: raw, hasher: hasher)
+            guard actual == member.name else {
+                throw FormatError(path: keyPath, rule: .keyIDMismatch(listed: member.name, actual: actual))
+            }
+            _ = keysReader.optional(member.name)
+            keys.append(Key(keyID: member.name, publicKey: raw))
+        }
+        try keysReader.finish()
+        guard !keys.isEmpty else { throw reader.error("keys", .empty) }
 
-  /// The payload as JSON bytes in the schema's member order.
-  public func serialized() -> [UInt8] {
-    var members: [JSONObject.Member] = [
-      .init("type", .string(RootPayload.documentType)),
-      .init("specVersion", .number(String(Limits.specVersion))),
-      .init("scope", .string(scope)),
-      .init("version", .number(String(version))),
-      .init("issuedAt", .string(issuedAt.description)),
-      .init("expiresAt", .string(expiresAt.description)),
-      .init("maxManifestLifetime", .number(String(maxManifestLifetime))),
-    ]
-    let keyMembers: [JSONObject.Member] = keys.sorted { $0.keyID < $1.keyID }.map {
-      .init(
-        $0.keyID,
-        .object(
-          JSONObject([
-            .init("type", .string("ed25519")),
-            .init("public", .string(Base64.encode($0.publicKey))),
-          ])))
+        var rolesReader = try SchemaReader(try reader.required("roles"), path: "roles")
+        let listed = Set(keys.map(\.keyID))
+        let rootRole = try parseRole(
+            try rolesReader.required("root"), path: "roles.root", listed: listed)
+        let pinsRole = try parseRole(
+            try rolesReader.required("pins"), path: "roles.pins", listed: listed)
+        try rolesReader.finish()
+        try reader.finish()
+        return RootPayload(
+            scope: scope, version: version, issuedAt: issuedAt, expiresAt: expiresAt,
+            maxManifestLifetime: maxLifetime,
+            keys: keys, rootRole: rootRole, pinsRole: pinsRole, extensions: reader.extensions)
     }
-    members.append(.init("keys", .object(JSONObject(keyMembers))))
-    func roleValue(_ role: Role) -> JSONValue {
-      .object(
-        JSONObject([
-          .init("keyids", .array(role.keyIDs.map { .string($0) })),
-          .init("threshold", .number(String(role.threshold))),
-        ]))
+
+    private static func parseRole(_ value: JSONValue, path: String, listed: Set<String>)
+        throws(FormatError) -> Role
+    {
+        var reader = try SchemaReader(value, path: path)
+        var ids: [String] = []
+        for (index, element) in try reader.array("keyids").enumerated() {
+            let elementPath = reader.elementPath("keyids", index)
+            guard case .string(let id) = element else {
+                throw FormatError(path: elementPath, rule: .wrongType(expected: "a string"))
+            }
+            do { try KeyID.validate(id) } catch let rule {
+                throw FormatError(path: elementPath, rule: rule)
+            }
+            guard listed.contains(id) else {
+                throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is not listed in keys"))
+            }
+            guard !ids.contains(id) else {
+                throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is listed twice"))
+            }
+            ids.append(id)
+        }
+        guard !ids.isEmpty else { throw reader.error("keyids", .empty) }
+        let threshold = try SchemaReader.integer(
+            try reader.required("threshold"), path: reader.childPath("threshold"),
+            in: Int64.min...Int64.max)
+        guard threshold >= 1, threshold <= Int64(ids.count) else {
+            throw reader.error("threshold", .invalidThreshold(threshold: threshold, keys: ids.count))
+        }
+        try reader.finish()
+        return Role(keyIDs: ids, threshold: Int(threshold))
     }
-    members.append(
-      .init(
-        "roles",
-        .object(
-          JSONObject([.init("root", roleValue(rootRole)), .init("pins", roleValue(pinsRole))]))))
-    members += extensions
-    return JSONWriter.write(.object(JSONObject(members)))
-  }
+
+    /// The payload as JSON bytes in the schema's member order.
+    public func serialized() -> [UInt8] {
+        var members: [JSONObject.Member] = [
+            .init("type", .string(RootPayload.documentType)),
+            .init("specVersion", .number(String(Limits.specVersion))),
+            .init("scope", .string(scope)),
+            .init("version", .number(String(version))),
+            .init("issuedAt", .string(issuedAt.description)),
+            .init("expiresAt", .string(expiresAt.description)),
+            .init("maxManifestLifetime", .number(String(maxManifestLifetime))),
+        ]
+        let keyMembers: [JSONObject.Member] = keys.sorted { $0.keyID < $1.keyID }.map {
+            .init(
+                $0.keyID,
+                .object(
+                    JSONObject([
+                        .init("type", .string("ed25519")),
+                        .init("public", .string(Base64.encode($0.publicKey))),
+                    ])))
+        }
+        members.append(.init("keys", .object(JSONObject(keyMembers))))
+        func roleValue(_ role: Role) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("keyids", .array(role.keyIDs.map { .string($0) })),
+                    .init("threshold", .number(String(role.threshold))),
+                ]))
+        }
+        members.append(
+            .init(
+                "roles",
+                .object(
+                    JSONObject([.init("root", roleValue(rootRole)), .init("pins", roleValue(pinsRole))]))))
+        members += extensions
+        return JSONWriter.write(.object(JSONObject(members)))
+    }
 }
 
 /// The two roles of a root document.
 public enum RoleName: String, Sendable, CaseIterable {
-  case root
-  case pins
+    case root
+    case pins
 }

@@ -2,70 +2,70 @@
 
 /// A manifest whose signatures met the pins role's threshold of the root it names.
 public struct VerifiedManifest: Sendable, Equatable {
-  public let envelope: Envelope
-  public let payload: ManifestPayload
-  /// SHA-256 of the payload bytes: the document's identity.
-  public let payloadSHA256: [UInt8]
-  /// Signatures checked against the pins role.
-  public let report: SignatureReport
+    public let envelope: Envelope
+    public let payload: ManifestPayload
+    /// SHA-256 of the payload bytes: the document's identity.
+    public let payloadSHA256: [UInt8]
+    /// Signatures checked against the pins role.
+    public let report: SignatureReport
 
-  /// Checks `expiresAt > now`.
-  /// - Throws: `TrustError.manifestExpired`.
-  public func checkCurrent(at now: Timestamp) throws(TrustError) {
-    guard payload.expiresAt > now else {
-      throw .manifestExpired(version: payload.version, expiresAt: payload.expiresAt, now: now)
+    /// Checks `expiresAt > now`.
+    /// - Throws: `TrustError.manifestExpired`.
+    public func checkCurrent(at now: Timestamp) throws(TrustError) {
+        guard payload.expiresAt > now else {
+            throw .manifestExpired(version: payload.version, expiresAt: payload.expiresAt, now: now)
+        }
     }
-  }
 }
 
 /// The manifest checks every part shares.
 public enum ManifestVerifier {
-  /// Verifies, in the order of DESIGN.md §6 step 3: envelope (size limit, strict form),
-  /// payloadType, signatures against `root`'s pins role, strict payload, scope,
-  /// rootVersion equal to `root`'s version, and lifetime within `maxManifestLifetime`.
-  /// Expiry and order against a floor are the caller's (they depend on time and state).
-  ///
-  /// - Parameters:
-  ///   - bytes: the envelope file.
-  ///   - root: the newest trusted root.
-  ///   - crypto: Ed25519 and SHA-256.
-  ///   - limits: size and count limits.
-  /// - Throws: `TrustError` naming the first rule broken.
-  public static func verify(
-    _ bytes: [UInt8], under root: VerifiedRoot, crypto: CryptoProvider, limits: Limits = .standard
-  )
-    throws(TrustError) -> VerifiedManifest
-  {
-    let envelope: Envelope
-    do { envelope = try Envelope.parse(bytes, limits: limits) } catch { throw .format(error) }
-    guard envelope.kind == .pins else {
-      throw .wrongPayloadKind(expected: .pins, found: envelope.kind)
+    /// Verifies, in the order of DESIGN.md §6 step 3: envelope (size limit, strict form),
+    /// payloadType, signatures against `root`'s pins role, strict payload, scope,
+    /// rootVersion equal to `root`'s version, and lifetime within `maxManifestLifetime`.
+    /// Expiry and order against a floor are the caller's (they depend on time and state).
+    ///
+    /// - Parameters:
+    ///   - bytes: the envelope file.
+    ///   - root: the newest trusted root.
+    ///   - crypto: Ed25519 and SHA-256.
+    ///   - limits: size and count limits.
+    /// - Throws: `TrustError` naming the first rule broken.
+    public static func verify(
+        _ bytes: [UInt8], under root: VerifiedRoot, crypto: CryptoProvider, limits: Limits = .standard
+    )
+        throws(TrustError) -> VerifiedManifest
+    {
+        let envelope: Envelope
+        do { envelope = try Envelope.parse(bytes, limits: limits) } catch { throw .format(error) }
+        guard envelope.kind == .pins else {
+            throw .wrongPayloadKind(expected: .pins, found: envelope.kind)
+        }
+        let rootPayload = root.payload
+        let report = Signatures.check(
+            envelope, role: rootPayload.pinsRole, keys: rootPayload, crypto: crypto)
+        guard report.meets(rootPayload.pinsRole.threshold) else {
+            throw .thresholdNotMet(
+                role: .pins, rootVersion: rootPayload.version, valid: report.valid.count,
+                threshold: rootPayload.pinsRole.threshold)
+        }
+        let payload: ManifestPayload
+        do { payload = try ManifestPayload.parse(envelope.payload, limits: limits) } catch {
+            var located = error
+            located.path = located.path.isEmpty ? "payload" : "payload." + located.path
+            throw .format(located)
+        }
+        guard payload.scope == rootPayload.scope else {
+            throw .scopeMismatch(expected: rootPayload.scope, found: payload.scope)
+        }
+        guard payload.rootVersion == rootPayload.version else {
+            throw .rootVersionMismatch(expected: rootPayload.version, found: payload.rootVersion)
+        }
+        guard payload.lifetime <= rootPayload.maxManifestLifetime else {
+            throw .lifetimeExceedsCap(lifetime: payload.lifetime, cap: rootPayload.maxManifestLifetime)
+        }
+        return VerifiedManifest(
+            envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
+            report: report)
     }
-    let rootPayload = root.payload
-    let report = Signatures.check(
-      envelope, role: rootPayload.pinsRole, keys: rootPayload, crypto: crypto)
-    guard report.meets(rootPayload.pinsRole.threshold) else {
-      throw .thresholdNotMet(
-        role: .pins, rootVersion: rootPayload.version, valid: report.valid.count,
-        threshold: rootPayload.pinsRole.threshold)
-    }
-    let payload: ManifestPayload
-    do { payload = try ManifestPayload.parse(envelope.payload, limits: limits) } catch {
-      var located = error
-      located.path = located.path.isEmpty ? "payload" : "payload." + located.path
-      throw .format(located)
-    }
-    guard payload.scope == rootPayload.scope else {
-      throw .scopeMismatch(expected: rootPayload.scope, found: payload.scope)
-    }
-    guard payload.rootVersion == rootPayload.version else {
-      throw .rootVersionMismatch(expected: rootPayload.version, found: payload.rootVersion)
-    }
-    guard payload.lifetime <= rootPayload.maxManifestLifetime else {
-      throw .lifetimeExceedsCap(lifetime: payload.lifetime, cap: rootPayload.maxManifestLifetime)
-    }
-    return VerifiedManifest(
-      envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
-      report: report)
-  }
 }

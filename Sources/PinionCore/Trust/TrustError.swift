@@ -2,54 +2,54 @@
 
 /// Why a root or manifest is not trusted. Each case carries what a message needs.
 public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// The envelope or payload broke the strict format.
-  case format(FormatError)
-  /// The envelope holds the other kind of document.
-  case wrongPayloadKind(expected: PayloadKind, found: PayloadKind)
-  /// Fewer than `threshold` distinct keys of the role produced valid signatures.
-  case thresholdNotMet(role: RoleName, rootVersion: Int64, valid: Int, threshold: Int)
-  /// The document's scope is not the root's.
-  case scopeMismatch(expected: String, found: String)
-  /// A root that is not exactly the next version of the newest trusted root.
-  case rootNotNext(expected: Int64, found: Int64)
-  /// A root with the same version as a trusted one but different payload bytes.
-  case rootEquivocation(version: Int64)
-  /// A manifest whose rootVersion is not the newest trusted root's version.
-  case rootVersionMismatch(expected: Int64, found: Int64)
-  /// A manifest whose `expiresAt - issuedAt` exceeds the root's `maxManifestLifetime` (seconds).
-  case lifetimeExceedsCap(lifetime: Int64, cap: Int64)
-  /// The newest root has expired: no manifest is accepted under it.
-  case rootExpired(version: Int64, expiresAt: Timestamp, now: Timestamp)
-  /// The manifest has expired.
-  case manifestExpired(version: Int64, expiresAt: Timestamp, now: Timestamp)
-  /// More root rotations than one walk may follow.
-  case tooManyRotations(limit: Int)
+    /// The envelope or payload broke the strict format.
+    case format(FormatError)
+    /// The envelope holds the other kind of document.
+    case wrongPayloadKind(expected: PayloadKind, found: PayloadKind)
+    /// Fewer than `threshold` distinct keys of the role produced valid signatures.
+    case thresholdNotMet(role: RoleName, rootVersion: Int64, valid: Int, threshold: Int)
+    /// The document's scope is not the root's.
+    case scopeMismatch(expected: String, found: String)
+    /// A root that is not exactly the next version of the newest trusted root.
+    case rootNotNext(expected: Int64, found: Int64)
+    /// A root with the same version as a trusted one but different payload bytes.
+    case rootEquivocation(version: Int64)
+    /// A manifest whose rootVersion is not the newest trusted root's version.
+    case rootVersionMismatch(expected: Int64, found: Int64)
+    /// A manifest whose `expiresAt - issuedAt` exceeds the root's `maxManifestLifetime` (seconds).
+    case lifetimeExceedsCap(lifetime: Int64, cap: Int64)
+    /// The newest root has expired: no manifest is accepted under it.
+    case rootExpired(version: Int64, expiresAt: Timestamp, now: Timestamp)
+    /// The manifest has expired.
+    case manifestExpired(version: Int64, expiresAt: Timestamp, now: Timestamp)
+    /// More root rotations than one walk may follow.
+    case tooManyRotations(limit: Int)
 
-  public var description: String {
-    switch self {
-    case .format(let error): return error.description
-    case .wrongPayloadKind(let expected, let found):
-      return "payloadType is \(found.rawValue), expected \(expected.rawValue)"
-    case .thresholdNotMet(let role, let rootVersion, let valid, let threshold):
-      return
-        "\(valid) valid signature(s) from the \(role.rawValue) role of root version \(rootVersion); threshold is \(threshold)"
-    case .scopeMismatch(let expected, let found):
-      return "scope is \"\(found)\", the root's scope is \"\(expected)\""
-    case .rootNotNext(let expected, let found):
-      return "root version \(found) is not the next version (\(expected)) of the trusted chain"
-    case .rootEquivocation(let version):
-      return
-        "root version \(version) differs from the trusted root of the same version (equivocation)"
-    case .rootVersionMismatch(let expected, let found):
-      return "rootVersion is \(found), the newest trusted root is version \(expected)"
-    case .lifetimeExceedsCap(let lifetime, let cap):
-      return
-        "lifetime \(lifetime) s (expiresAt - issuedAt) exceeds the root's maxManifestLifetime of \(cap) s"
-    case .rootExpired(let version, let expiresAt, let now):
-      return "root version \(version) expired at \(expiresAt) (now \(now))"
-    case .manifestExpired(let version, let expiresAt, let now):
-      return "manifest version \(version) expired at \(expiresAt) (now \(now))"
-    case .tooManyRotations(let limit): return "more than \(limit) root rotations in one walk"
+    public var description: String {
+        switch self {
+        case .format(let error): return error.description
+        case .wrongPayloadKind(let expected, let found):
+            return "payloadType is \(found.rawValue), expected \(expected.rawValue)"
+        case .thresholdNotMet(let role, let rootVersion, let valid, let threshold):
+            return
+                "\(valid) valid signature(s) from the \(role.rawValue) role of root version \(rootVersion); threshold is \(threshold)"
+        case .scopeMismatch(let expected, let found):
+            return "scope is \"\(found)\", the root's scope is \"\(expected)\""
+        case .rootNotNext(let expected, let found):
+            return "root version \(found) is not the next version (\(expected)) of the trusted chain"
+        case .rootEquivocation(let version):
+            return
+                "root version \(version) differs from the trusted root of the same version (equivocation)"
+        case .rootVersionMismatch(let expected, let found):
+            return "rootVersion is \(found), the newest trusted root is version \(expected)"
+        case .lifetimeExceedsCap(let lifetime, let cap):
+            return
+                "lifetime \(lifetime) s (expiresAt - issuedAt) exceeds the root's maxManifestLifetime of \(cap) s"
+        case .rootExpired(let version, let expiresAt, let now):
+            return "root version \(version) expired at \(expiresAt) (now \(now))"
+        case .manifestExpired(let version, let expiresAt, let now):
+            return "manifest version \(version) expired at \(expiresAt) (now \(now))"
+        case .tooManyRotations(let limit): return "more than \(limit) root rotations in one walk"
+        }
     }
-  }
 }

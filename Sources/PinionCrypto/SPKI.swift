@@ -1,0 +1,1067 @@
+// SPKI SHA-256 pins (RFC 7469 §2.4) of certificates, CSRs and keys read from PEM or DER.
+
+import COpenSSL
+import CPinionShims
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// MARK: - Public types
+
+/// How a pin (the SHA-256 digest of a DER SubjectPublicKeyInfo) is written out.
+public enum PinFormat: String, Sendable, CaseIterable {
+    /// `sha256/<base64>`: the pin spelling of Pinion manifests (DESIGN.md §5).
+    case sha256
+    /// `<base64>`: canonical padded base64 (RFC 4648 §4) of the digest.
+    case base64
+    /// `pin-sha256="<base64>"`: the Public-Key-Pins directive of RFC 7469 §2.1.1.
+    case hpkp
+    /// Lowercase hexadecimal, two digits per byte.
+    case hex
+
+    /// Renders a digest in this format.
+    ///
+    /// - Parameter digest: the digest bytes (32 for an SPKI SHA-256 pin; other lengths are
+    ///   rendered as given).
+    /// - Returns: the text, without a line end.
+    public func render(_ digest: [UInt8]) -> String {
+        switch self {
+        case .sha256: return "sha256/" + SPKIEncoding.base64(digest)
+        case .base64: return SPKIEncoding.base64(digest)
+        case .hpkp: return "pin-sha256=\"" + SPKIEncoding.base64(digest) + "\""
+        case .hex: return SPKIEncoding.hex(digest)
+        }
+    }
+}
+
+/// One object found in an input (a certificate, CSR or key) with its SubjectPublicKeyInfo
+/// and RFC 7469 §2.4 pin.
+public struct SPKIObject: Sendable, Equatable {
+    /// What kind of object the SubjectPublicKeyInfo was taken from.
+    public enum Kind: Sendable, Equatable {
+        /// An X.509 certificate (RFC 5280).
+        case certificate
+        /// A PKCS#10 certificate signing request (RFC 2986).
+        case certificateRequest
+        /// A public key (SubjectPublicKeyInfo, or a PKCS#1 RSA public key).
+        case publicKey
+        /// A private key (PKCS#8 plain or encrypted, or a traditional RSA/EC key).
+        case privateKey
+    }
+
+    /// The kind of object.
+    public let kind: Kind
+    /// One line for humans: certificates give their subject as an RFC 2253 string with
+    /// UTF-8 text (`openssl x509 -noout -subject -nameopt RFC2253,-esc_msb`; control,
+    /// format and line separator characters escaped as `\XX` per UTF-8 byte; an empty
+    /// subject is `(empty subject)`); CSRs give
+    /// `CSR ` + subject; keys give `public key (<keyType>)` or `private key (<keyType>)`.
+    public let label: String
+    /// The key algorithm and size: `RSA 2048`, `RSA-PSS 3072`, `EC P-256`, `EC P-384`,
+    /// `EC P-521`, `Ed25519`, `Ed448`, ...; `unknown (<algorithm OID or name>)` when OpenSSL
+    /// cannot decode the key (the pin is still computed over the SPKI bytes).
+    public let keyType: String
+    /// The DER encoding of the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7).
+    public let spkiDER: [UInt8]
+    /// SHA-256 of `spkiDER`: the RFC 7469 §2.4 pin, 32 bytes.
+    public let spkiSHA256: [UInt8]
+}
+
+/// Why an input yields no pins. Every case names the file (or the `source` given to
+/// `SPKIReader.objects(in:source:passphrase:)`); PEM problems also name the block label
+/// and the 1-based line of its `-----BEGIN` line.
+public enum SPKIError: Error, Equatable, CustomStringConvertible {
+    /// Where a PEM block is malformed.
+    public enum PEMProblem: Sendable, Equatable {
+        /// The block ends with another `-----END` line than `-----END <label>-----`;
+        /// `found` is that line (non-printable bytes as `?`).
+        case mismatchedEnd(found: String)
+        /// A `-----BEGIN` line appears before the open block's `-----END` line.
+        case beginInsideBlock
+        /// The `-----BEGIN` line is not `-----BEGIN <LABEL>-----` with a printable label.
+        case malformedBeginLine
+        /// The block has no base64 body.
+        case emptyBody
+        /// RFC 1421 header lines that are malformed, or on a label that takes none.
+        case unexpectedHeaders
+        /// Encryption headers (`Proc-Type`, `DEK-Info`) that OpenSSL does not understand.
+        case unsupportedEncryption
+    }
+
+    /// The file could not be opened or read; `errno` is the system error number.
+    case unreadable(file: String, errno: Int32)
+    /// The input is larger than `SPKIReader.maximumInputSize` bytes.
+    case tooLarge(file: String, limit: Int)
+    /// The input is empty or only white space.
+    case empty(file: String)
+    /// The input is neither PEM nor a DER certificate, CSR, public key or private key.
+    case unrecognized(file: String)
+    /// A PEM block has no `-----END` line (the file is truncated).
+    case truncatedPEM(file: String, label: String, line: Int)
+    /// A PEM block is malformed.
+    case malformedPEM(file: String, label: String, line: Int, problem: PEMProblem)
+    /// A PEM block's body is not canonical padded base64 (RFC 4648 §4, RFC 7468 §3).
+    case invalidBase64(file: String, label: String, line: Int)
+    /// A PEM block whose label carries no public key Pinion can read.
+    case unsupportedPEMLabel(file: String, label: String, line: Int)
+    /// The DER inside a PEM block (or a DER file) does not decode as its label says, or
+    /// has trailing bytes. `line` is nil for DER files. `detail` is OpenSSL's error text.
+    case invalidDER(file: String, label: String, line: Int?, detail: String)
+    /// An encrypted private key, but the passphrase source gave no passphrase.
+    case passphraseRequired(file: String, label: String, line: Int?)
+    /// An encrypted private key that does not decrypt: wrong passphrase or corrupt data.
+    case decryptionFailed(file: String, label: String, line: Int?)
+    /// PEM blocks were found but none carries a public key (only parameters or CRLs).
+    case noObjects(file: String)
+    /// OpenSSL failed where it should not (allocation, encoding); `detail` is its text.
+    case openSSLFailure(file: String, detail: String)
+
+    /// True when the input could not be read at all (CLI exit code 3, DESIGN.md §11);
+    /// false when it was read and is bad.
+    public var isIOError: Bool {
+        if case .unreadable = self { return true }
+        return false
+    }
+
+    /// One line for the operator: `FILE[:LINE]: what is wrong`.
+    public var description: String {
+        switch self {
+        case .unreadable(let file, let code):
+            return "\(file): cannot read: \(String(cString: strerror(code)))"
+        case .tooLarge(let file, let limit):
+            return "\(file): larger than \(limit) bytes, not a certificate, CSR or key file"
+        case .empty(let file):
+            return "\(file): empty (expected a PEM or DER certificate, CSR, public key or private key)"
+        case .unrecognized(let file):
+            return "\(file): neither PEM nor a DER certificate, CSR, public key or private key"
+        case .truncatedPEM(let file, let label, let line):
+            return "\(file):\(line): PEM block \"\(label)\" has no END line (truncated file?)"
+        case .malformedPEM(let file, let label, let line, let problem):
+            let what: String
+            switch problem {
+            case .mismatchedEnd(let found):
+                what = "ends with \"\(found)\" instead of \"-----END \(label)-----\""
+            case .beginInsideBlock: what = "has a BEGIN line before its END line"
+            case .malformedBeginLine: what = "has a malformed BEGIN line"
+            case .emptyBody: what = "has no base64 body"
+            case .unexpectedHeaders: what = "has malformed or unexpected header lines"
+            case .unsupportedEncryption: what = "uses an unsupported encryption header"
+            }
+            return "\(file):\(line): PEM block \"\(label)\" \(what)"
+        case .invalidBase64(let file, let label, let line):
+            return "\(file):\(line): PEM block \"\(label)\": body is not valid base64"
+        case .unsupportedPEMLabel(let file, let label, let line):
+            return
+                "\(file):\(line): PEM block \"\(label)\" is not a certificate, CSR, public key or private key"
+        case .invalidDER(let file, let label, let line, let detail):
+            return "\(Self.place(file, line)): \(label): invalid DER (\(detail))"
+        case .passphraseRequired(let file, let label, let line):
+            return "\(Self.place(file, line)): \(label) is encrypted and no passphrase was given"
+        case .decryptionFailed(let file, let label, let line):
+            return
+                "\(Self.place(file, line)): \(label) does not decrypt (wrong passphrase or corrupt key)"
+        case .noObjects(let file):
+            return "\(file): no certificate, CSR, public key or private key in the PEM blocks"
+        case .openSSLFailure(let file, let detail):
+            return "\(file): OpenSSL failure: \(detail)"
+        }
+    }
+
+    private static func place(_ file: String, _ line: Int?) -> String {
+        guard let line else { return file }
+        return "\(file):\(line)"
+    }
+}
+
+/// Reads certificates, CSRs and keys and returns the SubjectPublicKeyInfo and RFC 7469
+/// §2.4 pin of each, for `pinion spki`.
+///
+/// Accepted inputs:
+/// - PEM (RFC 7468), LF or CRLF line ends, with or without a final line end, with any
+///   number of blocks in any order; text outside blocks is ignored. Labels:
+///   `CERTIFICATE`, `X509 CERTIFICATE`, `TRUSTED CERTIFICATE`, `CERTIFICATE REQUEST`,
+///   `NEW CERTIFICATE REQUEST`, `PUBLIC KEY`, `RSA PUBLIC KEY` (PKCS#1), `PRIVATE KEY`
+///   (PKCS#8), `ENCRYPTED PRIVATE KEY` (PKCS#8, RFC 5958), and the traditional
+///   `RSA PRIVATE KEY` / `EC PRIVATE KEY` (also with legacy `Proc-Type`/`DEK-Info`
+///   encryption). Blocks that carry no public key (`EC PARAMETERS`, `DH PARAMETERS`,
+///   `X9.42 DH PARAMETERS`, `DSA PARAMETERS`, `PARAMETERS`, `X509 CRL`) are skipped
+///   silently; any other label is an error naming it (`unsupportedPEMLabel`), so nothing
+///   in a file is ignored by accident.
+/// - A single DER object: certificate, CSR, SubjectPublicKeyInfo, PKCS#8 private key
+///   (plain or encrypted), traditional RSA or EC private key.
+///
+/// Certificate and CSR pins hash the SubjectPublicKeyInfo as encoded in the object
+/// (`X509_get_X509_PUBKEY` + `i2d_X509_PUBKEY`), not `X509_pubkey_digest` (which hashes
+/// only the key BIT STRING). Key pins hash `i2d_PUBKEY`, as
+/// `openssl pkey -pubout -outform DER | openssl dgst -sha256` does. Signatures (of CSRs,
+/// certificates) are not checked: a pin says which key, not whether to trust it.
+///
+/// Secrets: a file is read into libsodium guarded memory, private-key DER is decoded
+/// into it too, and passphrases are handed to OpenSSL from a NUL-terminated copy in
+/// guarded memory; OpenSSL frees key material with its clearing free functions.
+public enum SPKIReader {
+    /// The largest input accepted, in bytes (16 MiB).
+    public static let maximumInputSize = 16 * 1024 * 1024
+
+    /// Reads a file and returns its objects in file order.
+    ///
+    /// - Parameters:
+    ///   - path: the file to read (regular file, or a pipe such as `/dev/stdin`).
+    ///   - passphrase: called at most once per call, and only when an encrypted private
+    ///     key is found; the one passphrase serves every encrypted key of the file.
+    ///     Return nil when there is none. Its errors are rethrown unchanged.
+    /// - Returns: one `SPKIObject` per certificate, CSR or key, at least one.
+    /// - Throws: `SPKIError` naming `path`, or whatever `passphrase` throws.
+    public static func objects(inFile path: String, passphrase: () throws -> SecureBytes?) throws
+        -> [SPKIObject]
+    {
+        let contents = try readFile(path)
+        return try contents.withUnsafeBytes { raw in
+            try objects(in: raw, source: path, passphrase: passphrase)
+        }
+    }
+
+    /// Parses bytes already in memory and returns their objects in order.
+    ///
+    /// - Parameters:
+    ///   - bytes: PEM text or one DER object, at most `maximumInputSize` bytes.
+    ///   - source: the name used in errors (a file name, `<stdin>`, ...).
+    ///   - passphrase: as for `objects(inFile:passphrase:)`.
+    /// - Returns: one `SPKIObject` per certificate, CSR or key, at least one.
+    /// - Throws: `SPKIError` naming `source`, or whatever `passphrase` throws.
+    public static func objects(
+        in bytes: [UInt8], source: String, passphrase: () throws -> SecureBytes?
+    ) throws -> [SPKIObject] {
+        try bytes.withUnsafeBytes { raw in
+            try objects(in: raw, source: source, passphrase: passphrase)
+        }
+    }
+}
+
+// MARK: - Input dispatch
+
+extension SPKIReader {
+    private static func objects(
+        in raw: UnsafeRawBufferPointer, source: String, passphrase: () throws -> SecureBytes?
+    ) throws -> [SPKIObject] {
+        guard raw.count <= maximumInputSize else {
+            throw SPKIError.tooLarge(file: source, limit: maximumInputSize)
+        }
+        guard raw.contains(where: { !isSpace($0) }) else { throw SPKIError.empty(file: source) }
+        // The closure is only kept for the duration of this call.
+        return try withoutActuallyEscaping(passphrase) { provider in
+            var passphraseSource = PassphraseSource(provider: provider)
+            if isSingleDERObject(raw) {
+                return [try derObject(raw, source: source, passphrase: &passphraseSource)]
+            }
+            let blocks = try PEMScanner.blocks(in: raw, source: source)
+            guard !blocks.isEmpty else { throw SPKIError.unrecognized(file: source) }
+            var result: [SPKIObject] = []
+            for block in blocks {
+                if let object = try pemObject(
+                    block, raw: raw, source: source, passphrase: &passphraseSource)
+                {
+                    result.append(object)
+                }
+            }
+            guard !result.isEmpty else { throw SPKIError.noObjects(file: source) }
+            return result
+        }
+    }
+
+    /// True when `raw` is exactly one DER SEQUENCE (tag 0x30, definite length covering
+    /// the whole input). PEM text cannot be: its first byte would be '0' and its second a
+    /// valid length that happens to match the file size.
+    private static func isSingleDERObject(_ raw: UnsafeRawBufferPointer) -> Bool {
+        guard raw.count >= 2, raw[0] == 0x30 else { return false }
+        let first = Int(raw[1])
+        if first < 0x80 { return 2 + first == raw.count }
+        let octets = first & 0x7f
+        guard octets >= 1, octets <= 4, raw.count >= 2 + octets else { return false }
+        var length = 0
+        for index in 0..<octets { length = (length << 8) | Int(raw[2 + index]) }
+        return 2 + octets + length == raw.count
+    }
+
+    fileprivate static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0a || byte == 0x0d
+    }
+
+    private static let skippedLabels: Set<String> = [
+        "EC PARAMETERS", "DH PARAMETERS", "X9.42 DH PARAMETERS", "DSA PARAMETERS", "PARAMETERS",
+        "X509 CRL",
+    ]
+
+    private static func pemObject(
+        _ block: PEMBlock, raw: UnsafeRawBufferPointer, source: String,
+        passphrase: inout PassphraseSource
+    ) throws -> SPKIObject? {
+        let label = block.label
+        if skippedLabels.contains(label) { return nil }
+        let place = Place(file: source, label: label, line: block.line)
+        let isTraditionalKey = label == "RSA PRIVATE KEY" || label == "EC PRIVATE KEY"
+        guard isTraditionalKey || block.headers.isEmpty else {
+            throw SPKIError.malformedPEM(
+                file: source, label: label, line: block.line, problem: .unexpectedHeaders)
+        }
+        let der = try PEMScanner.decodeBody(raw, block: block, source: source)
+        switch label {
+        case "CERTIFICATE", "X509 CERTIFICATE":
+            return try der.withUnsafeBytes { try certificate($0, aux: false, place: place) }
+        case "TRUSTED CERTIFICATE":
+            return try der.withUnsafeBytes { try certificate($0, aux: true, place: place) }
+        case "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST":
+            return try der.withUnsafeBytes { try certificateRequest($0, place: place) }
+        case "PUBLIC KEY":
+            return try der.withUnsafeBytes { try publicKey($0, place: place) }
+        case "RSA PUBLIC KEY":
+            return try der.withUnsafeBytes { try pkcs1PublicKey($0, place: place) }
+        case "PRIVATE KEY":
+            return try der.withUnsafeBytes { try pkcs8PrivateKey($0, place: place) }
+        case "ENCRYPTED PRIVATE KEY":
+            return try der.withUnsafeBytes {
+                try encryptedPKCS8PrivateKey($0, place: place, passphrase: &passphrase)
+            }
+        case "RSA PRIVATE KEY", "EC PRIVATE KEY":
+            let type = label == "RSA PRIVATE KEY" ? EVP_PKEY_RSA : EVP_PKEY_EC
+            if !block.headers.isEmpty {
+                try decryptLegacy(
+                    der, headers: block.headers, line: block.line, place: place, passphrase: &passphrase)
+                do {
+                    return try der.withUnsafeBytes { try traditionalPrivateKey($0, type: type, place: place) }
+                } catch SPKIError.invalidDER {
+                    // Legacy PEM encryption has no integrity check: a wrong passphrase often
+                    // yields padding that happens to be valid and garbage DER.
+                    throw SPKIError.decryptionFailed(file: source, label: label, line: block.line)
+                }
+            }
+            return try der.withUnsafeBytes { try traditionalPrivateKey($0, type: type, place: place) }
+        default:
+            throw SPKIError.unsupportedPEMLabel(file: source, label: label, line: block.line)
+        }
+    }
+
+    private static func derObject(
+        _ raw: UnsafeRawBufferPointer, source: String, passphrase: inout PassphraseSource
+    ) throws -> SPKIObject {
+        func attempt(_ label: String, _ body: (Place) throws -> SPKIObject) throws -> SPKIObject? {
+            do {
+                return try body(Place(file: source, label: label, line: nil))
+            } catch SPKIError.invalidDER {
+                return nil
+            }
+        }
+        if let object = try attempt("DER certificate", { try certificate(raw, aux: false, place: $0) }) {
+            return object
+        }
+        if let object = try attempt(
+            "DER certificate request", { try certificateRequest(raw, place: $0) })
+        {
+            return object
+        }
+        if let object = try attempt("DER public key", { try publicKey(raw, place: $0) }) {
+            return object
+        }
+        if let object = try attempt("DER private key", { try pkcs8PrivateKey(raw, place: $0) }) {
+            return object
+        }
+        if let object = try attempt(
+            "DER encrypted private key",
+            { try encryptedPKCS8PrivateKey(raw, place: $0, passphrase: &passphrase) })
+        {
+            return object
+        }
+        if let object = try attempt(
+            "DER RSA private key", { try traditionalPrivateKey(raw, type: EVP_PKEY_RSA, place: $0) })
+        {
+            return object
+        }
+        if let object = try attempt(
+            "DER EC private key", { try traditionalPrivateKey(raw, type: EVP_PKEY_EC, place: $0) })
+        {
+            return object
+        }
+        throw SPKIError.unrecognized(file: source)
+    }
+}
+
+// MARK: - Objects
+
+/// Where an object came from, for errors.
+private struct Place {
+    let file: String
+    let label: String
+    let line: Int?
+
+    /// `invalidDER` with `detail`, or OpenSSL's error queue as the detail.
+    func invalidDER(detail: String? = nil) -> SPKIError {
+        .invalidDER(
+            file: file, label: label, line: line, detail: detail ?? SPKIEncoding.openSSLErrorText())
+    }
+
+    func failure() -> SPKIError {
+        .openSSLFailure(file: file, detail: SPKIEncoding.openSSLErrorText())
+    }
+}
+
+/// The caller's passphrase closure, called at most once.
+private struct PassphraseSource {
+    let provider: () throws -> SecureBytes?
+    var cached: SecureBytes?
+    var asked = false
+
+    /// The passphrase as a NUL-terminated copy in guarded memory (`count` excludes the
+    /// NUL), or nil when the caller has none.
+    mutating func get() throws -> SecureBytes? {
+        if !asked {
+            asked = true
+            if let given = try provider() {
+                let copy = try SecureBytes(capacity: given.count + 1)
+                given.withUnsafeBytes { source in
+                    copy.withUnsafeMutableBytes { target in
+                        if let base = source.baseAddress, source.count > 0 {
+                            target.baseAddress?.copyMemory(from: base, byteCount: source.count)
+                        }
+                        target[source.count] = 0
+                    }
+                }
+                copy.truncate(to: given.count)
+                cached = copy
+            }
+        }
+        return cached
+    }
+}
+
+extension SPKIReader {
+    /// Runs a `d2i_*` function over the whole buffer and returns the object the caller
+    /// frees; throws `invalidDER` when it fails or leaves trailing bytes.
+    private static func decode(
+        _ raw: UnsafeRawBufferPointer, place: Place,
+        _ d2i: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+        free: (OpaquePointer) -> Void
+    ) throws -> OpaquePointer {
+        ERR_clear_error()
+        let bytes = raw.bindMemory(to: UInt8.self)
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            throw place.invalidDER(detail: "no bytes")
+        }
+        var cursor: UnsafePointer<UInt8>? = UnsafePointer(base)
+        guard let object = d2i(&cursor, bytes.count) else { throw place.invalidDER() }
+        let consumed = cursor.map { $0 - UnsafePointer(base) } ?? 0
+        guard consumed == bytes.count else {
+            free(object)
+            ERR_clear_error()
+            throw place.invalidDER(detail: "\(bytes.count - consumed) bytes after the DER object")
+        }
+        return object
+    }
+
+    private static func certificate(_ raw: UnsafeRawBufferPointer, aux: Bool, place: Place) throws
+        -> SPKIObject
+    {
+        let x509 = try decode(
+            raw, place: place, { aux ? d2i_X509_AUX(nil, $0, $1) : d2i_X509(nil, $0, $1) },
+            free: { X509_free($0) })
+        defer { X509_free(x509) }
+        guard let object = SPKIObject(certificate: x509) else { throw place.failure() }
+        return object
+    }
+
+    private static func certificateRequest(_ raw: UnsafeRawBufferPointer, place: Place) throws
+        -> SPKIObject
+    {
+        let request = try decode(
+            raw, place: place, { d2i_X509_REQ(nil, $0, $1) }, free: { X509_REQ_free($0) })
+        defer { X509_REQ_free(request) }
+        guard let pubkey = X509_REQ_get_X509_PUBKEY(request) else { throw place.invalidDER() }
+        guard let spki = SPKIEncoding.der(of: pubkey) else { throw place.failure() }
+        let subject = SPKIEncoding.subject(X509_REQ_get_subject_name(request))
+        guard
+            let object = SPKIObject(
+                kind: .certificateRequest, label: "CSR " + subject,
+                keyType: SPKIEncoding.keyType(ofSPKI: pubkey), spkiDER: spki)
+        else { throw place.failure() }
+        return object
+    }
+
+    private static func publicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws -> SPKIObject {
+        let pubkey = try decode(
+            raw, place: place, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) })
+        defer { X509_PUBKEY_free(pubkey) }
+        guard let spki = SPKIEncoding.der(of: pubkey) else { throw place.failure() }
+        let keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
+        guard
+            let object = SPKIObject(
+                kind: .publicKey, label: "public key (\(keyType))", keyType: keyType, spkiDER: spki)
+        else { throw place.failure() }
+        return object
+    }
+
+    private static func pkcs1PublicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
+        -> SPKIObject
+    {
+        let key = try decode(
+            raw, place: place, { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) }, free: { EVP_PKEY_free($0) })
+        defer { EVP_PKEY_free(key) }
+        return try keyObject(key, kind: .publicKey, place: place)
+    }
+
+    private static func pkcs8PrivateKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
+        -> SPKIObject
+    {
+        let info = try decode(
+            raw, place: place, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
+            free: { PKCS8_PRIV_KEY_INFO_free($0) })
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        return try privateKeyObject(info, place: place)
+    }
+
+    private static func privateKeyObject(_ info: OpaquePointer, place: Place) throws -> SPKIObject {
+        guard let key = EVP_PKCS82PKEY(info) else { throw place.invalidDER() }
+        defer { EVP_PKEY_free(key) }
+        return try keyObject(key, kind: .privateKey, place: place)
+    }
+
+    private static func encryptedPKCS8PrivateKey(
+        _ raw: UnsafeRawBufferPointer, place: Place, passphrase: inout PassphraseSource
+    ) throws -> SPKIObject {
+        let sig = try decode(
+            raw, place: place, { d2i_X509_SIG(nil, $0, $1) }, free: { X509_SIG_free($0) })
+        defer { X509_SIG_free(sig) }
+        // Only a password-based encryption scheme (PKCS#5 PBES1/PBES2, PKCS#12 PBE) makes
+        // this an encrypted private key; anything else of the same shape is not one.
+        var algorithm: UnsafePointer<X509_ALGOR>?
+        X509_SIG_get0(sig, &algorithm, nil)
+        var oid: OpaquePointer?
+        if let algorithm { X509_ALGOR_get0(&oid, nil, nil, algorithm) }
+        let nid = oid.map { OBJ_obj2nid($0) } ?? NID_undef
+        guard nid != NID_undef, EVP_PBE_find(EVP_PBE_TYPE_OUTER, nid, nil, nil, nil) == 1 else {
+            throw place.invalidDER(detail: "not a password-based encryption algorithm")
+        }
+        guard let pass = try passphrase.get() else {
+            throw SPKIError.passphraseRequired(file: place.file, label: place.label, line: place.line)
+        }
+        ERR_clear_error()
+        let decrypted: OpaquePointer? = pass.withUnsafeBytes { bytes in
+            guard let length = Int32(exactly: bytes.count) else { return nil }
+            return PKCS8_decrypt(sig, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), length)
+        }
+        guard let info = decrypted else {
+            ERR_clear_error()
+            throw SPKIError.decryptionFailed(file: place.file, label: place.label, line: place.line)
+        }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        return try privateKeyObject(info, place: place)
+    }
+
+    private static func traditionalPrivateKey(
+        _ raw: UnsafeRawBufferPointer, type: Int32, place: Place
+    ) throws
+        -> SPKIObject
+    {
+        let key = try decode(
+            raw, place: place, { d2i_PrivateKey(type, nil, $0, $1) }, free: { EVP_PKEY_free($0) })
+        defer { EVP_PKEY_free(key) }
+        return try keyObject(key, kind: .privateKey, place: place)
+    }
+
+    /// Decrypts a legacy encrypted PEM body in place (RFC 1421 `Proc-Type: 4,ENCRYPTED`).
+    private static func decryptLegacy(
+        _ der: SecureBytes, headers: [String], line: Int, place: Place,
+        passphrase: inout PassphraseSource
+    ) throws {
+        guard let pass = try passphrase.get() else {
+            throw SPKIError.passphraseRequired(file: place.file, label: place.label, line: line)
+        }
+        var header = Array((headers.joined(separator: "\n") + "\n").utf8CString)
+        ERR_clear_error()
+        var length = der.count
+        let status: Int32 = pass.withUnsafeBytes { passBytes in
+            der.withUnsafeMutableBytes { data in
+                header.withUnsafeMutableBufferPointer { headerBuffer in
+                    guard let passLength = Int32(exactly: passBytes.count) else { return -1 }
+                    return pinion_x509_pem_decrypt_legacy(
+                        headerBuffer.baseAddress, data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        &length,
+                        passBytes.baseAddress?.assumingMemoryBound(to: CChar.self), passLength)
+                }
+            }
+        }
+        ERR_clear_error()
+        switch status {
+        case 1:
+            der.truncate(to: length)
+        case 0:
+            throw SPKIError.malformedPEM(
+                file: place.file, label: place.label, line: line, problem: .unsupportedEncryption)
+        default:
+            throw SPKIError.decryptionFailed(file: place.file, label: place.label, line: line)
+        }
+    }
+
+    private static func keyObject(_ key: OpaquePointer, kind: SPKIObject.Kind, place: Place) throws
+        -> SPKIObject
+    {
+        guard let spki = SPKIEncoding.publicKeyDER(of: key) else { throw place.failure() }
+        let keyType = SPKIEncoding.keyType(ofKey: key)
+        let prefix = kind == .privateKey ? "private key" : "public key"
+        guard
+            let object = SPKIObject(
+                kind: kind, label: "\(prefix) (\(keyType))", keyType: keyType, spkiDER: spki)
+        else { throw place.failure() }
+        return object
+    }
+}
+
+extension SPKIObject {
+    /// Builds the object and its pin from the SPKI bytes; nil when SHA-256 fails.
+    fileprivate init?(kind: Kind, label: String, keyType: String, spkiDER: [UInt8]) {
+        guard let digest = SPKIEncoding.sha256(spkiDER) else { return nil }
+        self.kind = kind
+        self.label = label
+        self.keyType = keyType
+        self.spkiDER = spkiDER
+        self.spkiSHA256 = digest
+    }
+
+    /// The certificate object of an `X509 *` (not consumed); nil when OpenSSL cannot
+    /// encode or hash its SubjectPublicKeyInfo.
+    init?(certificate x509: OpaquePointer) {
+        guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = SPKIEncoding.der(of: pubkey) else {
+            return nil
+        }
+        self.init(
+            kind: .certificate, label: SPKIEncoding.subject(X509_get_subject_name(x509)),
+            keyType: SPKIEncoding.keyType(ofSPKI: pubkey), spkiDER: spki)
+    }
+}
+
+// MARK: - PEM
+
+/// One PEM block located in the input: label, BEGIN line, RFC 1421 headers and the byte
+/// range of its base64 body.
+private struct PEMBlock {
+    let label: String
+    let line: Int
+    let headers: [String]
+    let body: Range<Int>
+}
+
+/// Finds PEM blocks (RFC 7468) and decodes their bodies into guarded memory.
+private enum PEMScanner {
+    private static let begin = Array("-----BEGIN ".utf8)
+    private static let end = Array("-----END ".utf8)
+    private static let dashes = Array("-----".utf8)
+
+    private enum Phase { case start, headers, body }
+
+    private struct Open {
+        let label: String
+        let line: Int
+        var phase: Phase = .start
+        var headers: [String] = []
+        var bodyStart: Int
+    }
+
+    static func blocks(in raw: UnsafeRawBufferPointer, source: String) throws -> [PEMBlock] {
+        var blocks: [PEMBlock] = []
+        var open: Open?
+        // A UTF-8 byte order mark, as some Windows editors write, is not part of the text.
+        var position = raw.starts(with: [0xef, 0xbb, 0xbf]) ? 3 : 0
+        var lineNumber = 0
+        while position < raw.count {
+            let lineStart = position
+            var lineEnd = lineStart
+            while lineEnd < raw.count, raw[lineEnd] != 0x0a { lineEnd += 1 }
+            position = min(lineEnd + 1, raw.count)
+            lineNumber += 1
+            var trimmedEnd = lineEnd
+            while trimmedEnd > lineStart, SPKIReader.isSpace(raw[trimmedEnd - 1]) { trimmedEnd -= 1 }
+            let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<trimmedEnd])
+
+            guard var current = open else {
+                if hasPrefix(line, begin) {
+                    guard let label = label(of: line, prefix: begin) else {
+                        throw SPKIError.malformedPEM(
+                            file: source, label: printable(line), line: lineNumber, problem: .malformedBeginLine)
+                    }
+                    open = Open(label: label, line: lineNumber, bodyStart: position)
+                }
+                continue
+            }
+            if hasPrefix(line, end) {
+                guard label(of: line, prefix: end) == current.label else {
+                    throw SPKIError.malformedPEM(
+                        file: source, label: current.label, line: current.line,
+                        problem: .mismatchedEnd(found: printable(line)))
+                }
+                if current.phase == .headers {
+                    throw SPKIError.malformedPEM(
+                        file: source, label: current.label, line: current.line, problem: .unexpectedHeaders)
+                }
+                blocks.append(
+                    PEMBlock(
+                        label: current.label, line: current.line, headers: current.headers,
+                        body: current.bodyStart..<lineStart))
+                open = nil
+                continue
+            }
+            if hasPrefix(line, begin) {
+                throw SPKIError.malformedPEM(
+                    file: source, label: current.label, line: current.line, problem: .beginInsideBlock)
+            }
+            switch current.phase {
+            case .start:
+                if line.contains(0x3a) {  // ':' never occurs in base64: an RFC 1421 header
+                    current.phase = .headers
+                    current.headers.append(printable(line))
+                    current.bodyStart = position
+                } else if !line.isEmpty {
+                    current.phase = .body
+                }
+            case .headers:
+                if line.isEmpty {
+                    current.phase = .body
+                } else if line[0] == 0x20 || line[0] == 0x09, let last = current.headers.popLast() {
+                    current.headers.append(last + printable(line))
+                } else if line.contains(0x3a) {
+                    current.headers.append(printable(line))
+                } else {
+                    throw SPKIError.malformedPEM(
+                        file: source, label: current.label, line: current.line, problem: .unexpectedHeaders)
+                }
+                current.bodyStart = position
+            case .body:
+                break
+            }
+            open = current
+        }
+        if let current = open {
+            throw SPKIError.truncatedPEM(file: source, label: current.label, line: current.line)
+        }
+        return blocks
+    }
+
+    /// Decodes the base64 body of `block` into guarded memory (strict RFC 4648 §4:
+    /// padded, alphabet only, white space between characters ignored).
+    static func decodeBody(_ raw: UnsafeRawBufferPointer, block: PEMBlock, source: String) throws
+        -> SecureBytes
+    {
+        let body = UnsafeRawBufferPointer(rebasing: raw[block.body])
+        let output = try SecureBytes(capacity: body.count / 4 * 3 + 3)
+        let written: Int? = output.withUnsafeMutableBytes { out in
+            var accumulator: UInt32 = 0
+            var digits = 0
+            var padding = 0
+            var finished = false
+            var count = 0
+            defer { accumulator = 0 }
+            for byte in body {
+                if SPKIReader.isSpace(byte) { continue }
+                if finished { return nil }
+                let value: UInt32
+                if byte == 0x3d {  // '='
+                    guard digits >= 2 else { return nil }
+                    padding += 1
+                    value = 0
+                } else {
+                    guard padding == 0, let decoded = SPKIEncoding.base64Value(byte) else { return nil }
+                    value = decoded
+                }
+                accumulator = accumulator << 6 | value
+                digits += 1
+                if digits == 4 {
+                    let bytes = 3 - padding
+                    for index in 0..<bytes {
+                        out[count + index] = UInt8(truncatingIfNeeded: accumulator >> (16 - 8 * index))
+                    }
+                    count += bytes
+                    accumulator = 0
+                    digits = 0
+                    if padding > 0 { finished = true }
+                }
+            }
+            return digits == 0 ? count : nil
+        }
+        guard let written else {
+            throw SPKIError.invalidBase64(file: source, label: block.label, line: block.line)
+        }
+        guard written > 0 else {
+            throw SPKIError.malformedPEM(
+                file: source, label: block.label, line: block.line, problem: .emptyBody)
+        }
+        output.truncate(to: written)
+        return output
+    }
+
+    private static func hasPrefix(_ line: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
+        line.count >= prefix.count && zip(line, prefix).allSatisfy { $0 == $1 }
+    }
+
+    /// The label of `-----BEGIN LABEL-----` / `-----END LABEL-----`: printable ASCII,
+    /// non-empty, without leading or trailing '-' or space.
+    private static func label(of line: UnsafeRawBufferPointer, prefix: [UInt8]) -> String? {
+        guard line.count >= prefix.count + dashes.count + 1 else { return nil }
+        let tail = UnsafeRawBufferPointer(rebasing: line[(line.count - dashes.count)...])
+        guard tail.elementsEqual(dashes) else { return nil }
+        let label = UnsafeRawBufferPointer(rebasing: line[prefix.count..<(line.count - dashes.count)])
+        guard let first = label.first, let last = label.last,
+            first != 0x2d, first != 0x20, last != 0x2d, last != 0x20,
+            label.allSatisfy({ $0 >= 0x20 && $0 < 0x7f })
+        else { return nil }
+        return String(decoding: label, as: UTF8.self)
+    }
+
+    /// A line as text for error messages and headers: non-printable bytes become '?'.
+    private static func printable(_ line: UnsafeRawBufferPointer) -> String {
+        String(decoding: line.prefix(200).map { $0 >= 0x20 && $0 < 0x7f ? $0 : 0x3f }, as: UTF8.self)
+    }
+}
+
+// MARK: - OpenSSL helpers shared with TLSProbe.swift
+
+/// Encodings, digests and descriptions of keys and names, and OpenSSL error text.
+enum SPKIEncoding {
+    /// Empties the calling thread's OpenSSL error queue and returns its entries as text
+    /// (`error:...:reason`), oldest first, separated by "; ".
+    static func openSSLErrorText() -> String {
+        var messages: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            if messages.count < 8 {
+                ERR_error_string_n(code, &buffer, buffer.count)
+                messages.append(
+                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+        }
+        return messages.isEmpty ? "no OpenSSL error detail" : messages.joined(separator: "; ")
+    }
+
+    private static let alphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Canonical padded base64 (RFC 4648 §4).
+    static func base64(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let remaining = bytes.count - index
+            let b0 = UInt32(bytes[index])
+            let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
+            let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
+            let triple = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[Int(triple >> 18 & 0x3f)])
+            out.append(alphabet[Int(triple >> 12 & 0x3f)])
+            out.append(remaining > 1 ? alphabet[Int(triple >> 6 & 0x3f)] : 0x3d)
+            out.append(remaining > 2 ? alphabet[Int(triple & 0x3f)] : 0x3d)
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The 6-bit value of a base64 alphabet character (RFC 4648 §4), nil otherwise.
+    static func base64Value(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case 0x41...0x5a: return UInt32(byte - 0x41)
+        case 0x61...0x7a: return UInt32(byte - 0x61 + 26)
+        case 0x30...0x39: return UInt32(byte - 0x30 + 52)
+        case 0x2b: return 62
+        case 0x2f: return 63
+        default: return nil
+        }
+    }
+
+    /// Lowercase hex.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// SHA-256 (FIPS 180-4) with OpenSSL's EVP interface; 32 bytes, or nil when OpenSSL
+    /// cannot allocate or its configuration provides no SHA-256.
+    static func sha256(_ bytes: [UInt8]) -> [UInt8]? {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let status = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard status == 1, length == 32 else { return nil }
+        return digest
+    }
+
+    /// `i2d_X509_PUBKEY`: the DER SubjectPublicKeyInfo; nil when OpenSSL cannot encode it.
+    static func der(of pubkey: OpaquePointer) -> [UInt8]? {
+        encode { i2d_X509_PUBKEY(pubkey, $0) }
+    }
+
+    /// `i2d_PUBKEY`: the DER SubjectPublicKeyInfo of an `EVP_PKEY`'s public half.
+    static func publicKeyDER(of key: OpaquePointer) -> [UInt8]? {
+        encode { i2d_PUBKEY(key, $0) }
+    }
+
+    /// `i2d_X509`: the DER certificate.
+    static func certificateDER(of x509: OpaquePointer) -> [UInt8]? {
+        encode { i2d_X509(x509, $0) }
+    }
+
+    private static func encode(_ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32)
+        -> [UInt8]?
+    {
+        let length = Int(i2d(nil))
+        guard length > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: length)
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d(&cursor)
+        }
+        guard Int(written) == length else { return nil }
+        return out
+    }
+
+    /// Key type of a SubjectPublicKeyInfo; `unknown (<algorithm>)` when OpenSSL does not
+    /// decode the key.
+    static func keyType(ofSPKI pubkey: OpaquePointer) -> String {
+        ERR_set_mark()
+        defer { ERR_pop_to_mark() }
+        if let key = X509_PUBKEY_get0(pubkey) { return keyType(ofKey: key) }
+        var algorithm: OpaquePointer?
+        guard X509_PUBKEY_get0_param(&algorithm, nil, nil, nil, pubkey) == 1, let algorithm else {
+            return "unknown"
+        }
+        var buffer = [CChar](repeating: 0, count: 128)
+        let length = OBJ_obj2txt(&buffer, Int32(buffer.count), algorithm, 0)
+        guard length > 0 else { return "unknown" }
+        return "unknown (\(cString(buffer)))"
+    }
+
+    /// Key type of an `EVP_PKEY`: `RSA 2048`, `EC P-256`, `Ed25519`, ...
+    static func keyType(ofKey key: OpaquePointer) -> String {
+        let bits = EVP_PKEY_get_bits(key)
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA: return "RSA \(bits)"
+        case EVP_PKEY_RSA_PSS: return "RSA-PSS \(bits)"
+        case EVP_PKEY_DSA: return "DSA \(bits)"
+        case EVP_PKEY_ED25519: return "Ed25519"
+        case EVP_PKEY_ED448: return "Ed448"
+        case EVP_PKEY_X25519: return "X25519"
+        case EVP_PKEY_X448: return "X448"
+        case EVP_PKEY_EC:
+            var buffer = [CChar](repeating: 0, count: 80)
+            var length = 0
+            guard EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1 else {
+                return "EC \(bits)-bit (explicit parameters)"
+            }
+            switch cString(buffer) {
+            case "prime256v1", "P-256", "secp256r1": return "EC P-256"
+            case "secp384r1", "P-384": return "EC P-384"
+            case "secp521r1", "P-521": return "EC P-521"
+            case let name: return "EC \(name)"
+            }
+        default:
+            if let name = EVP_PKEY_get0_type_name(key) { return String(cString: name) }
+            return "unknown"
+        }
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF")
+
+    /// An `X509_NAME` as an RFC 2253 one-line string with UTF-8 text; control, format
+    /// (bidirectional overrides) and line separator characters are escaped as `\XX` per
+    /// UTF-8 byte so that a subject cannot drive a terminal.
+    static func subject(_ name: OpaquePointer?) -> String {
+        guard let name, let bio = BIO_new(BIO_s_mem()) else { return "(unreadable subject)" }
+        defer { BIO_free(bio) }
+        guard X509_NAME_print_ex(bio, name, 0, pinion_x509_name_flags_rfc2253_utf8()) >= 0 else {
+            ERR_clear_error()
+            return "(unreadable subject)"
+        }
+        var data: UnsafeMutablePointer<CChar>?
+        let length = pinion_x509_BIO_get_mem_data(bio, &data)
+        guard length > 0, let data else { return "(empty subject)" }
+        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                // RFC 2253 §2.4 hex pairs, one per UTF-8 byte: no terminal control or
+                // bidirectional override reaches the operator's screen.
+                for byte in String(scalar).utf8 {
+                    escaped += "\\" + String(hexDigits[Int(byte >> 4)]) + String(hexDigits[Int(byte & 0x0f)])
+                }
+            default:
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func cString(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+// MARK: - Files
+
+extension SPKIReader {
+    /// Reads a whole file into guarded memory (`maximumInputSize` at most).
+    private static func readFile(_ path: String) throws -> SecureBytes {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SPKIError.unreadable(file: path, errno: errno) }
+        defer { close(descriptor) }
+        var info = stat()
+        var capacity = 64 * 1024
+        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            guard info.st_size <= maximumInputSize else {
+                throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
+            }
+            capacity = Int(info.st_size) + 1
+        }
+        var buffer = try SecureBytes(capacity: capacity)
+        var filled = 0
+        while true {
+            if filled == buffer.capacity {
+                guard buffer.capacity <= maximumInputSize else {
+                    throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
+                }
+                let grown = try SecureBytes(capacity: min(buffer.capacity * 2, maximumInputSize + 1))
+                grown.withUnsafeMutableBytes { target in
+                    buffer.withUnsafeBytes { source in
+                        if let base = source.baseAddress {
+                            target.baseAddress?.copyMemory(from: base, byteCount: filled)
+                        }
+                    }
+                }
+                buffer = grown
+            }
+            let got = buffer.withUnsafeMutableBytes { target in
+                read(descriptor, target.baseAddress.map { $0 + filled }, target.count - filled)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SPKIError.unreadable(file: path, errno: errno)
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        guard filled <= maximumInputSize else {
+            throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
+        }
+        buffer.truncate(to: filled)
+        return buffer
+    }
+}

@@ -1,0 +1,456 @@
+// TLS probe for `pinion spki --connect`: the chain a server presents, each certificate's
+// pin, and which certificates are on the path OpenSSL verified.
+
+import COpenSSL
+import CPinionShims
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a TLS server presented and what OpenSSL made of it.
+public struct TLSProbeResult: Sendable {
+    /// One certificate: presented by the server, on the verified path, or both.
+    public struct Entry: Sendable {
+        /// The certificate's subject, SubjectPublicKeyInfo and pin (`kind == .certificate`).
+        public let object: SPKIObject
+        /// True when the server sent this certificate (`SSL_get_peer_cert_chain`).
+        public let presented: Bool
+        /// True when verification succeeded and this certificate is on the path OpenSSL
+        /// verified (`SSL_get0_verified_chain`, compared by DER). Only these certificates
+        /// count for pinning (DESIGN.md §8.3); always false when `verified` is false.
+        public let onVerifiedPath: Bool
+    }
+
+    /// The presented chain in the order the server sent it (leaf first), followed, when
+    /// verification succeeded, by the verified-path certificates the server did not send
+    /// (typically the trust anchor from the CA file or system store), in path order.
+    public let entries: [Entry]
+    /// True when X.509 verification (chain to a trusted root, validity, purpose, and the
+    /// host name or IP address) succeeded.
+    public let verified: Bool
+    /// Why verification failed: OpenSSL's `X509_verify_cert_error_string` text (such as
+    /// `hostname mismatch` or `unable to get local issuer certificate`), or a note when
+    /// the server presented no certificate; nil when `verified` is true.
+    public let verifyError: String?
+    /// The negotiated protocol, as OpenSSL names it: `TLSv1.2` or `TLSv1.3`.
+    public let protocolVersion: String
+}
+
+/// Why a probe produced no result. Verification failures are not errors: they are
+/// reported in `TLSProbeResult` together with the presented chain.
+public enum TLSProbeError: Error, Equatable, CustomStringConvertible {
+    /// The step that ran out of time.
+    public enum Phase: Sendable, Equatable {
+        /// The TCP connect to one address.
+        case connect
+        /// The TLS handshake.
+        case handshake
+    }
+
+    /// The host is empty, contains a NUL byte or is otherwise unusable.
+    case invalidHost(String)
+    /// The server name (SNI and name checked) is empty or contains a NUL byte.
+    case invalidServerName(String)
+    /// The timeout is not a number of seconds in (0, 86400].
+    case invalidTimeout(Double)
+    /// Name resolution (`getaddrinfo`) failed; `detail` is its error text.
+    case resolutionFailed(host: String, detail: String)
+    /// Every address of the host refused the TCP connection.
+    case connectionRefused(host: String, port: UInt16)
+    /// The TCP connection failed for another reason; `errno` is the system error number.
+    case connectionFailed(host: String, port: UInt16, errno: Int32)
+    /// The connect or the handshake took longer than the timeout.
+    case timedOut(host: String, port: UInt16, phase: Phase)
+    /// The TLS handshake failed (no common protocol or cipher, not a TLS server, peer
+    /// closed or reset); `detail` is OpenSSL's error text or the system error.
+    case handshakeFailed(host: String, port: UInt16, detail: String)
+    /// The CA file could not be read or holds no certificate; `detail` says why.
+    case caFileUnreadable(path: String, detail: String)
+    /// OpenSSL could not set up the TLS client (allocation, configuration).
+    case tlsSetupFailed(detail: String)
+    /// A certificate the server sent could not be re-encoded (position 0 = leaf).
+    case invalidPeerCertificate(host: String, port: UInt16, position: Int)
+
+    /// True for failures of the network, the peer or the CA file (CLI exit code 3,
+    /// DESIGN.md §11); false for bad arguments and internal failures.
+    public var isIOError: Bool {
+        switch self {
+        case .resolutionFailed, .connectionRefused, .connectionFailed, .timedOut, .handshakeFailed,
+            .caFileUnreadable, .invalidPeerCertificate:
+            return true
+        case .invalidHost, .invalidServerName, .invalidTimeout, .tlsSetupFailed:
+            return false
+        }
+    }
+
+    /// One line for the operator naming the host (or file) and what failed.
+    public var description: String {
+        switch self {
+        case .invalidHost(let host): return "invalid host \"\(host)\""
+        case .invalidServerName(let name): return "invalid server name \"\(name)\""
+        case .invalidTimeout(let seconds):
+            return "invalid timeout \(seconds) s (expected more than 0 and at most 86400)"
+        case .resolutionFailed(let host, let detail): return "\(host): cannot resolve: \(detail)"
+        case .connectionRefused(let host, let port):
+            return "\(Self.endpoint(host, port)): connection refused"
+        case .connectionFailed(let host, let port, let code):
+            return "\(Self.endpoint(host, port)): cannot connect: \(String(cString: strerror(code)))"
+        case .timedOut(let host, let port, let phase):
+            return
+                "\(Self.endpoint(host, port)): \(phase == .connect ? "connect" : "TLS handshake") timed out"
+        case .handshakeFailed(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)): TLS handshake failed: \(detail)"
+        case .caFileUnreadable(let path, let detail):
+            return "\(path): cannot load CA certificates: \(detail)"
+        case .tlsSetupFailed(let detail): return "cannot set up the TLS client: \(detail)"
+        case .invalidPeerCertificate(let host, let port, let position):
+            return "\(Self.endpoint(host, port)): presented certificate #\(position) cannot be encoded"
+        }
+    }
+
+    private static func endpoint(_ host: String, _ port: UInt16) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+/// Connects to a TLS server and reports the certificate chain it presents, with pins.
+public enum TLSProbe {
+    /// Connects with TLS 1.2 or 1.3, completes the handshake without sending any
+    /// application data, and returns the presented chain, the verified path and the X.509
+    /// verification result. Verification failures do not throw: the chain is returned
+    /// with `verified == false` so that the operator sees it.
+    ///
+    /// Verification: the CA file if given, else OpenSSL's default verify paths (the
+    /// system store); RFC 6125 name check with `SSL_set1_host` (no partial wildcards), or
+    /// an IP address check when the checked name is an IP literal. SNI (RFC 6066 §3) is
+    /// sent unless the checked name is an IP literal.
+    ///
+    /// - Parameters:
+    ///   - host: DNS name, IPv4 literal or IPv6 literal (brackets allowed) to connect to;
+    ///     resolved with `getaddrinfo` (its own resolver timeouts apply), addresses tried
+    ///     in order.
+    ///   - port: TCP port.
+    ///   - serverName: the name sent as SNI and checked against the certificate; nil
+    ///     means `host`. One trailing dot is removed.
+    ///   - caFile: PEM file of trusted certificates; nil means the system store.
+    ///   - timeout: seconds, more than 0 and at most 86400, allowed for each TCP connect
+    ///     attempt and, separately, for the TLS handshake.
+    /// - Returns: the presented chain and verification result.
+    /// - Throws: `TLSProbeError` for bad arguments, resolution, connect, timeout,
+    ///   handshake or CA file failures.
+    public static func chain(
+        host: String, port: UInt16, serverName: String?, caFile: String?, timeout: Double
+    ) throws -> TLSProbeResult {
+        guard timeout.isFinite, timeout > 0, timeout <= 86400 else {
+            throw TLSProbeError.invalidTimeout(timeout)
+        }
+        let address = try normalizedHost(host)
+        let checkedName: String
+        if let serverName {
+            guard let name = normalizedName(serverName) else {
+                throw TLSProbeError.invalidServerName(serverName)
+            }
+            checkedName = name
+        } else {
+            checkedName = normalizedName(address) ?? address
+        }
+
+        let context = try makeContext(caFile: caFile)
+        defer { SSL_CTX_free(context) }
+        guard let ssl = SSL_new(context) else {
+            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+        }
+        defer { SSL_free(ssl) }
+        try configure(ssl, checkedName: checkedName)
+
+        let descriptor = try openConnection(
+            address: address, displayHost: host, port: port, timeout: timeout)
+        defer { close(descriptor) }
+        guard SSL_set_fd(ssl, descriptor) == 1 else {
+            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+        }
+        try handshake(ssl, descriptor: descriptor, host: host, port: port, timeout: timeout)
+        return try result(of: ssl, host: host, port: port)
+    }
+}
+
+// MARK: - Names
+
+extension TLSProbe {
+    private static func normalizedHost(_ host: String) throws -> String {
+        var address = host
+        if address.hasPrefix("["), address.hasSuffix("]"), address.count > 2 {
+            address = String(address.dropFirst().dropLast())
+        }
+        guard !address.isEmpty, !address.utf8.contains(0), address.utf8.count <= 1024 else {
+            throw TLSProbeError.invalidHost(host)
+        }
+        return address
+    }
+
+    /// A name for SNI and the certificate check: non-empty, no NUL, one trailing dot
+    /// removed (DESIGN.md §8.2).
+    private static func normalizedName(_ name: String) -> String? {
+        var result = name
+        if result.hasSuffix("."), !result.hasSuffix("..") { result.removeLast() }
+        guard !result.isEmpty, !result.utf8.contains(0), result.utf8.count <= 1024 else { return nil }
+        return result
+    }
+
+    private static func isIPLiteral(_ text: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
+    }
+}
+
+// MARK: - OpenSSL setup
+
+extension TLSProbe {
+    /// Returns a new `SSL_CTX *` the caller frees.
+    private static func makeContext(caFile: String?) throws -> OpaquePointer {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+        }
+        do {
+            guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+                throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+            }
+            if let caFile {
+                // Checked first so that a missing file gets the system's reason, not OpenSSL's.
+                let descriptor = open(caFile, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw TLSProbeError.caFileUnreadable(
+                        path: caFile, detail: String(cString: strerror(errno)))
+                }
+                close(descriptor)
+                guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                    throw TLSProbeError.caFileUnreadable(
+                        path: caFile, detail: SPKIEncoding.openSSLErrorText())
+                }
+            } else {
+                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                    throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+                }
+            }
+            // The handshake must finish even when verification fails, so that the chain can
+            // be shown; the result is read from SSL_get_verify_result afterwards.
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+            return context
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    private static func configure(_ ssl: OpaquePointer, checkedName: String) throws {
+        if isIPLiteral(checkedName) {
+            guard let parameters = SSL_get0_param(ssl),
+                X509_VERIFY_PARAM_set1_ip_asc(parameters, checkedName) == 1
+            else { throw TLSProbeError.invalidServerName(checkedName) }
+        } else {
+            SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            guard SSL_set1_host(ssl, checkedName) == 1 else {
+                throw TLSProbeError.invalidServerName(checkedName)
+            }
+            guard pinion_x509_SSL_set_tlsext_host_name(ssl, checkedName) == 1 else {
+                ERR_clear_error()
+                throw TLSProbeError.invalidServerName(checkedName)
+            }
+        }
+    }
+}
+
+// MARK: - Network
+
+/// A point in time `seconds` from now on the monotonic clock.
+private struct Deadline {
+    let end: ContinuousClock.Instant
+
+    init(seconds: Double) {
+        end = ContinuousClock.now + .seconds(seconds)
+    }
+
+    /// Milliseconds left, rounded up, for poll(2); 0 when passed.
+    var remainingMilliseconds: Int32 {
+        let left = end - ContinuousClock.now
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+}
+
+extension TLSProbe {
+    /// Waits until `descriptor` is ready for `events`; false when the deadline passed.
+    private static func wait(_ descriptor: Int32, for events: Int16, until deadline: Deadline) -> Bool {
+        while true {
+            let milliseconds = deadline.remainingMilliseconds
+            if milliseconds == 0 { return false }
+            var entry = pollfd(fd: descriptor, events: events, revents: 0)
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 { continue }  // recheck the deadline: poll may wake early
+            if errno != EINTR { return true }  // let the next socket call report the error
+        }
+    }
+
+    /// Resolves `address` and returns a connected non-blocking TCP socket.
+    private static func openConnection(
+        address: String, displayHost: String, port: UInt16, timeout: Double
+    ) throws
+        -> Int32
+    {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(address) ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(address, String(port), &hints, &list)
+        guard status == 0 else {
+            let detail =
+                status == EAI_SYSTEM
+                ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw TLSProbeError.resolutionFailed(host: displayHost, detail: detail)
+        }
+        defer { freeaddrinfo(list) }
+
+        var lastError = TLSProbeError.resolutionFailed(host: displayHost, detail: "no addresses")
+        var next = list
+        while let info = next {
+            next = info.pointee.ai_next
+            let type = Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
+            let descriptor = socket(info.pointee.ai_family, type, info.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastError = .connectionFailed(host: displayHost, port: port, errno: errno)
+                continue
+            }
+            let code = connectOne(
+                descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout)
+            if code == 0 { return descriptor }
+            close(descriptor)
+            switch code {
+            case ETIMEDOUT: lastError = .timedOut(host: displayHost, port: port, phase: .connect)
+            case ECONNREFUSED: lastError = .connectionRefused(host: displayHost, port: port)
+            default: lastError = .connectionFailed(host: displayHost, port: port, errno: code)
+            }
+        }
+        throw lastError
+    }
+
+    /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
+    private static func connectOne(
+        _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t,
+        timeout: Double
+    ) -> Int32 {
+        let deadline = Deadline(seconds: timeout)
+        if connect(descriptor, address, length) == 0 { return 0 }
+        guard errno == EINPROGRESS || errno == EINTR else { return errno }
+        guard wait(descriptor, for: Int16(POLLOUT), until: deadline) else { return ETIMEDOUT }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errno }
+        return error
+    }
+
+    private static func handshake(
+        _ ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, timeout: Double
+    ) throws {
+        let deadline = Deadline(seconds: timeout)
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let status = SSL_connect(ssl)
+            if status == 1 { return }
+            let savedErrno = errno
+            let reason = SSL_get_error(ssl, status)
+            let events: Int16
+            switch reason {
+            case SSL_ERROR_WANT_READ: events = Int16(POLLIN)
+            case SSL_ERROR_WANT_WRITE: events = Int16(POLLOUT)
+            case SSL_ERROR_ZERO_RETURN:
+                throw TLSProbeError.handshakeFailed(
+                    host: host, port: port, detail: "connection closed by peer")
+            case SSL_ERROR_SYSCALL:
+                let detail: String
+                if ERR_peek_error() != 0 {
+                    detail = SPKIEncoding.openSSLErrorText()
+                } else if savedErrno != 0 {
+                    detail = String(cString: strerror(savedErrno))
+                } else {
+                    detail = "connection closed by peer"
+                }
+                throw TLSProbeError.handshakeFailed(host: host, port: port, detail: detail)
+            default:
+                throw TLSProbeError.handshakeFailed(
+                    host: host, port: port, detail: SPKIEncoding.openSSLErrorText())
+            }
+            guard wait(descriptor, for: events, until: deadline) else {
+                throw TLSProbeError.timedOut(host: host, port: port, phase: .handshake)
+            }
+        }
+    }
+}
+
+// MARK: - Result
+
+extension TLSProbe {
+    private static func certificates(
+        _ stack: OpaquePointer?, host: String, port: UInt16
+    ) throws -> [(object: SPKIObject, der: [UInt8])] {
+        guard let stack else { return [] }
+        var result: [(object: SPKIObject, der: [UInt8])] = []
+        let count = pinion_sk_X509_num(stack)
+        guard count > 0 else { return [] }
+        for index in 0..<count {
+            guard let x509 = pinion_sk_X509_value(stack, index),
+                let object = SPKIObject(certificate: x509),
+                let der = SPKIEncoding.certificateDER(of: x509)
+            else {
+                throw TLSProbeError.invalidPeerCertificate(host: host, port: port, position: Int(index))
+            }
+            result.append((object, der))
+        }
+        return result
+    }
+
+    private static func result(of ssl: OpaquePointer, host: String, port: UInt16) throws
+        -> TLSProbeResult
+    {
+        let presented = try certificates(SSL_get_peer_cert_chain(ssl), host: host, port: port)
+        let path = try certificates(SSL_get0_verified_chain(ssl), host: host, port: port)
+        let code = SSL_get_verify_result(ssl)
+
+        let verifyError: String?
+        if SSL_get0_peer_certificate(ssl) == nil || presented.isEmpty {
+            verifyError = "server presented no certificate"
+        } else if code != X509_V_OK {
+            verifyError =
+                X509_verify_cert_error_string(code).map { String(cString: $0) } ?? "verify error \(code)"
+        } else if path.isEmpty {
+            // Should not happen after a full handshake; never count it as verified.
+            verifyError = "no verified chain"
+        } else {
+            verifyError = nil
+        }
+        let verified = verifyError == nil
+
+        let pathDER = Set(path.map(\.der))
+        var entries = presented.map {
+            TLSProbeResult.Entry(
+                object: $0.object, presented: true, onVerifiedPath: verified && pathDER.contains($0.der))
+        }
+        if verified {
+            let presentedDER = Set(presented.map(\.der))
+            for certificate in path where !presentedDER.contains(certificate.der) {
+                entries.append(.init(object: certificate.object, presented: false, onVerifiedPath: true))
+            }
+        }
+        let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
+        return TLSProbeResult(
+            entries: entries, verified: verified, verifyError: verifyError, protocolVersion: version)
+    }
+}
