@@ -149,6 +149,32 @@ import Testing
         #expect(result.err.contains("payload.version"))
     }
 
+    @Test func rootOptionChecksLifetimeScopeAndSigningRole() throws {
+        let w = try Workspace()
+        w.quickKey("root")
+        w.quickKey("pins")
+        w.ok([
+            "root", "init", "--scope", "a.b", "--root-key", "@root.pub", "--root-threshold", "1", "--pins-key",
+            "@pins.pub",
+            "--pins-threshold", "1", "--max-manifest-lifetime", "7d", "-o", "@rp.json",
+        ])
+        w.ok(["sign", "--key", "@root.key", "@rp.json", "-o", "@root.json"])
+        w.ok(["manifest", "init", "--scope", "a.b", "--expires-in", "8d", "-o", "@long.json"])
+        let long = w.run(["sign", "--key", "@pins.key", "--root", "@root.json", "@long.json", "-o", "@m.json"])
+        #expect(long.status == 1)
+        #expect(long.err.contains("exceeds the root's maxManifestLifetime of 604800 s"))
+        #expect(!w.exists("m.json"))
+        w.ok(["manifest", "init", "--scope", "c.d", "--expires-in", "1d", "-o", "@other.json"])
+        #expect(
+            w.run(["sign", "--key", "@pins.key", "--root", "@root.json", "@other.json", "-o", "@m.json"]).status == 1)
+        w.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "1d", "-o", "@p.json"])
+        let wrongRole = w.ok(["sign", "--key", "@root.key", "--root", "@root.json", "@p.json", "-o", "@m.json"])
+        #expect(wrongRole.err.contains("is not in the role that signs this document"))
+        let right = w.ok(["sign", "--key", "@pins.key", "--root", "@root.json", "@p.json", "-o", "@m2.json"])
+        #expect(right.err.isEmpty)
+        #expect(right.out.contains("manifest version 1 (rootVersion 1) of scope a.b, 0 domain(s)"))
+    }
+
     @Test func refusesToOverwriteOutputWithoutForce() throws {
         let w = try Workspace()
         w.quickKey("k")

@@ -10,11 +10,11 @@ struct SignCommand: Command {
     static let options: [OptionSpec] = [
         .value("key", repeatable: true), .value("out", short: "o"), .flag("force"),
         .flag("allow-single-pin"),
-        .value("passphrase-file"),
+        .value("passphrase-file"), .value("root"),
     ]
     static let help = """
         usage: pinion sign --key K.key [--key K2.key ...] IN -o OUT [--force]
-                           [--allow-single-pin] [--passphrase-file F]
+                           [--allow-single-pin] [--passphrase-file F] [--root ROOT_ENVELOPE]
 
         IN is a payload (a new DSSE envelope is made) or an envelope (signatures are added,
         for co-signing by several people in turn; the payload bytes never change).
@@ -23,6 +23,10 @@ struct SignCommand: Command {
         enforced domain with fewer than two pins (backup-pin rule, RFC 7469 §4.3).
         One passphrase (--passphrase-file, PINION_PASSPHRASE or the terminal) opens every key.
         Review what you sign first: pinion manifest show IN.
+        With --root (the root the document will be checked against), a manifest whose
+        scope or lifetime breaks that root's rules is refused, and a key outside the role
+        that must sign (pins role for a manifest; the given or the new root role for a
+        root) is warned about: its signature would not count.
 
         """
 
@@ -37,24 +41,59 @@ struct SignCommand: Command {
         }
 
         var envelope: Envelope
-        switch try Load.document(input) {
-        case .envelope(let existing, _):
-            envelope = existing
-            // The payload inside must pass the same strict checks as a bare one.
-            do {
+        let summary: String
+        var manifest: ManifestPayload?
+        var root: RootPayload?
+        do {
+            switch try Load.document(input) {
+            case .envelope(let existing, _):
+                envelope = existing
+                // The payload inside must pass the same strict checks as a bare one.
                 switch existing.kind {
-                case .root: _ = try RootPayload.parse(existing.payload, hasher: crypto.hasher)
-                case .pins:
-                    try checkBackupPins(try ManifestPayload.parse(existing.payload), arguments: arguments)
+                case .root: root = try RootPayload.parse(existing.payload, hasher: crypto.hasher)
+                case .pins: manifest = try ManifestPayload.parse(existing.payload)
                 }
-            } catch let error as FormatError {
-                throw CLIError.failure(Load.located(error, input).description)
+            case .rootPayload(let payload, let bytes):
+                envelope = Envelope(kind: .root, payload: bytes)
+                root = payload
+            case .manifestPayload(let payload, let bytes):
+                envelope = Envelope(kind: .pins, payload: bytes)
+                manifest = payload
             }
-        case .rootPayload(_, let bytes):
-            envelope = Envelope(kind: .root, payload: bytes)
-        case .manifestPayload(let payload, let bytes):
-            try checkBackupPins(payload, arguments: arguments)
-            envelope = Envelope(kind: .pins, payload: bytes)
+        } catch let error as FormatError {
+            throw CLIError.failure(Load.located(error, input).description)
+        }
+        if let manifest {
+            try checkBackupPins(manifest, arguments: arguments)
+            summary =
+                "manifest version \(manifest.version) (rootVersion \(manifest.rootVersion)) of scope \(manifest.scope), \(manifest.domains.count) domain(s), \(manifest.revokedPins.count) revoked pin(s), expires \(manifest.expiresAt)"
+        } else if let root {
+            summary =
+                "root version \(root.version) of scope \(root.scope), root role \(root.rootRole.threshold)-of-\(root.rootRole.keyIDs.count), pins role \(root.pinsRole.threshold)-of-\(root.pinsRole.keyIDs.count), expires \(root.expiresAt)"
+        } else {
+            summary = ""
+        }
+        var signingRole: Set<String>?
+        if let rootPath = arguments.value("root") {
+            let (_, trusted) = try Load.rootEnvelope(rootPath)
+            if let manifest {
+                guard manifest.scope == trusted.scope else {
+                    throw CLIError.failure("\(input): scope \(manifest.scope) is not the root's scope \(trusted.scope)")
+                }
+                guard manifest.lifetime <= trusted.maxManifestLifetime else {
+                    throw CLIError.failure(
+                        "\(input): lifetime \(manifest.lifetime) s exceeds the root's maxManifestLifetime of \(trusted.maxManifestLifetime) s"
+                    )
+                }
+                if manifest.rootVersion != trusted.version {
+                    context.warn(
+                        "\(input): rootVersion \(manifest.rootVersion) is not the given root's version \(trusted.version)"
+                    )
+                }
+                signingRole = Set(trusted.pinsRole.keyIDs)
+            } else if let root {
+                signingRole = Set(trusted.rootRole.keyIDs).union(root.rootRole.keyIDs)
+            }
         }
 
         let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"))
@@ -63,6 +102,11 @@ struct SignCommand: Command {
             if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
             let key = try KeyFile.readSecretKey(path: keyPath, passphrase: { try passphrase.get() })
             let keyID = key.publicKey.keyID
+            if let signingRole, !signingRole.contains(keyID) {
+                context.warn(
+                    "\(keyPath): key \(keyID) is not in the role that signs this document; its signature will not count"
+                )
+            }
             if envelope.signatures.contains(where: { $0.keyID == keyID }) {
                 context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
                 continue
@@ -77,10 +121,8 @@ struct SignCommand: Command {
         }
         try Files.writeAtomically(
             envelope.serialized(), to: out, replace: arguments.flag("force") || out == input)
-        let kind = envelope.kind == .root ? "root" : "manifest"
-        context.print(
-            "wrote \(out): \(kind) payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)"
-        )
+        context.print("wrote \(out): \(summary)")
+        context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
         for id in added { context.print("  signed by \(id)") }
     }
 
