@@ -134,19 +134,7 @@ public struct Ed25519PublicKey: Sendable, Hashable {
 
     /// The key id (DESIGN.md §2): lowercase hex SHA-256 of the 32 raw bytes, 64 characters.
     public var keyID: String {
-        Self.lowercaseHex(SodiumSHA256().sha256(raw))
-    }
-
-    /// Lowercase hexadecimal of `bytes`, two characters per byte.
-    private static func lowercaseHex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var characters = [UInt8]()
-        characters.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            characters.append(digits[Int(byte >> 4)])
-            characters.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: characters, as: UTF8.self)
+        KeyID.of(publicKey: raw, hasher: SodiumSHA256())
     }
 }
 

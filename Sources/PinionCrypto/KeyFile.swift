@@ -347,46 +347,16 @@ public enum KeyFile {
 
     /// Reads the whole file into guarded memory, since it may hold an unencrypted secret key.
     private static func readFile(path: String) throws -> SecureBytes {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw KeyFileError.io(path: path, operation: "open", errno: errno)
-        }
-        defer { _ = close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw KeyFileError.io(path: path, operation: "inspect", errno: errno)
-        }
-        let isRegular = info.st_mode & S_IFMT == S_IFREG
-        guard !isRegular || Int(info.st_size) <= maximumFileSize else {
-            throw KeyFileError.corrupt(path: path, reason: "larger than \(maximumFileSize / 1024) KiB")
-        }
-        // Sized to the file (guarded memory is locked, and the lock budget is small), plus one
-        // byte to notice a file that grew past the limit meanwhile.
-        let capacity = (isRegular ? Int(info.st_size) : maximumFileSize) + 1
-        let buffer = try SecureBytes(capacity: capacity)
-        let total = try buffer.withUnsafeMutableBytes { bytes -> Int in
-            guard let base = bytes.baseAddress else { return 0 }
-            var total = 0
-            while total < bytes.count {
-                let count = read(descriptor, base + total, bytes.count - total)
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    throw KeyFileError.io(path: path, operation: "read", errno: code)
-                }
-                if count == 0 { break }
-                total += count
+        do {
+            return try SecureBytes.readFile(path: path, limit: maximumFileSize)
+        } catch let error as SecureFileReadError {
+            switch error {
+            case .open(let code): throw KeyFileError.io(path: path, operation: "open", errno: code)
+            case .read(let code): throw KeyFileError.io(path: path, operation: "read", errno: code)
+            case .tooLarge:
+                throw KeyFileError.corrupt(path: path, reason: "larger than \(maximumFileSize / 1024) KiB")
             }
-            return total
         }
-        buffer.truncate(to: total)
-        guard total <= maximumFileSize else {
-            throw KeyFileError.corrupt(path: path, reason: "larger than \(maximumFileSize / 1024) KiB")
-        }
-        guard !isRegular || total < capacity else {
-            throw KeyFileError.corrupt(path: path, reason: "the file grew while being read")
-        }
-        return buffer
     }
 
     // MARK: - Encoding

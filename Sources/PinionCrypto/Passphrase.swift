@@ -101,32 +101,17 @@ public enum Passphrase {
 
     private static func fromFile(path: String) throws -> SecureBytes {
         let source = "passphrase file \(path)"
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw PassphraseError.io(path: path, operation: "open", errno: errno)
-        }
-        defer { _ = close(descriptor) }
-        // One byte over the limit tells "at the limit" from "over it" without reading more.
-        let buffer = try SecureBytes(capacity: maximumLength + 1)
-        let total = try buffer.withUnsafeMutableBytes { bytes -> Int in
-            guard let base = bytes.baseAddress else { return 0 }
-            var total = 0
-            while total < bytes.count {
-                let count = read(descriptor, base + total, bytes.count - total)
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    throw PassphraseError.io(path: path, operation: "read", errno: code)
-                }
-                if count == 0 { break }
-                total += count
+        let buffer: SecureBytes
+        do {
+            buffer = try SecureBytes.readFile(path: path, limit: maximumLength)
+        } catch let error as SecureFileReadError {
+            switch error {
+            case .open(let code): throw PassphraseError.io(path: path, operation: "open", errno: code)
+            case .read(let code): throw PassphraseError.io(path: path, operation: "read", errno: code)
+            case .tooLarge: throw PassphraseError.tooLong(source: source, limit: maximumLength)
             }
-            return total
         }
-        guard total <= maximumLength else {
-            buffer.truncate(to: 0)
-            throw PassphraseError.tooLong(source: source, limit: maximumLength)
-        }
+        let total = buffer.count
         let newline = buffer.withUnsafeBytes { bytes -> Int in
             guard total >= 1, bytes[total - 1] == 0x0A else { return 0 }
             return total >= 2 && bytes[total - 2] == 0x0D ? 2 : 1

@@ -1020,48 +1020,13 @@ enum SPKIEncoding {
 extension SPKIReader {
     /// Reads a whole file into guarded memory (`maximumInputSize` at most).
     private static func readFile(_ path: String) throws -> SecureBytes {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SPKIError.unreadable(file: path, errno: errno) }
-        defer { close(descriptor) }
-        var info = stat()
-        var capacity = 64 * 1024
-        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-            guard info.st_size <= maximumInputSize else {
-                throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
+        do {
+            return try SecureBytes.readFile(path: path, limit: maximumInputSize)
+        } catch let error as SecureFileReadError {
+            switch error {
+            case .open(let code), .read(let code): throw SPKIError.unreadable(file: path, errno: code)
+            case .tooLarge: throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
             }
-            capacity = Int(info.st_size) + 1
         }
-        var buffer = try SecureBytes(capacity: capacity)
-        var filled = 0
-        while true {
-            if filled == buffer.capacity {
-                guard buffer.capacity <= maximumInputSize else {
-                    throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
-                }
-                let grown = try SecureBytes(capacity: min(buffer.capacity * 2, maximumInputSize + 1))
-                grown.withUnsafeMutableBytes { target in
-                    buffer.withUnsafeBytes { source in
-                        if let base = source.baseAddress {
-                            target.baseAddress?.copyMemory(from: base, byteCount: filled)
-                        }
-                    }
-                }
-                buffer = grown
-            }
-            let got = buffer.withUnsafeMutableBytes { target in
-                read(descriptor, target.baseAddress.map { $0 + filled }, target.count - filled)
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw SPKIError.unreadable(file: path, errno: errno)
-            }
-            if got == 0 { break }
-            filled += got
-        }
-        guard filled <= maximumInputSize else {
-            throw SPKIError.tooLarge(file: path, limit: maximumInputSize)
-        }
-        buffer.truncate(to: filled)
-        return buffer
     }
 }

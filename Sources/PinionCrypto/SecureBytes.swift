@@ -80,3 +80,72 @@ public final class SecureBytes: @unchecked Sendable {
         return sodium_memcmp(pointer, other.pointer, count) == 0
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why a file could not be read into guarded memory; callers turn it into their own error.
+public enum SecureFileReadError: Error, Equatable {
+    /// open(2) failed with this errno.
+    case open(errno: Int32)
+    /// read(2) or fstat(2) failed with this errno.
+    case read(errno: Int32)
+    /// The file holds more than the limit (bytes).
+    case tooLarge(limit: Int)
+}
+
+extension SecureBytes {
+    /// Reads a whole file into guarded memory (a file may hold a secret key or a
+    /// passphrase, so its bytes never pass through a Swift array or `Data`).
+    ///
+    /// Regular files get a buffer of their size plus one byte (guarded memory is locked and
+    /// the lock budget is small); other files (FIFOs, devices) grow it by doubling. Reading
+    /// stops one byte past `limit`, so `/dev/zero` cannot exhaust memory.
+    ///
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - limit: most bytes accepted.
+    /// - Returns: the bytes, `count` = file size.
+    /// - Throws: `SecureFileReadError`, or `SodiumError` when guarded memory runs out.
+    public static func readFile(path: String, limit: Int) throws -> SecureBytes {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SecureFileReadError.open(errno: errno) }
+        defer { _ = close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SecureFileReadError.read(errno: errno) }
+        var capacity = min(limit + 1, 64 * 1024)
+        if info.st_mode & S_IFMT == S_IFREG {
+            guard Int(info.st_size) <= limit else { throw SecureFileReadError.tooLarge(limit: limit) }
+            capacity = Int(info.st_size) + 1
+        }
+        var buffer = try SecureBytes(capacity: capacity)
+        var filled = 0
+        while true {
+            if filled == buffer.capacity {
+                guard buffer.capacity <= limit else { throw SecureFileReadError.tooLarge(limit: limit) }
+                let grown = try SecureBytes(capacity: min(buffer.capacity * 2, limit + 1))
+                grown.withUnsafeMutableBytes { target in
+                    buffer.withUnsafeBytes { source in
+                        if let base = source.baseAddress, filled > 0 {
+                            target.baseAddress?.copyMemory(from: base, byteCount: filled)
+                        }
+                    }
+                }
+                buffer = grown
+            }
+            let got = buffer.withUnsafeMutableBytes { target in
+                read(descriptor, target.baseAddress.map { $0 + filled }, target.count - filled)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SecureFileReadError.read(errno: errno)
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        guard filled <= limit else { throw SecureFileReadError.tooLarge(limit: limit) }
+        buffer.truncate(to: filled)
+        return buffer
+    }
+}

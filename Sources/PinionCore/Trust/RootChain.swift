@@ -35,12 +35,7 @@ public struct RootChain: Sendable, Equatable {
         throws(TrustError)
     {
         let (envelope, payload) = try RootChain.decode(anchorBytes, crypto: crypto, limits: limits)
-        let own = Signatures.check(envelope, role: payload.rootRole, keys: payload, crypto: crypto)
-        guard own.meets(payload.rootRole.threshold) else {
-            throw .thresholdNotMet(
-                role: .root, rootVersion: payload.version, valid: own.valid.count,
-                threshold: payload.rootRole.threshold)
-        }
+        let own = try RootChain.requireRootThreshold(envelope, signedFor: payload, crypto: crypto)
         let root = VerifiedRoot(
             envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
             ownRoleReport: own,
@@ -67,24 +62,27 @@ public struct RootChain: Sendable, Equatable {
         guard payload.scope == current.scope else {
             throw .scopeMismatch(expected: current.scope, found: payload.scope)
         }
-        let previous = Signatures.check(envelope, role: current.rootRole, keys: current, crypto: crypto)
-        guard previous.meets(current.rootRole.threshold) else {
-            throw .thresholdNotMet(
-                role: .root, rootVersion: current.version, valid: previous.valid.count,
-                threshold: current.rootRole.threshold)
-        }
-        let own = Signatures.check(envelope, role: payload.rootRole, keys: payload, crypto: crypto)
-        guard own.meets(payload.rootRole.threshold) else {
-            throw .thresholdNotMet(
-                role: .root, rootVersion: payload.version, valid: own.valid.count,
-                threshold: payload.rootRole.threshold)
-        }
+        let previous = try RootChain.requireRootThreshold(envelope, signedFor: current, crypto: crypto)
+        let own = try RootChain.requireRootThreshold(envelope, signedFor: payload, crypto: crypto)
         let root = VerifiedRoot(
             envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
             ownRoleReport: own,
             previousRoleReport: previous)
         roots.append(root)
         return root
+    }
+
+    /// Checks `envelope`'s signatures against the root role of `root`.
+    /// - Throws: `TrustError.thresholdNotMet` naming that root's version.
+    static func requireRootThreshold(_ envelope: Envelope, signedFor root: RootPayload, crypto: CryptoProvider)
+        throws(TrustError) -> SignatureReport
+    {
+        let report = Signatures.check(envelope, role: root.rootRole, keys: root, crypto: crypto)
+        guard report.meets(root.rootRole.threshold) else {
+            throw .thresholdNotMet(
+                role: .root, rootVersion: root.version, valid: report.valid.count, threshold: root.rootRole.threshold)
+        }
+        return report
     }
 
     /// The trusted root of `version`, if the chain holds it.
