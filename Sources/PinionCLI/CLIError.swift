@@ -42,6 +42,9 @@ public struct CLIError: Error, Equatable, CustomStringConvertible {
         case let error as FormatError:
             return .failure((file.map { error.inFile($0) } ?? error).description)
         case let error as TrustError:
+            if case .wrongPayloadKind = error {
+                return .usage(file.map { "\($0): \(error)" } ?? error.description)
+            }
             if case .format(let format) = error {
                 return .failure((file.map { format.inFile($0) } ?? format).description)
             }
@@ -51,9 +54,9 @@ public struct CLIError: Error, Equatable, CustomStringConvertible {
             if error.isUsageError { return .usage(error.description) }
             return .failure(error.description)
         case let error as PassphraseError:
-            if case .noSource = error { return .usage(error.description) }
+            // Empty, too long, mismatched or missing passphrases are the user's input.
             if case .io = error { return .io(error.description) }
-            return .failure(error.description)
+            return .usage(error.description)
         case let error as SPKIError:
             return error.isIOError ? .io(error.description) : .failure(error.description)
         case let error as TLSProbeError:

@@ -24,12 +24,26 @@ public struct CLIContext: Sendable {
         self.now = now
     }
 
-    /// Standard output and standard error of this process.
-    public static let standard = CLIContext(
-        out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-        err: { FileHandle.standardError.write(Data($0.utf8)) })
+    /// Reports whether any write failed (a closed pipe, a full disk); the command then
+    /// exits with 3 (I/O error) instead of claiming success.
+    public var writeFailed: @Sendable () -> Bool = { false }
 
-    func warn(_ message: String) { err("pinion: warning: \(message)\n") }
+    /// Standard output and standard error of this process. Write errors never trap
+    /// (FileHandle.write(_:) would); they are remembered and turn the exit code into 3.
+    public static func standardStreams() -> CLIContext {
+        let failure = WriteFailure()
+        var context = CLIContext(
+            out: { text in
+                do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch { failure.set() }
+            },
+            err: { text in
+                do { try FileHandle.standardError.write(contentsOf: Data(text.utf8)) } catch { failure.set() }
+            })
+        context.writeFailed = { failure.get() }
+        return context
+    }
+
+    func warn(_ message: String) { err("pinion: warning: \(TerminalText.escape(message))\n") }
     func print(_ line: String) { out(line + "\n") }
 }
 
@@ -63,7 +77,7 @@ public enum PinionCommandLine {
     ///
     /// - Returns: the exit code: 0 success, 1 verification or policy failure, 2 usage
     ///   error, 3 I/O or network error.
-    public static func run(_ arguments: [String], context: CLIContext = .standard) -> Int32 {
+    public static func run(_ arguments: [String], context: CLIContext = .standardStreams()) -> Int32 {
         if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
             context.out(overview)
             return arguments.isEmpty ? ExitCode.usage : ExitCode.success
@@ -86,7 +100,8 @@ public enum PinionCommandLine {
                 }
                 return ExitCode.usage
             }
-            context.err("pinion: error: unknown command \"\(words.first ?? "")\"; see pinion --help\n")
+            context.err(
+                "pinion: error: unknown command \"\(TerminalText.escape(words.first ?? ""))\"; see pinion --help\n")
             return ExitCode.usage
         }
         do {
@@ -97,10 +112,10 @@ public enum PinionCommandLine {
                 return ExitCode.success
             }
             try command.run(parsed, context: context)
-            return ExitCode.success
+            return context.writeFailed() ? ExitCode.io : ExitCode.success
         } catch {
             let failure = CLIError.from(error)
-            context.err("pinion: error: \(failure.message)\n")
+            context.err("pinion: error: \(TerminalText.escape(failure.message))\n")
             if failure.exitCode == ExitCode.usage {
                 context.err("see: pinion \(command.path.joined(separator: " ")) --help\n")
             }
@@ -131,4 +146,13 @@ public enum PinionCommandLine {
             """
         return text
     }
+}
+
+/// A flag set by any failed write to standard output or error.
+final class WriteFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failed = false
+
+    func set() { lock.withLock { failed = true } }
+    func get() -> Bool { lock.withLock { failed } }
 }

@@ -50,6 +50,15 @@ import Testing
         }
     }
 
+    @Test func rotationChecksCurrentRootSignaturesBeforeParsingPayload() throws {
+        let setup = try Setup()
+        var chain = try setup.chain()
+        let garbage = Envelope(kind: .root, payload: Array("{\"type\": oops".utf8))
+        #expect(throws: TrustError.thresholdNotMet(role: .root, rootVersion: 1, valid: 0, threshold: 1)) {
+            try chain.append(garbage.serialized(), crypto: sodium)
+        }
+    }
+
     @Test func manifestEnvelopeIsNotARoot() throws {
         let setup = try Setup()
         var chain = try setup.chain()

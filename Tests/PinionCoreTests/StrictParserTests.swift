@@ -186,6 +186,18 @@ let badInputs: [BadInput] = {
             "IPv6 host", replace: #""api.example.com""#, with: #""2001:db8::1""#, path: "domains[0].name",
             rule: .invalidHostName("IP addresses cannot be pinned by name")),
         BadInput(
+            "hexadecimal IPv4 host", replace: #""api.example.com""#, with: #""0x7f.0x1""#, path: "domains[0].name",
+            rule: .invalidHostName("IP addresses cannot be pinned by name")),
+        BadInput(
+            "mixed IPv4 host", replace: #""api.example.com""#, with: #""127.0.0.0x1""#, path: "domains[0].name",
+            rule: .invalidHostName("IP addresses cannot be pinned by name")),
+        BadInput(
+            "year before 1970", replace: "2026-12-01T09:00:00Z", with: "1582-10-10T00:00:00Z", path: "issuedAt",
+            rule: .invalidTime("years before 1970 are not allowed")),
+        BadInput(
+            "year 0000", replace: "2026-12-01T09:00:00Z", with: "0000-01-01T00:00:00Z", path: "issuedAt",
+            rule: .invalidTime("years before 1970 are not allowed")),
+        BadInput(
             "single-label host", replace: #""api.example.com""#, with: #""localhost""#,
             path: "domains[0].name",
             rule: .invalidHostName("a single label; at least two are required")),
@@ -301,6 +313,36 @@ let badInputs: [BadInput] = {
         #expect(throws: FormatError(path: "domains", rule: .tooManyElements(limit: 10_000))) {
             try ManifestPayload.parse(Array(json.utf8))
         }
+    }
+
+    @Test func pinLimitIsEnforcedWhileParsing() throws {
+        // 65 pins and then a syntax error: the limit must fire first, before the parser
+        // reads the rest of the document.
+        let pins = (0...64).map { "\"sha256/" + Base64.encode([UInt8](repeating: UInt8($0), count: 32)) + "\"" }
+        let json =
+            baseManifest.replacingOccurrences(
+                of: #"["\#(pin1)","\#(pin2)"]"#, with: "[" + pins.joined(separator: ",") + "]") + " garbage"
+        #expect(throws: FormatError(path: "domains[0].pins", rule: .tooManyElements(limit: 64))) {
+            try ManifestPayload.parse(Array(json.utf8))
+        }
+    }
+
+    @Test func controlCharactersInMessagesAreEscaped() {
+        let json =
+            #"{"payloadType":"application/vnd.pinion.pins+json","payload":"","signatures":[],"\u001b[2KOK: verified\u202e":1}"#
+        do {
+            _ = try Envelope.parse(Array(json.utf8))
+            Issue.record("accepted a document with an unknown member")
+        } catch {
+            let message = error.description
+            #expect(!message.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E })
+            #expect(message.contains("\\u{1B}[2KOK: verified\\u{202E}"))
+        }
+    }
+
+    @Test func terminalTextLeavesOrdinaryTextAlone() {
+        #expect(TerminalText.escape("api.example.com: invalid pin: é 😀") == "api.example.com: invalid pin: é 😀")
+        #expect(TerminalText.escape("a\r\nb\u{7F}\u{85}\u{2028}") == "a\\u{D}\\u{A}b\\u{7F}\\u{85}\\u{2028}")
     }
 
     @Test func validSurrogatePairIsDecoded() throws {

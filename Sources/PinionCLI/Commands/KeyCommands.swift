@@ -72,15 +72,15 @@ struct KeyIDCommand: Command {
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let file = try arguments.positional(["FILE"])[0]
-        let text = String(decoding: try Files.read(file, limit: maxInputBytes), as: UTF8.self)
-        if text.contains("PRIVATE KEY-----") {
+        do {
+            context.print(try KeyFile.readPublicKey(path: file).keyID)
+        } catch KeyFileError.secretKeyFileGiven {
+            // Read only by KeyFile, into guarded memory: the file may hold an unencrypted seed.
             let passphrase = PassphraseOnce(
                 file: arguments.value("passphrase-file"), prompt: "Passphrase for \(file): ")
             if let warning = KeyFile.insecurePermissionsWarning(path: file) { context.warn(warning) }
             let key = try KeyFile.readSecretKey(path: file, passphrase: { try passphrase.get() })
             context.print(key.publicKey.keyID)
-        } else {
-            context.print(try KeyFile.readPublicKey(path: file).keyID)
         }
     }
 }

@@ -107,9 +107,20 @@ struct SignCommand: Command {
                     "\(keyPath): key \(keyID) is not in the role that signs this document; its signature will not count"
                 )
             }
-            if envelope.signatures.contains(where: { $0.keyID == keyID }) {
-                context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
-                continue
+            let existing = envelope.signatures.indices.filter { envelope.signatures[$0].keyID == keyID }
+            if !existing.isEmpty {
+                let valid = existing.contains { index in
+                    crypto.verifier.isValidSignature(
+                        envelope.signatures[index].signature, of: envelope.signingInput, publicKey: key.publicKey.raw)
+                }
+                if valid {
+                    context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
+                    continue
+                }
+                // A signature under this key id that does not verify (corrupted, or planted
+                // to block this signer) is replaced by a real one.
+                context.warn("\(keyPath): replacing an invalid signature listed under key \(keyID)")
+                for index in existing.reversed() { envelope.signatures.remove(at: index) }
             }
             guard envelope.signatures.count < Limits.standard.maxSignatures else {
                 throw CLIError.failure(

@@ -33,12 +33,13 @@ struct VerifyCommand: Command {
             ?? context.now()
 
         var chain: RootChain
+        let anchorBytes = try Files.read(rootPath, limit: maxInputBytes)
+        warnAboutRootSignatures(anchorBytes, previous: nil, file: rootPath, context: context)
         do {
-            chain = try RootChain(anchor: try Files.read(rootPath, limit: maxInputBytes), crypto: crypto)
-        } catch let error as TrustError {
+            chain = try RootChain(anchor: anchorBytes, crypto: crypto)
+        } catch {
             throw CLIError.from(error, file: rootPath)
         }
-        report(chain.roots[0], file: rootPath, context: context)
         if let directory = arguments.value("root-chain") {
             try walk(directory, chain: &chain, context: context)
         }
@@ -54,8 +55,7 @@ struct VerifyCommand: Command {
         do {
             switch kind {
             case .root:
-                let root = try placeRoot(targetBytes, in: &chain)
-                report(root, file: target, context: context)
+                let root = try placeRoot(targetBytes, in: &chain, file: target, context: context)
                 try chain.checkNewestCurrent(at: at)
                 context.print(
                     "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(root.ownRoleReport.valid.count) of \(root.payload.rootRole.threshold) needed root-role signatures"
@@ -91,10 +91,19 @@ struct VerifyCommand: Command {
     }
 
     /// Places a root envelope: an identical member of the chain, or its next rotation.
-    static func placeRoot(_ bytes: [UInt8], in chain: inout RootChain) throws -> VerifiedRoot {
-        let envelope = try Envelope.parse(bytes)
-        let version = try RootPayload.parse(envelope.payload, hasher: crypto.hasher).version
+    static func placeRoot(_ bytes: [UInt8], in chain: inout RootChain, file: String, context: CLIContext) throws
+        -> VerifiedRoot
+    {
+        let envelope: Envelope
+        let version: Int64
+        do {
+            envelope = try Envelope.parse(bytes)
+            version = try RootPayload.parse(envelope.payload, hasher: crypto.hasher).version
+        } catch {
+            throw CLIError.failure(Load.located(error, file).description)
+        }
         if let known = chain.root(version: version) {
+            warnAboutRootSignatures(bytes, previous: nil, file: file, context: context)
             guard known.payloadSHA256 == crypto.hasher.sha256(envelope.payload) else {
                 throw TrustError.rootEquivocation(version: version)
             }
@@ -105,6 +114,7 @@ struct VerifyCommand: Command {
             throw CLIError.failure(
                 "root version \(version) is older than the trusted root; it cannot be checked from it")
         }
+        warnAboutRootSignatures(bytes, previous: chain.newest.payload, file: file, context: context)
         return try chain.append(bytes, crypto: crypto)
     }
 
@@ -125,20 +135,28 @@ struct VerifyCommand: Command {
                 throw CLIError.failure(
                     TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk).description)
             }
+            let bytes = try Files.read(path, limit: maxInputBytes)
+            warnAboutRootSignatures(bytes, previous: chain.newest.payload, file: path, context: context)
             do {
-                let root = try chain.append(try Files.read(path, limit: maxInputBytes), crypto: crypto)
-                report(root, file: path, context: context)
-            } catch let error as TrustError {
+                try chain.append(bytes, crypto: crypto)
+            } catch {
                 throw CLIError.from(error, file: path)
             }
         }
     }
 
-    static func report(_ root: VerifiedRoot, file: String, context: CLIContext) {
-        warn(root.ownRoleReport, file: file, role: "root", context: context)
-        if let previous = root.previousRoleReport {
-            warn(previous, file: file, role: "previous root", context: context)
+    /// Warns about failing or duplicate signatures of a root envelope before it is
+    /// checked, so they are shown even when the check then fails on the threshold.
+    static func warnAboutRootSignatures(_ bytes: [UInt8], previous: RootPayload?, file: String, context: CLIContext) {
+        guard let envelope = try? Envelope.parse(bytes), envelope.kind == .root,
+            let payload = try? RootPayload.parse(envelope.payload, hasher: crypto.hasher)
+        else { return }
+        if let previous {
+            let report = Signatures.check(envelope, role: previous.rootRole, keys: previous, crypto: crypto)
+            warn(report, file: file, role: "root version \(previous.version) root", context: context)
         }
+        let own = Signatures.check(envelope, role: payload.rootRole, keys: payload, crypto: crypto)
+        warn(own, file: file, role: "root", context: context)
     }
 
     static func warn(_ report: SignatureReport, file: String, role: String, context: CLIContext) {

@@ -104,7 +104,7 @@ public struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         if let file { parts.append(file) }
         if !path.isEmpty { parts.append(path) }
         parts.append(FormatError.explain(rule))
-        return parts.joined(separator: ": ")
+        return TerminalText.escape(parts.joined(separator: ": "))
     }
 
     static func explain(_ rule: FormatRule) -> String {

@@ -86,10 +86,17 @@ public enum HostName {
         }
         // A name whose last label is all digits is an IPv4 address (or could be parsed as
         // one by some resolver); real top-level domains are never numeric.
-        if let last = labels.last,
-            last.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-        {
-            throw .invalidHostName("IP addresses cannot be pinned by name")
+        // Likewise a last label `0x...` is a hexadecimal IPv4 part to inet_aton and URL
+        // parsers (WHATWG URL "ends in a number"), e.g. 0x7f.0x1.
+        if let last = labels.last {
+            let isDecimal = last.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            let isHex =
+                last.count >= 2 && last.starts(with: Array("0x".utf8))
+                && last.dropFirst(2).allSatisfy { byte in
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                        || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                }
+            if isDecimal || isHex { throw .invalidHostName("IP addresses cannot be pinned by name") }
         }
     }
 }

@@ -38,6 +38,7 @@ public struct Limits: Sendable, Equatable {
     public var json: JSONLimits {
         JSONLimits(
             maxBytes: maxEnvelopeBytes, maxDepth: maxDepth,
-            maxElements: max(maxDomains, maxPinsPerDomain, maxSignatures))
+            maxElements: max(maxDomains, maxPinsPerDomain, maxSignatures),
+            maxElementsByMember: ["signatures": maxSignatures, "pins": maxPinsPerDomain, "domains": maxDomains])
     }
 }

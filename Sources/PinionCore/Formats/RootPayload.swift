@@ -142,6 +142,7 @@ public struct RootPayload: Sendable, Equatable {
     {
         var reader = try SchemaReader(value, path: path)
         var ids: [String] = []
+        var seen = Set<String>()
         for (index, element) in try reader.array("keyids").enumerated() {
             let elementPath = reader.elementPath("keyids", index)
             guard case .string(let id) = element else {
@@ -153,7 +154,7 @@ public struct RootPayload: Sendable, Equatable {
             guard listed.contains(id) else {
                 throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is not listed in keys"))
             }
-            guard !ids.contains(id) else {
+            guard seen.insert(id).inserted else {
                 throw FormatError(path: elementPath, rule: .invalidRoleKey("\(id) is listed twice"))
             }
             ids.append(id)

@@ -35,6 +35,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
         else { throw .invalidTime("separators must be - T :") }
         guard bytes[19] == UInt8(ascii: "Z") else { throw .invalidTime("must end with Z (UTC)") }
+        // Foundation switches to the Julian calendar before 1582; no Pinion document has a
+        // reason to name a time before the Unix epoch, so those years are refused outright.
+        guard text.prefix(4) >= "1970" else { throw .invalidTime("years before 1970 are not allowed") }
         guard let date = try? Date(text, strategy: Timestamp.style) else {
             throw .invalidTime("no such date or time")
         }

@@ -14,11 +14,15 @@ public struct JSONLimits: Sendable, Equatable {
     public var maxDepth: Int
     /// Most elements in one array and most members in one object.
     public var maxElements: Int
+    /// Tighter limits for arrays held by a member of the given name (for example
+    /// `"signatures": 32`), applied while the array is read.
+    public var maxElementsByMember: [String: Int]
 
-    public init(maxBytes: Int, maxDepth: Int, maxElements: Int) {
+    public init(maxBytes: Int, maxDepth: Int, maxElements: Int, maxElementsByMember: [String: Int] = [:]) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
         self.maxElements = maxElements
+        self.maxElementsByMember = maxElementsByMember
     }
 }
 
@@ -215,7 +219,16 @@ private struct Parser {
         }
     }
 
+    /// The element limit of the array being read: the member-specific one if any.
+    var arrayLimit: Int {
+        if case .member(let name)? = path.last, let limit = limits.maxElementsByMember[name] {
+            return min(limit, limits.maxElements)
+        }
+        return limits.maxElements
+    }
+
     mutating func parseArray(depth: Int) throws(FormatError) -> JSONValue {
+        let limit = arrayLimit
         if depth > limits.maxDepth { throw fail(.nestingTooDeep(limit: limits.maxDepth)) }
         index += 1  // [
         var elements: [JSONValue] = []
@@ -226,8 +239,8 @@ private struct Parser {
         }
         while true {
             skipWhitespace()
-            if elements.count >= limits.maxElements {
-                throw fail(.tooManyElements(limit: limits.maxElements))
+            if elements.count >= limit {
+                throw fail(.tooManyElements(limit: limit))
             }
             path.append(.element(elements.count))
             let value = try parseValue(depth: depth + 1)

@@ -55,14 +55,17 @@ public struct RootChain: Sendable, Equatable {
         -> VerifiedRoot
     {
         let current = newest.payload
-        let (envelope, payload) = try RootChain.decode(bytes, crypto: crypto, limits: limits)
+        // The current root role must have signed before the new payload is parsed, so
+        // unauthenticated bytes never reach the (costlier) root schema.
+        let envelope = try RootChain.decodeEnvelope(bytes, limits: limits)
+        let previous = try RootChain.requireRootThreshold(envelope, signedFor: current, crypto: crypto)
+        let payload = try RootChain.decodePayload(envelope, crypto: crypto, limits: limits)
         guard payload.version == current.version + 1 else {
             throw .rootNotNext(expected: current.version + 1, found: payload.version)
         }
         guard payload.scope == current.scope else {
             throw .scopeMismatch(expected: current.scope, found: payload.scope)
         }
-        let previous = try RootChain.requireRootThreshold(envelope, signedFor: current, crypto: crypto)
         let own = try RootChain.requireRootThreshold(envelope, signedFor: payload, crypto: crypto)
         let root = VerifiedRoot(
             envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
@@ -101,19 +104,25 @@ public struct RootChain: Sendable, Equatable {
         }
     }
 
-    static func decode(_ bytes: [UInt8], crypto: CryptoProvider, limits: Limits) throws(TrustError)
-        -> (
-            Envelope, RootPayload
-        )
-    {
+    static func decode(_ bytes: [UInt8], crypto: CryptoProvider, limits: Limits) throws(TrustError) -> (
+        Envelope, RootPayload
+    ) {
+        let envelope = try decodeEnvelope(bytes, limits: limits)
+        return (envelope, try decodePayload(envelope, crypto: crypto, limits: limits))
+    }
+
+    static func decodeEnvelope(_ bytes: [UInt8], limits: Limits) throws(TrustError) -> Envelope {
         let envelope: Envelope
         do { envelope = try Envelope.parse(bytes, limits: limits) } catch { throw .format(error) }
-        guard envelope.kind == .root else {
-            throw .wrongPayloadKind(expected: .root, found: envelope.kind)
-        }
+        guard envelope.kind == .root else { throw .wrongPayloadKind(expected: .root, found: envelope.kind) }
+        return envelope
+    }
+
+    static func decodePayload(_ envelope: Envelope, crypto: CryptoProvider, limits: Limits) throws(TrustError)
+        -> RootPayload
+    {
         do {
-            let payload = try RootPayload.parse(envelope.payload, limits: limits, hasher: crypto.hasher)
-            return (envelope, payload)
+            return try RootPayload.parse(envelope.payload, limits: limits, hasher: crypto.hasher)
         } catch {
             var located = error
             located.path = located.path.isEmpty ? "payload" : "payload." + located.path
