@@ -106,10 +106,11 @@ struct ParsedArguments {
     /// A positive integer option.
     func integer(_ name: String, in range: ClosedRange<Int64>) throws(CLIError) -> Int64? {
         guard let text = value(name) else { return nil }
-        guard let number = Int64(text), range.contains(number) else {
-            throw .usage(
-                "--\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\""
-            )
+        guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }), let number = Int64(text) else {
+            throw .usage("--\(name) must be a whole number, got \"\(text)\"")
+        }
+        guard range.contains(number) else {
+            throw .usage("--\(name) must be in \(range.lowerBound)...\(range.upperBound), got \(number)")
         }
         return number
     }

@@ -11,27 +11,44 @@ import PinionCore
 enum Files {
     /// Reads `path`, refusing more than `limit` bytes before reading them all.
     ///
+    /// The file is opened non-blocking, so a FIFO without a writer reads as empty instead
+    /// of hanging; blocking mode is restored before reading so a pipe with a writer
+    /// (`<(...)`) still works.
+    ///
     /// - Throws: `CLIError.io` when the file cannot be read; `.failure` when it is too large.
     static func read(_ path: String, limit: Int) throws(CLIError) -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .io("\(path): no such file")
-        }
-        if isDirectory.boolValue { throw .io("\(path): is a directory") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .io("\(path): cannot open for reading")
-        }
-        defer { try? handle.close() }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io("\(path): cannot open: \(errnoText())") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io("\(path): cannot inspect: \(errnoText())") }
+        if info.st_mode & S_IFMT == S_IFDIR { throw .io("\(path): is a directory") }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         let data: Data
         do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
             throw .io("\(path): read failed: \(error.localizedDescription)")
         }
         if data.count > limit {
-            throw .failure(
-                FormatError(file: path, path: "", rule: .tooLarge(bytes: data.count, limit: limit))
-                    .description)
+            throw .failure("\(path): larger than the limit of \(limit) bytes")
         }
         return [UInt8](data)
+    }
+
+    /// Refuses to replace anything but a regular file (a device node, FIFO, directory or
+    /// symbolic link would be silently swapped for a plain file by the rename).
+    ///
+    /// - Returns: the permission bits of the existing regular file, or nil if none exists.
+    static func existingRegularFileMode(_ path: String) throws(CLIError) -> mode_t? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .io("\(path): cannot inspect: \(errnoText())")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            let kind = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "not a regular file"
+            throw .usage("\(path) is \(kind); refusing to replace it (write to a regular file path)")
+        }
+        return info.st_mode & 0o7777
     }
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory,
@@ -45,9 +62,12 @@ enum Files {
     static func writeAtomically(
         _ bytes: [UInt8], to path: String, replace: Bool, mode: mode_t = 0o644
     ) throws(CLIError) {
-        if !replace, FileManager.default.fileExists(atPath: path) {
+        let existingMode = try existingRegularFileMode(path)
+        if !replace, existingMode != nil {
             throw .usage("\(path) already exists; refusing to overwrite it (use --force to replace it)")
         }
+        // A replaced file keeps its permissions (a 0600 payload stays 0600).
+        let mode = existingMode ?? mode
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary =
@@ -55,6 +75,7 @@ enum Files {
             + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw .io("\(path): cannot create \(temporary): \(errnoText())") }
+        if existingMode != nil { _ = fchmod(descriptor, mode) }  // keep the replaced file's exact bits
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         do {
             try handle.write(contentsOf: bytes)

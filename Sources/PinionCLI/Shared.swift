@@ -42,18 +42,36 @@ enum Load {
     /// Reads an envelope file.
     static func envelope(_ path: String) throws(CLIError) -> Envelope {
         let bytes = try Files.read(path, limit: maxInputBytes)
-        do { return try Envelope.parse(bytes) } catch { throw .failure(error.inFile(path).description) }
+        do { return try Envelope.parse(bytes) } catch {
+            if error.rule == .missingMember("payloadType"),
+                case .object(let object)? = try? StrictJSONParser.parse(bytes, limits: Limits.standard.json),
+                object["type"] != nil
+            {
+                throw .usage("\(path): is an unsigned payload; a signed envelope is needed (pinion sign)")
+            }
+            throw .failure(error.inFile(path).description)
+        }
     }
 
-    /// Reads a root envelope and parses its payload strictly (signatures not checked).
-    static func rootEnvelope(_ path: String) throws(CLIError) -> (Envelope, RootPayload) {
+    /// Reads a root envelope that a new document will build on: strict payload, and a
+    /// threshold of its own root role (as an app embedding it would require). Warns when
+    /// it has expired. Its place in a chain is `pinion verify`'s job.
+    static func rootEnvelope(_ path: String, context: CLIContext) throws(CLIError) -> (Envelope, RootPayload) {
         let envelope = try envelope(path)
         guard envelope.kind == .root else {
             throw .usage("\(path): holds a \(envelope.kind.rawValue) document, a root envelope is needed")
         }
-        do { return (envelope, try RootPayload.parse(envelope.payload, hasher: crypto.hasher)) } catch {
-            throw .failure(located(error, path).description)
+        let root: VerifiedRoot
+        do {
+            root = try RootChain(anchor: envelope.serialized(), crypto: crypto).newest
+        } catch {
+            throw .failure("\(path): not a valid signed root: \(error)")
         }
+        let now = context.now()
+        if root.payload.expiresAt <= now {
+            context.warn("\(path): root version \(root.version) expired at \(root.payload.expiresAt)")
+        }
+        return (envelope, root.payload)
     }
 
     /// Reads a manifest envelope and parses its payload strictly (signatures not checked).
@@ -90,7 +108,7 @@ enum Load {
         do throws(FormatError) {
             switch type {
             case RootPayload.documentType:
-                return .rootPayload(try RootPayload.parse(bytes, hasher: crypto.hasher), bytes: bytes)
+                return .rootPayload(try RootPayload.parse(bytes, crypto: crypto), bytes: bytes)
             case ManifestPayload.documentType:
                 return .manifestPayload(try ManifestPayload.parse(bytes), bytes: bytes)
             default:

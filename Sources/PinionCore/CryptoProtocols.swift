@@ -12,6 +12,12 @@ public protocol Ed25519Verifier: Sendable {
     ///   - publicKey: the raw public key, 32 bytes (any other length is invalid).
     /// - Returns: `true` only when the signature is valid.
     func isValidSignature(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool
+
+    /// - Parameter publicKey: a raw public key, 32 bytes.
+    /// - Returns: `false` for keys no signature can verify under (small-order or
+    ///   non-canonical points); a root listing one is refused, since it would silently
+    ///   weaken its role.
+    func isUsablePublicKey(_ publicKey: [UInt8]) -> Bool
 }
 
 /// SHA-256 (FIPS 180-4).

@@ -75,6 +75,14 @@ public struct SodiumEd25519Verifier: Ed25519Verifier {
         else { return false }
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
     }
+
+    /// - Parameter publicKey: a raw public key, 32 bytes.
+    /// - Returns: `true` when it is a canonical encoding of a point that can verify
+    ///   signatures (the checks of `Ed25519PublicKey.init(raw:)`: not small-order, not
+    ///   mixed-order, canonical).
+    public func isUsablePublicKey(_ publicKey: [UInt8]) -> Bool {
+        (try? Ed25519PublicKey(raw: publicKey)) != nil
+    }
 }
 
 /// SHA-256 (FIPS 180-4) with libsodium's `crypto_hash_sha256`.

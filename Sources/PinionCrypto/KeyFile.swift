@@ -46,6 +46,11 @@ public enum KeyFileError: Error, Equatable, CustomStringConvertible {
     case unusablePassphrase(path: String, reason: String)
     /// The PBKDF2 iteration count is outside `KeyFile.minimumKDFIterations ... Int32.max`.
     case invalidKDFIterations(path: String, iterations: Int)
+    /// The encrypted secret key asks for a key derivation costlier than Pinion attempts
+    /// (`KeyFile.maximumPBKDF2Iterations`, `.maximumScryptBlocks`, `.maximumScryptParallelism`):
+    /// a hostile file could otherwise keep the reader busy for hours. Refused before any
+    /// passphrase is asked for; `detail` names the parameters.
+    case kdfTooCostly(path: String, detail: String)
     /// OpenSSL failed where it should not (memory, an internal error); `detail` is its reason.
     case openSSLFailure(path: String, operation: String, detail: String)
 
@@ -65,7 +70,7 @@ public enum KeyFileError: Error, Equatable, CustomStringConvertible {
             .unusablePassphrase, .invalidKDFIterations:
             return true
         case .io, .wrongPassphrase, .corrupt, .unsupportedKeyType, .unsupportedEncryption,
-            .openSSLFailure:
+            .kdfTooCostly, .openSSLFailure:
             return false
         }
     }
@@ -101,6 +106,9 @@ public enum KeyFileError: Error, Equatable, CustomStringConvertible {
         case .invalidKDFIterations(let path, let iterations):
             return "cannot encrypt \(path): \(iterations) PBKDF2 iterations is outside "
                 + "\(KeyFile.minimumKDFIterations) ... \(Int32.max)"
+        case .kdfTooCostly(let path, let detail):
+            return "\(path) asks for a key derivation too costly to attempt (\(detail)); "
+                + "re-encrypt it with PBES2 (openssl pkcs8 -topk8 -v2 aes-256-cbc -iter 600000)"
         case .openSSLFailure(let path, let operation, let detail):
             return "\(path): OpenSSL failed to \(operation): \(detail)"
         }
@@ -133,6 +141,17 @@ public enum KeyFile {
     static let maximumFileSize = 16 * 1024
     /// PBES2 salt length in bytes (RFC 8018 §4.1 asks for at least 8; 16 follows SP 800-132).
     static let saltLength: Int32 = 16
+
+    /// Most PBKDF2 iterations (RFC 8018 §5.2) an encrypted key may ask for, also the cap for
+    /// the iteration count of PBES1 and PKCS#12 PBE: about 17 times the default, seconds of
+    /// work. A key asking for more is refused before decryption (`.kdfTooCostly`).
+    public static let maximumPBKDF2Iterations = 10_000_000
+    /// Most scrypt blocks N × r (RFC 7914 §2) an encrypted key may ask for: 2^22, i.e.
+    /// 128 × N × r = 512 MiB of memory. A key asking for more is refused before decryption.
+    public static let maximumScryptBlocks = 1 << 22
+    /// Highest scrypt parallelization parameter p (RFC 7914 §2) an encrypted key may ask for;
+    /// the work grows linearly with it.
+    public static let maximumScryptParallelism = 16
 
     // MARK: - Writing
 
@@ -219,7 +238,8 @@ public enum KeyFile {
 
     /// Reads an Ed25519 secret key from PKCS#8: encrypted (`ENCRYPTED PRIVATE KEY`, as
     /// written by `writeKeyPair` or `openssl genpkey -algorithm ed25519 -aes256`) or not
-    /// (`PRIVATE KEY`), PEM or DER.
+    /// (`PRIVATE KEY`), PEM or DER. Same as `readSecretKeyFile(path:passphrase:)` without
+    /// saying whether the file was encrypted.
     ///
     /// - Parameters:
     ///   - path: the `.key` file.
@@ -227,11 +247,34 @@ public enum KeyFile {
     ///     means no passphrase is available. Errors it throws propagate unchanged.
     /// - Returns: the secret key; its seed is copied from OpenSSL's decoded PKCS#8 structure
     ///   (wiped when freed) straight into `SecureBytes`.
-    /// - Throws: `KeyFileError.io`, `.corrupt`, `.wrongPassphrase`, `.publicKeyFileGiven`,
-    ///   `.notAKeyFile`, `.unsupportedKeyType`, `.unsupportedEncryption`,
-    ///   `.passphraseRequired`; `SodiumError`; whatever `passphrase` throws.
+    /// - Throws: as `readSecretKeyFile(path:passphrase:)`.
     public static func readSecretKey(path: String, passphrase: () throws -> SecureBytes?) throws
         -> Ed25519SecretKey
+    {
+        try readSecretKeyFile(path: path, passphrase: passphrase).key
+    }
+
+    /// Reads an Ed25519 secret key from PKCS#8 (RFC 5958, RFC 8410 §7), PEM or DER, and says
+    /// whether the file was encrypted, so that callers can warn about an unencrypted key.
+    ///
+    /// The file must hold exactly one key: text before the PEM block and parameter blocks
+    /// (`EC PARAMETERS`...) are allowed, a second key or other PEM block is refused. The
+    /// cost of an encrypted key's key derivation is checked before the passphrase is asked
+    /// for (`maximumPBKDF2Iterations`, `maximumScryptBlocks`, `maximumScryptParallelism`).
+    ///
+    /// - Parameters:
+    ///   - path: the `.key` file.
+    ///   - passphrase: called once, and only when the key is encrypted; returning `nil`
+    ///     means no passphrase is available. Errors it throws propagate unchanged.
+    /// - Returns: `key`, the secret key (its seed copied from OpenSSL's decoded PKCS#8
+    ///   structure, wiped when freed, straight into `SecureBytes`); `encrypted`, `true` for an
+    ///   `EncryptedPrivateKeyInfo` (PEM `ENCRYPTED PRIVATE KEY` or DER), `false` for a plain
+    ///   `PrivateKeyInfo`.
+    /// - Throws: `KeyFileError.io`, `.corrupt`, `.wrongPassphrase`, `.publicKeyFileGiven`,
+    ///   `.notAKeyFile`, `.unsupportedKeyType`, `.unsupportedEncryption`, `.kdfTooCostly`,
+    ///   `.passphraseRequired`; `SodiumError`; whatever `passphrase` throws.
+    public static func readSecretKeyFile(path: String, passphrase: () throws -> SecureBytes?) throws
+        -> (key: Ed25519SecretKey, encrypted: Bool)
     {
         ERR_clear_error()
         defer { ERR_clear_error() }
@@ -239,16 +282,16 @@ public enum KeyFile {
         return try withKeyBlock(in: file, path: path) { encoding, der in
             switch encoding {
             case .pem(label: "ENCRYPTED PRIVATE KEY"):
-                return try secretKey(fromEncryptedPKCS8: der, path: path, passphrase: passphrase)
+                return (try secretKey(fromEncryptedPKCS8: der, path: path, passphrase: passphrase), true)
             case .pem(label: "PRIVATE KEY"):
-                return try secretKey(fromPlainPKCS8: der, path: path)
+                return (try secretKey(fromPlainPKCS8: der, path: path), false)
             case .pem(let label):
                 throw misplacedBlock(label: label, path: path, wantSecretKey: true)
             case .der:
                 switch derKind(der) {
                 case .encryptedPrivateKey:
-                    return try secretKey(fromEncryptedPKCS8: der, path: path, passphrase: passphrase)
-                case .privateKey: return try secretKey(fromPlainPKCS8: der, path: path)
+                    return (try secretKey(fromEncryptedPKCS8: der, path: path, passphrase: passphrase), true)
+                case .privateKey: return (try secretKey(fromPlainPKCS8: der, path: path), false)
                 case .publicKey: throw KeyFileError.publicKeyFileGiven(path: path)
                 case .unknown: throw KeyFileError.corrupt(path: path, reason: "DER that is no PKCS#8 key")
                 }
@@ -259,16 +302,18 @@ public enum KeyFile {
     /// A warning when a secret key file can be accessed by anyone but its owner.
     ///
     /// - Parameter path: the `.key` file (symbolic links are followed).
-    /// - Returns: the warning text, or `nil` when the mode grants nothing to group and others
-    ///   or the file cannot be inspected (reading it reports that).
+    /// - Returns: the warning text, without a "warning:" prefix (the caller adds its own), or
+    ///   `nil` when the mode grants nothing to group and others, when the path is not a
+    ///   regular file (a directory, FIFO or device: reading it reports the real error), or
+    ///   when it cannot be inspected (reading it reports that).
     public static func insecurePermissionsWarning(path: String) -> String? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         let permissions = info.st_mode & 0o777
         guard permissions & 0o077 != 0 else { return nil }
         let octal = String(permissions, radix: 8)
         let access = permissions & 0o044 != 0 ? "readable" : "accessible"
-        return "warning: secret key file \(path) is \(access) by other users (mode 0\(octal)); "
+        return "secret key file \(path) is \(access) by other users (mode 0\(octal)); "
             + "restrict it with: chmod 600 \(path)"
     }
 
@@ -384,10 +429,19 @@ public enum KeyFile {
     /// Built here rather than with `EVP_PKEY2PKCS8`, which in OpenSSL 3.0 passes the key
     /// through a DER buffer it releases with plain `OPENSSL_free`, leaving the seed in freed
     /// heap. This buffer belongs to the result, which `PKCS8_PRIV_KEY_INFO_free` wipes.
-    private static func makePKCS8(_ key: Ed25519SecretKey, path: String) throws -> OpaquePointer {
+    ///
+    /// - Parameter allocate: OpenSSL's heap allocator; tests pass a failing one.
+    static func makePKCS8(
+        _ key: Ed25519SecretKey, path: String,
+        allocate: (Int) -> UnsafeMutableRawPointer? = { pinion_OPENSSL_malloc($0) }
+    ) throws -> OpaquePointer {
         let encodedLength = 2 + Ed25519Size.seed
-        guard let info = PKCS8_PRIV_KEY_INFO_new(), let buffer = pinion_OPENSSL_malloc(encodedLength)
-        else {
+        guard let info = PKCS8_PRIV_KEY_INFO_new() else {
+            throw KeyFileError.openSSLFailure(
+                path: path, operation: "allocate PKCS#8", detail: OpenSSLErrors.drain().text)
+        }
+        guard let buffer = allocate(encodedLength) else {
+            PKCS8_PRIV_KEY_INFO_free(info)
             throw KeyFileError.openSSLFailure(
                 path: path, operation: "allocate PKCS#8", detail: OpenSSLErrors.drain().text)
         }
@@ -555,8 +609,41 @@ public enum KeyFile {
                 guard let data, length > 0 else {
                     throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
                 }
+                // Before anything is decrypted: a file with two keys is ambiguous, and which
+                // one a tool picks differs (OpenSSL the first, others the last).
+                try refuseFurtherBlocks(in: bio, path: path)
                 return try body(.pem(label: label), UnsafeRawBufferPointer(start: data, count: length))
             }
+        }
+    }
+
+    /// Reads the rest of a PEM file after its key block: text and parameter blocks may
+    /// follow, another key or any other PEM block may not.
+    private static func refuseFurtherBlocks(in bio: OpaquePointer, path: String) throws {
+        while true {
+            var name: UnsafeMutablePointer<CChar>? = nil
+            var header: UnsafeMutablePointer<CChar>? = nil
+            var data: UnsafeMutablePointer<UInt8>? = nil
+            var length = 0
+            ERR_clear_error()
+            let flags = UInt32(PEM_FLAG_SECURE | PEM_FLAG_EAY_COMPATIBLE)
+            guard PEM_read_bio_ex(bio, &name, &header, &data, &length, flags) == 1 else {
+                let errors = OpenSSLErrors.drain()
+                if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) { return }
+                throw KeyFileError.corrupt(path: path, reason: "malformed PEM after the key (\(errors.text))")
+            }
+            defer {
+                pinion_OPENSSL_secure_free(name)
+                pinion_OPENSSL_secure_free(header)
+                pinion_OPENSSL_secure_clear_free(data, length)
+            }
+            let label = name.map { String(cString: $0) } ?? ""
+            if parameterLabels.contains(label) { continue }
+            if label.hasSuffix("KEY") {
+                throw KeyFileError.corrupt(path: path, reason: "the file holds more than one key")
+            }
+            throw KeyFileError.corrupt(
+                path: path, reason: "the file holds a PEM block \"\(label)\" after the key")
         }
     }
 
@@ -649,6 +736,15 @@ public enum KeyFile {
             throw KeyFileError.corrupt(path: path, reason: "malformed EncryptedPrivateKeyInfo (PKCS#8)")
         }
         defer { X509_SIG_free(encrypted) }
+        switch KDFCost.verdict(encrypted) {
+        case .acceptable: break
+        case .tooCostly(let detail): throw KeyFileError.kdfTooCostly(path: path, detail: detail)
+        case .malformed:
+            throw KeyFileError.corrupt(path: path, reason: "malformed password-based encryption parameters")
+        case .unknownScheme:
+            throw KeyFileError.unsupportedEncryption(
+                path: path, detail: "a password-based encryption scheme or key derivation OpenSSL does not know")
+        }
         guard let secret = try passphrase() else { throw KeyFileError.passphraseRequired(path: path) }
         guard secret.count <= Int(Int32.max) else { throw KeyFileError.wrongPassphrase(path: path) }
         ERR_clear_error()
@@ -789,6 +885,51 @@ public enum KeyFile {
             }
             return
                 "OID \(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+        }
+    }
+}
+
+/// The key-derivation cost of a PKCS#8 `EncryptedPrivateKeyInfo`, judged from its
+/// algorithm parameters before `PKCS8_decrypt` runs the derivation (shared with SPKI.swift).
+enum KDFCost: Equatable {
+    /// Within `KeyFile.maximumPBKDF2Iterations`, `.maximumScryptBlocks` and
+    /// `.maximumScryptParallelism`.
+    case acceptable
+    /// Over a cap; the text names the parameters and the cap.
+    case tooCostly(String)
+    /// The parameters are absent or do not decode (OpenSSL would fail as well).
+    case malformed
+    /// A scheme or key derivation OpenSSL has no implementation for: nothing to run.
+    case unknownScheme
+
+    /// Reads the parameters of `encrypted` (an `X509_SIG *`) as OpenSSL would and judges them.
+    static func verdict(_ encrypted: OpaquePointer) -> KDFCost {
+        var kind: Int32 = 0
+        var iterations: UInt64 = 0
+        var n: UInt64 = 0
+        var r: UInt64 = 0
+        var p: UInt64 = 0
+        guard pinion_pkcs8_kdf_cost(encrypted, &kind, &iterations, &n, &r, &p) == 1 else { return .malformed }
+        switch kind {
+        case PINION_KDF_PBKDF2, PINION_KDF_PBES1:
+            let name = kind == PINION_KDF_PBKDF2 ? "PBKDF2" : "PBES1/PKCS#12 PBE"
+            guard iterations <= UInt64(KeyFile.maximumPBKDF2Iterations) else {
+                return .tooCostly(
+                    "\(name) with \(iterations) iterations; at most \(KeyFile.maximumPBKDF2Iterations) are accepted")
+            }
+            return .acceptable
+        case PINION_KDF_SCRYPT:
+            let (blocks, overflow) = n.multipliedReportingOverflow(by: r)
+            guard !overflow, blocks <= UInt64(KeyFile.maximumScryptBlocks) else {
+                return .tooCostly(
+                    "scrypt with N=\(n), r=\(r); N × r at most \(KeyFile.maximumScryptBlocks) is accepted")
+            }
+            guard p <= UInt64(KeyFile.maximumScryptParallelism) else {
+                return .tooCostly("scrypt with p=\(p); at most \(KeyFile.maximumScryptParallelism) is accepted")
+            }
+            return .acceptable
+        default:
+            return .unknownScheme
         }
     }
 }

@@ -42,7 +42,7 @@ final class Workspace: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { directory.path + "/" + name }
 
     func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: directory.appendingPathComponent(name))

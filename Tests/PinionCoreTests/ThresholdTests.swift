@@ -43,7 +43,7 @@ import Testing
                 path: "keys.\(other.publicKey.keyID)",
                 rule: .keyIDMismatch(listed: other.publicKey.keyID, actual: a.publicKey.keyID))
         ) {
-            try RootPayload.parse(root.serialized(), hasher: sodium.hasher)
+            try RootPayload.parse(root.serialized(), crypto: sodium)
         }
     }
 
@@ -66,7 +66,7 @@ import Testing
             throws: FormatError(
                 path: "roles.root.threshold", rule: .invalidThreshold(threshold: Int64(threshold), keys: 2))
         ) {
-            try RootPayload.parse(root.serialized(), hasher: sodium.hasher)
+            try RootPayload.parse(root.serialized(), crypto: sodium)
         }
     }
 
@@ -139,7 +139,27 @@ import Testing
                 path: "roles.pins.keyids[0]",
                 rule: .invalidRoleKey("\(b.publicKey.keyID) is not listed in keys"))
         ) {
-            try RootPayload.parse(root.serialized(), hasher: sodium.hasher)
+            try RootPayload.parse(root.serialized(), crypto: sodium)
+        }
+    }
+}
+
+@Suite struct RootKeyTests {
+    @Test func smallOrderPublicKeyIsRefused() throws {
+        let a = try makeKey()
+        var root = rootPayload(rootKeys: [a], pinsKeys: [a])
+        // The identity point (0, 1) encodes as 0x01 followed by zeros: small order, no
+        // signature can be checked against it.
+        let identity = [UInt8(1)] + [UInt8](repeating: 0, count: 31)
+        let id = KeyID.of(publicKey: identity, hasher: sodium.hasher)
+        root.keys.append(RootPayload.Key(keyID: id, publicKey: identity))
+        root.pinsRole = .init(keyIDs: [a.publicKey.keyID, id], threshold: 1)
+        #expect(
+            throws: FormatError(
+                path: "keys.\(id).public",
+                rule: .invalidPublicKey("not a usable Ed25519 point (small-order or non-canonical)"))
+        ) {
+            try RootPayload.parse(root.serialized(), crypto: sodium)
         }
     }
 }

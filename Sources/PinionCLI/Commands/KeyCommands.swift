@@ -35,6 +35,10 @@ struct KeygenCommand: Command {
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         _ = try arguments.positional([])
         let base = try arguments.required("out")
+        let name = base.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw CLIError.usage("--out \"\(base)\" must end with a file name (PATH gives PATH.key and PATH.pub)")
+        }
         let iterations =
             try arguments.integer("kdf-iterations", in: 1000...100_000_000)
             ?? Int64(KeyFile.defaultKDFIterations)

@@ -53,7 +53,7 @@ struct ManifestInitCommand: Command {
             }
         }
         if let rootPath = arguments.value("root") {
-            let (_, root) = try Load.rootEnvelope(rootPath)
+            let (_, root) = try Load.rootEnvelope(rootPath, context: context)
             if arguments.value("previous") != nil {
                 guard root.scope == payload.scope else {
                     throw CLIError.usage(
@@ -67,6 +67,11 @@ struct ManifestInitCommand: Command {
             }
             payload.scope = root.scope
             payload.rootVersion = root.version
+            if payload.expiresAt > root.expiresAt {
+                context.warn(
+                    "the manifest outlives root version \(root.version) (expires \(root.expiresAt)); clients stop accepting it then"
+                )
+            }
             guard payload.lifetime <= root.maxManifestLifetime else {
                 throw CLIError.failure(
                     "lifetime \(payload.lifetime) s exceeds the root's maxManifestLifetime of \(root.maxManifestLifetime) s"
@@ -106,7 +111,22 @@ enum ManifestEdit {
         return payload
     }
 
-    static func pin(_ text: String) throws(CLIError) -> Pin {
+    /// A pin in its canonical spelling, or in one of the other spellings `pinion spki`
+    /// prints (bare base64, `pin-sha256="..."`, 64 hex digits), normalised with a note.
+    static func pin(_ text: String, context: CLIContext? = nil) throws(CLIError) -> Pin {
+        if let pin = try? Pin(text) { return pin }
+        var digest: [UInt8]?
+        if text.hasPrefix("pin-sha256=\""), text.hasSuffix("\""), text.count > 12 {
+            digest = Base64.decodeCanonical(String(text.dropFirst(12).dropLast()))
+        } else if text.utf8.count == 64 {
+            digest = Hex.decodeLowercase(text.lowercased())
+        } else if text.utf8.count == 44 {
+            digest = Base64.decodeCanonical(text)
+        }
+        if let digest, digest.count == 32, let pin = try? Pin(digest: digest) {
+            context?.warn("\"\(text)\" normalised to \(pin)")
+            return pin
+        }
         do { return try Pin(text) } catch {
             throw .usage(
                 "\"\(text)\": \(error) (pins look like sha256/<44 characters of base64>; see pinion spki)")
@@ -143,7 +163,7 @@ struct ManifestSetDomainCommand: Command {
         guard !pinTexts.isEmpty else { throw CLIError.usage("at least one --pin is required") }
         var pins: [Pin] = []
         for text in pinTexts {
-            let pin = try ManifestEdit.pin(text)
+            let pin = try ManifestEdit.pin(text, context: context)
             guard !pins.contains(pin) else { throw CLIError.usage("--pin \(text) given twice") }
             pins.append(pin)
         }
@@ -216,7 +236,7 @@ struct ManifestRevokePinCommand: Command {
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let positional = try arguments.positional(["PAYLOAD", "PIN"])
-        let pin = try ManifestEdit.pin(positional[1])
+        let pin = try ManifestEdit.pin(positional[1], context: context)
         var already = false
         let payload = try ManifestEdit.apply(positional[0]) { payload in
             if payload.revokedPins.contains(pin) {

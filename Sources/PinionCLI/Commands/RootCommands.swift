@@ -1,5 +1,6 @@
 // `pinion root init` and `pinion root rotate`: unsigned root payloads (DESIGN.md §4).
 
+import Foundation
 import PinionCore
 import PinionCrypto
 
@@ -34,6 +35,9 @@ enum Validity {
         }
         guard expiresAt.secondsSince1970 <= 253_402_300_799 else {
             throw .usage("the expiry is after the year 9999")
+        }
+        if expiresAt <= context.now() {
+            context.warn("the new document expires at \(expiresAt), which is already past: nothing will accept it")
         }
         return (issuedAt, expiresAt)
     }
@@ -174,7 +178,7 @@ struct RootRotateCommand: Command {
         _ = try arguments.positional([])
         let previousPath = try arguments.required("previous")
         let out = try arguments.required("out")
-        let (_, previous) = try Load.rootEnvelope(previousPath)
+        let (_, previous) = try Load.rootEnvelope(previousPath, context: context)
         var allKeys: [String: RootPayload.Key] = [:]
         for key in previous.keys { allKeys[key.keyID] = key }
 
@@ -193,8 +197,11 @@ struct RootRotateCommand: Command {
                 let id: String
                 if (try? KeyID.validate(reference)) != nil {
                     id = reference
-                } else {
+                } else if FileManager.default.fileExists(atPath: reference) {
                     id = try Load.publicKey(reference).keyID
+                } else {
+                    throw CLIError.usage(
+                        "--remove-\(name)-key: \"\(reference)\" is neither a key id (64 lowercase hex) nor a .pub file")
                 }
                 guard let index = ids.firstIndex(of: id) else {
                     throw CLIError.usage("--remove-\(name)-key: \(id) is not in the \(name) role")

@@ -46,7 +46,7 @@ struct ManifestShowCommand: Command {
                     table(payload, hash: hash, signatures: signatures, context: context)
                 }
             case .root:
-                let payload = try RootPayload.parse(payloadBytes, hasher: crypto.hasher)
+                let payload = try RootPayload.parse(payloadBytes, crypto: crypto)
                 if arguments.flag("json") {
                     context.out(
                         String(decoding: json(payload, hash: hash, signatures: signatures), as: UTF8.self))

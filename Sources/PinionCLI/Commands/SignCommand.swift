@@ -18,6 +18,7 @@ struct SignCommand: Command {
 
         IN is a payload (a new DSSE envelope is made) or an envelope (signatures are added,
         for co-signing by several people in turn; the payload bytes never change).
+        OUT may be IN itself (co-signing in place); any other existing OUT needs --force.
         Each key signs PAE(payloadType, payload) with Ed25519 (DSSE v1).
         Refuses a payload the strict parser rejects and, unless --allow-single-pin, an
         enforced domain with fewer than two pins (backup-pin rule, RFC 7469 §4.3).
@@ -35,7 +36,11 @@ struct SignCommand: Command {
         let out = try arguments.required("out")
         let keyPaths = arguments.values("key")
         guard !keyPaths.isEmpty else { throw CLIError.usage("at least one --key is required") }
-        if !arguments.flag("force"), out != input, FileManager.default.fileExists(atPath: out) {
+        // OUT may be IN itself: co-signing in place replaces the envelope with itself plus
+        // the new signatures, so it needs no --force.
+        let inPlace =
+            URL(fileURLWithPath: out).standardizedFileURL.path == URL(fileURLWithPath: input).standardizedFileURL.path
+        if !arguments.flag("force"), !inPlace, FileManager.default.fileExists(atPath: out) {
             throw CLIError.usage(
                 "\(out) already exists; refusing to overwrite it (use --force to replace it)")
         }
@@ -50,7 +55,7 @@ struct SignCommand: Command {
                 envelope = existing
                 // The payload inside must pass the same strict checks as a bare one.
                 switch existing.kind {
-                case .root: root = try RootPayload.parse(existing.payload, hasher: crypto.hasher)
+                case .root: root = try RootPayload.parse(existing.payload, crypto: crypto)
                 case .pins: manifest = try ManifestPayload.parse(existing.payload)
                 }
             case .rootPayload(let payload, let bytes):
@@ -65,6 +70,11 @@ struct SignCommand: Command {
         }
         if let manifest {
             try checkBackupPins(manifest, arguments: arguments)
+            if manifest.version > 1, manifest.previous == nil {
+                context.warn(
+                    "\(input): version \(manifest.version) has no previous hash; publishing it after an earlier version will be refused (use manifest init --previous)"
+                )
+            }
             summary =
                 "manifest version \(manifest.version) (rootVersion \(manifest.rootVersion)) of scope \(manifest.scope), \(manifest.domains.count) domain(s), \(manifest.revokedPins.count) revoked pin(s), expires \(manifest.expiresAt)"
         } else if let root {
@@ -75,7 +85,7 @@ struct SignCommand: Command {
         }
         var signingRole: Set<String>?
         if let rootPath = arguments.value("root") {
-            let (_, trusted) = try Load.rootEnvelope(rootPath)
+            let (_, trusted) = try Load.rootEnvelope(rootPath, context: context)
             if let manifest {
                 guard manifest.scope == trusted.scope else {
                     throw CLIError.failure("\(input): scope \(manifest.scope) is not the root's scope \(trusted.scope)")
@@ -131,7 +141,7 @@ struct SignCommand: Command {
             added.append(keyID)
         }
         try Files.writeAtomically(
-            envelope.serialized(), to: out, replace: arguments.flag("force") || out == input)
+            envelope.serialized(), to: out, replace: arguments.flag("force") || inPlace)
         context.print("wrote \(out): \(summary)")
         context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
         for id in added { context.print("  signed by \(id)") }
@@ -139,10 +149,14 @@ struct SignCommand: Command {
 
     static func checkBackupPins(_ payload: ManifestPayload, arguments: ParsedArguments) throws {
         guard !arguments.flag("allow-single-pin") else { return }
-        let single = payload.domains.filter { $0.enforce && $0.pins.count < 2 }
+        // Revoked pins never match, so they do not count as a backup.
+        let revoked = Set(payload.revokedPins)
+        let single = payload.domains.filter { domain in
+            domain.enforce && domain.pins.filter { !revoked.contains($0) }.count < 2
+        }
         guard single.isEmpty else {
             throw CLIError.failure(
-                "enforced domain(s) with fewer than two pins: \(single.map(\.name).joined(separator: ", ")); add a backup pin (RFC 7469 §4.3) or pass --allow-single-pin"
+                "enforced domain(s) with fewer than two usable (unrevoked) pins: \(single.map(\.name).joined(separator: ", ")); add a backup pin (RFC 7469 §4.3) or pass --allow-single-pin"
             )
         }
     }

@@ -76,6 +76,13 @@ struct VerifyCommand: Command {
                 try chain.checkNewestCurrent(at: at)
                 try manifest.checkCurrent(at: at)
                 let payload = manifest.payload
+                if payload.issuedAt > at.adding(seconds: 86_400) {
+                    context.warn(
+                        "\(target): issuedAt \(payload.issuedAt) is more than a day after \(at) (future-dated)")
+                }
+                if payload.version > 1, payload.previous == nil {
+                    context.warn("\(target): version \(payload.version) has no previous hash")
+                }
                 context.print(
                     "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
                 )
@@ -98,7 +105,7 @@ struct VerifyCommand: Command {
         let version: Int64
         do {
             envelope = try Envelope.parse(bytes)
-            version = try RootPayload.parse(envelope.payload, hasher: crypto.hasher).version
+            version = try RootPayload.parse(envelope.payload, crypto: crypto).version
         } catch {
             throw CLIError.failure(Load.located(error, file).description)
         }
@@ -112,29 +119,39 @@ struct VerifyCommand: Command {
         }
         if version < chain.roots[0].version {
             throw CLIError.failure(
-                "root version \(version) is older than the trusted root; it cannot be checked from it")
+                "\(file): root version \(version) is older than the trusted root; it cannot be checked from it")
         }
         warnAboutRootSignatures(bytes, previous: chain.newest.payload, file: file, context: context)
         return try chain.append(bytes, crypto: crypto)
     }
 
+    /// Follows `N.json` for N = newest + 1, ... until the next number is absent. Numbered
+    /// files beyond a missing one are refused (a gap would otherwise end the walk early and
+    /// silently keep an older root), and an entry that exists but cannot be read is an
+    /// I/O error, never "the end of the chain".
     static func walk(_ directory: String, chain: inout RootChain, context: CLIContext) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
-            isDirectory.boolValue
-        else {
-            throw CLIError.io("\(directory): not a directory")
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw CLIError.io("\(directory): cannot list the root chain directory: \(error.localizedDescription)")
         }
+        let numbered = Set(
+            names.compactMap { name -> Int64? in
+                guard name.hasSuffix(".json") else { return nil }
+                let stem = name.dropLast(5)
+                guard !stem.isEmpty, stem.allSatisfy({ $0.isASCII && $0.isNumber }), stem.first != "0" else {
+                    return nil
+                }
+                return Int64(stem)
+            })
         var steps = 0
-        while true {
+        while numbered.contains(chain.newest.version + 1) {
             let next = chain.newest.version + 1
-            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(next).json").path
-            guard FileManager.default.fileExists(atPath: path) else { return }
             steps += 1
             guard steps <= RootChain.maxRotationsPerWalk else {
                 throw CLIError.failure(
-                    TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk).description)
+                    "\(directory): \(TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk))")
             }
+            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(next).json").path
             let bytes = try Files.read(path, limit: maxInputBytes)
             warnAboutRootSignatures(bytes, previous: chain.newest.payload, file: path, context: context)
             do {
@@ -143,13 +160,18 @@ struct VerifyCommand: Command {
                 throw CLIError.from(error, file: path)
             }
         }
+        if let beyond = numbered.filter({ $0 > chain.newest.version + 1 }).min() {
+            throw CLIError.failure(
+                "\(directory): \(chain.newest.version + 1).json is missing but \(beyond).json exists; the root chain has a gap"
+            )
+        }
     }
 
     /// Warns about failing or duplicate signatures of a root envelope before it is
     /// checked, so they are shown even when the check then fails on the threshold.
     static func warnAboutRootSignatures(_ bytes: [UInt8], previous: RootPayload?, file: String, context: CLIContext) {
         guard let envelope = try? Envelope.parse(bytes), envelope.kind == .root,
-            let payload = try? RootPayload.parse(envelope.payload, hasher: crypto.hasher)
+            let payload = try? RootPayload.parse(envelope.payload, crypto: crypto)
         else { return }
         if let previous {
             let report = Signatures.check(envelope, role: previous.rootRole, keys: previous, crypto: crypto)

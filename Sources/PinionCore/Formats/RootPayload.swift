@@ -77,10 +77,11 @@ public struct RootPayload: Sendable, Equatable {
     /// - Parameters:
     ///   - bytes: the payload bytes.
     ///   - limits: parser limits.
-    ///   - hasher: SHA-256, to check that every key id is the hash of its key.
+    ///   - crypto: SHA-256, to check that every key id is the hash of its key, and the
+    ///     Ed25519 point checks, to refuse keys that could never verify a signature.
     /// - Throws: `FormatError` naming the member and rule; includes a key listed under an
     ///   id that is not its SHA-256, a role naming an unlisted key, thresholds outside 1...n.
-    public static func parse(_ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher)
+    public static func parse(_ bytes: [UInt8], limits: Limits = .standard, crypto: CryptoProvider)
         throws(FormatError)
         -> RootPayload
     {
@@ -112,8 +113,12 @@ public struct RootPayload: Sendable, Equatable {
             guard raw.count == 32 else {
                 throw keyReader.error("public", .invalidPublicKey("not 32 bytes (got \(raw.count))"))
             }
+            guard crypto.verifier.isUsablePublicKey(raw) else {
+                throw keyReader.error(
+                    "public", .invalidPublicKey("not a usable Ed25519 point (small-order or non-canonical)"))
+            }
             try keyReader.finish()
-            let actual = KeyID.of(publicKey: raw, hasher: hasher)
+            let actual = KeyID.of(publicKey: raw, hasher: crypto.hasher)
             guard actual == member.name else {
                 throw FormatError(path: keyPath, rule: .keyIDMismatch(listed: member.name, actual: actual))
             }

@@ -122,7 +122,7 @@ public struct RootChain: Sendable, Equatable {
         -> RootPayload
     {
         do {
-            return try RootPayload.parse(envelope.payload, limits: limits, hasher: crypto.hasher)
+            return try RootPayload.parse(envelope.payload, limits: limits, crypto: crypto)
         } catch {
             var located = error
             located.path = located.path.isEmpty ? "payload" : "payload." + located.path
