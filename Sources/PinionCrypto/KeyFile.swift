@@ -609,8 +609,8 @@ public enum KeyFile {
                 guard let data, length > 0 else {
                     throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
                 }
-                // Before anything is decrypted: a file with two keys is ambiguous, and which
-                // one a tool picks differs (OpenSSL the first, others the last).
+                // Before anything is decrypted: with two keys in one file, which one signs
+                // would depend on which the reading tool happens to take.
                 try refuseFurtherBlocks(in: bio, path: path)
                 return try body(.pem(label: label), UnsafeRawBufferPointer(start: data, count: length))
             }

@@ -114,6 +114,11 @@ public enum SPKIError: Error, Equatable, CustomStringConvertible {
     case passphraseRequired(file: String, label: String, line: Int?)
     /// An encrypted private key that does not decrypt: wrong passphrase or corrupt data.
     case decryptionFailed(file: String, label: String, line: Int?)
+    /// An encrypted PKCS#8 private key whose key derivation costs more than Pinion attempts
+    /// (the caps of `KeyFile.maximumPBKDF2Iterations`, `.maximumScryptBlocks` and
+    /// `.maximumScryptParallelism`); refused before the passphrase is asked for. `detail`
+    /// names the parameters. Legacy PEM encryption (`DEK-Info`) has a fixed, cheap cost.
+    case kdfTooCostly(file: String, label: String, line: Int?, detail: String)
     /// PEM blocks were found but none carries a public key (only parameters or CRLs).
     case noObjects(file: String)
     /// OpenSSL failed where it should not (allocation, encoding); `detail` is its text.
@@ -163,6 +168,8 @@ public enum SPKIError: Error, Equatable, CustomStringConvertible {
         case .decryptionFailed(let file, let label, let line):
             return
                 "\(Self.place(file, line)): \(label) does not decrypt (wrong passphrase or corrupt key)"
+        case .kdfTooCostly(let file, let label, let line, let detail):
+            return "\(Self.place(file, line)): \(label) asks for a key derivation too costly to attempt (\(detail))"
         case .noObjects(let file):
             return "\(file): no certificate, CSR, public key or private key in the PEM blocks"
         case .openSSLFailure(let file, let detail):
@@ -542,6 +549,16 @@ extension SPKIReader {
         guard nid != NID_undef, EVP_PBE_find(EVP_PBE_TYPE_OUTER, nid, nil, nil, nil) == 1 else {
             throw place.invalidDER(detail: "not a password-based encryption algorithm")
         }
+        // A hostile iteration count or scrypt cost would keep PKCS8_decrypt busy for hours.
+        switch KDFCost.verdict(sig) {
+        case .acceptable: break
+        case .tooCostly(let detail):
+            throw SPKIError.kdfTooCostly(file: place.file, label: place.label, line: place.line, detail: detail)
+        case .malformed:
+            throw place.invalidDER(detail: "malformed password-based encryption parameters")
+        case .unknownScheme:
+            throw SPKIError.decryptionFailed(file: place.file, label: place.label, line: place.line)
+        }
         guard let pass = try passphrase.get() else {
             throw SPKIError.passphraseRequired(file: place.file, label: place.label, line: place.line)
         }
@@ -570,6 +587,8 @@ extension SPKIReader {
     }
 
     /// Decrypts a legacy encrypted PEM body in place (RFC 1421 `Proc-Type: 4,ENCRYPTED`).
+    /// Its key derivation (`EVP_BytesToKey`, MD5, one iteration) has a fixed, negligible
+    /// cost, so it needs no cap.
     private static func decryptLegacy(
         _ der: SecureBytes, headers: [String], line: Int, place: Place,
         passphrase: inout PassphraseSource

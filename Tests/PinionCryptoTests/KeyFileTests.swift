@@ -266,6 +266,264 @@ private let testIterations = 1_000
         #expect(reported == path)
     }
 
+    // MARK: Key-derivation cost (refused before decryption)
+
+    /// `openssl pkcs8 -topk8 -v2 aes-256-cbc -iter 20000000` takes seconds to make, and as long
+    /// to decrypt; the same key is made at 1000 iterations and its count raised in the DER. The
+    /// passphrase source is never asked: the refusal comes before PKCS8_decrypt.
+    @Test func pbkdf2IterationsOverTheCapAreRefusedBeforeDecryption() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-v2", "aes-256-cbc", "-iter", "1000"])
+        let costly = try TestDER.settingInteger(
+            TestDER.integer(20_000_000), at: TestDER.pbkdf2IterationsPath, in: der)
+        let pemPath = try directory.write("costly.key", TestDER.pem("ENCRYPTED PRIVATE KEY", costly))
+        let derPath = try directory.write("costly.der", costly)
+        for path in [pemPath, derPath] {
+            var asked = false
+            let error = #expect(throws: KeyFileError.self) {
+                try KeyFile.readSecretKey(path: path) {
+                    asked = true
+                    return try secure("pw")
+                }
+            }
+            guard case .kdfTooCostly(let reported, let detail) = error else {
+                Issue.record("expected .kdfTooCostly, got \(String(describing: error))")
+                continue
+            }
+            #expect(reported == path)
+            #expect(detail.contains("20000000"))
+            #expect(!asked, "the passphrase was asked for")
+            #expect(error?.isUsageError == false)
+            #expect(error?.isIOError == false)
+        }
+    }
+
+    @Test func pbkdf2IterationsAtTheCapPassTheCheck() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-v2", "aes-256-cbc", "-iter", "1000"])
+        let atCap = try TestDER.settingInteger(
+            TestDER.integer(UInt64(KeyFile.maximumPBKDF2Iterations)), at: TestDER.pbkdf2IterationsPath, in: der)
+        let path = try directory.write("at-cap.der", atCap)
+        // Past the check the passphrase is asked for; throwing there skips the slow decryption.
+        #expect(throws: PassphraseAsked.self) {
+            try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() }
+        }
+        #expect(KeyFile.maximumPBKDF2Iterations == 10_000_000)
+    }
+
+    @Test func iterationCountBeyond64BitsIsRefusedAsTooCostly() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-v2", "aes-256-cbc", "-iter", "1000"])
+        let huge = TestDER.primitive(tag: 0x02, content: [0x01] + [UInt8](repeating: 0, count: 9))
+        let path = try directory.write(
+            "huge.der", try TestDER.settingInteger(huge, at: TestDER.pbkdf2IterationsPath, in: der))
+        let error = #expect(throws: KeyFileError.self) { try KeyFile.readSecretKey(path: path) { nil } }
+        guard case .kdfTooCostly = error else {
+            Issue.record("expected .kdfTooCostly, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func negativeIterationCountIsCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-v2", "aes-256-cbc", "-iter", "1000"])
+        let negative = TestDER.primitive(tag: 0x02, content: [0xff])
+        let path = try directory.write(
+            "negative.der", try TestDER.settingInteger(negative, at: TestDER.pbkdf2IterationsPath, in: der))
+        expectCorrupt(path) { try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() } }
+    }
+
+    /// `openssl pkcs8 -scrypt -scrypt_N 8388608 -scrypt_r 1` refuses to make this key (its
+    /// own 32 MiB limit), so openssl's default scrypt key gets N = 2^23, r = 1 in the DER.
+    @Test func scryptBlocksOverTheCapAreRefusedBeforeDecryption() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-scrypt"])
+        let cases: [(n: UInt64, r: UInt64)] = [(1 << 23, 1), (1 << 20, 8), (1 << 63, 2)]
+        for (index, parameters) in cases.enumerated() {
+            var costly = try TestDER.settingInteger(TestDER.integer(parameters.n), at: TestDER.scryptNPath, in: der)
+            costly = try TestDER.settingInteger(TestDER.integer(parameters.r), at: TestDER.scryptRPath, in: costly)
+            let path = try directory.write("scrypt-\(index).key", TestDER.pem("ENCRYPTED PRIVATE KEY", costly))
+            let error = #expect(throws: KeyFileError.self) {
+                try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() }
+            }
+            guard case .kdfTooCostly(let reported, let detail) = error else {
+                Issue.record("N=\(parameters.n), r=\(parameters.r): got \(String(describing: error))")
+                continue
+            }
+            #expect(reported == path)
+            #expect(detail.contains("N=\(parameters.n)"))
+        }
+    }
+
+    @Test func scryptParallelismOverTheCapIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-scrypt"])
+        let costly = try TestDER.settingInteger(TestDER.integer(17), at: TestDER.scryptPPath, in: der)
+        let path = try directory.write("scrypt-p.der", costly)
+        let error = #expect(throws: KeyFileError.self) {
+            try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() }
+        }
+        guard case .kdfTooCostly(_, let detail) = error else {
+            Issue.record("expected .kdfTooCostly, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("p=17"))
+    }
+
+    @Test func scryptAtTheCapsPassesTheCheck() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-scrypt"])
+        var atCap = try TestDER.settingInteger(TestDER.integer(1 << 19), at: TestDER.scryptNPath, in: der)
+        atCap = try TestDER.settingInteger(TestDER.integer(8), at: TestDER.scryptRPath, in: atCap)
+        atCap = try TestDER.settingInteger(TestDER.integer(16), at: TestDER.scryptPPath, in: atCap)
+        let path = try directory.write("scrypt-cap.der", atCap)
+        #expect(throws: PassphraseAsked.self) {
+            try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() }
+        }
+        #expect(KeyFile.maximumScryptBlocks == 1 << 22)
+        #expect(KeyFile.maximumScryptParallelism == 16)
+    }
+
+    @Test func pkcs12IterationsOverTheCapAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let der = try opensslEncryptedKey(in: directory, ["-v1", "PBE-SHA1-3DES", "-iter", "1000"])
+        let costly = try TestDER.settingInteger(
+            TestDER.integer(20_000_000), at: TestDER.pbeIterationsPath, in: der)
+        let path = try directory.write("pkcs12.key", TestDER.pem("ENCRYPTED PRIVATE KEY", costly))
+        let error = #expect(throws: KeyFileError.self) {
+            try KeyFile.readSecretKey(path: path) { throw PassphraseAsked() }
+        }
+        guard case .kdfTooCostly(let reported, _) = error else {
+            Issue.record("expected .kdfTooCostly, got \(String(describing: error))")
+            return
+        }
+        #expect(reported == path)
+    }
+
+    /// The DER rewriting above is faithful: unchanged parameters still decrypt.
+    @Test func keysAtOrdinaryCostsStillDecrypt() throws {
+        let directory = try TemporaryDirectory()
+        let plainPath = directory.path("plain.key")
+        try expectSuccess(openssl(["genpkey", "-algorithm", "ed25519", "-out", plainPath]))
+        let expected = try KeyFile.readSecretKey(path: plainPath) { nil }
+        let options = [["-v2", "aes-256-cbc", "-iter", "1000"], ["-scrypt"], ["-v1", "PBE-SHA1-3DES"]]
+        for (index, option) in options.enumerated() {
+            let der = try opensslEncryptedKey(in: directory, option, plainPath: plainPath)
+            let rewritten = try TestDER.parse(der).encoded
+            #expect(rewritten == der)
+            let path = try directory.write("ordinary-\(index).key", TestDER.pem("ENCRYPTED PRIVATE KEY", rewritten))
+            #expect(try KeyFile.readSecretKey(path: path) { try secure("pw") }.publicKey == expected.publicKey)
+        }
+        let base = directory.path("default-cost")
+        try KeyFile.writeKeyPair(try Ed25519SecretKey.generate(), basePath: base, passphrase: secure("pw"))
+        _ = try KeyFile.readSecretKey(path: base + ".key") { try secure("pw") }
+    }
+
+    // MARK: One key per file
+
+    @Test func fileWithTwoKeysIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let first = directory.path("first")
+        let second = directory.path("second")
+        try KeyFile.writeKeyPair(try Ed25519SecretKey.generate(), basePath: first, passphrase: nil)
+        try KeyFile.writeKeyPair(
+            try Ed25519SecretKey.generate(), basePath: second, passphrase: secure("pw"),
+            kdfIterations: testIterations)
+        let plain = try String(contentsOfFile: first + ".key", encoding: .utf8)
+        let encrypted = try String(contentsOfFile: second + ".key", encoding: .utf8)
+        for (name, contents) in [
+            ("plain-plain", plain + plain), ("plain-encrypted", plain + encrypted),
+            ("encrypted-plain", encrypted + plain),
+        ] {
+            let path = try directory.write("\(name).key", contents)
+            var asked = false
+            let error = #expect(throws: KeyFileError.self) {
+                try KeyFile.readSecretKey(path: path) {
+                    asked = true
+                    return try secure("pw")
+                }
+            }
+            #expect(error == .corrupt(path: path, reason: "the file holds more than one key"), "\(name)")
+            #expect(error?.description.contains("holds more than one key") == true)
+            #expect(error?.isUsageError == false)
+            #expect(!asked, "\(name): the passphrase was asked for")
+        }
+        let publicKeys =
+            try String(contentsOfFile: first + ".pub", encoding: .utf8)
+            + String(contentsOfFile: second + ".pub", encoding: .utf8)
+        let publicPath = try directory.write("two.pub", publicKeys)
+        #expect(throws: KeyFileError.corrupt(path: publicPath, reason: "the file holds more than one key")) {
+            try KeyFile.readPublicKey(path: publicPath)
+        }
+    }
+
+    @Test func keyFollowedByAnotherPEMBlockIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let base = directory.path("key")
+        try KeyFile.writeKeyPair(try Ed25519SecretKey.generate(), basePath: base, passphrase: nil)
+        let certificate = directory.path("cert.pem")
+        try expectSuccess(
+            openssl([
+                "req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout", directory.path("cert.key"), "-subj",
+                "/CN=pinion.test", "-days", "1", "-out", certificate,
+            ]))
+        let path = try directory.write(
+            "bundle.key",
+            try String(contentsOfFile: base + ".key", encoding: .utf8)
+                + String(contentsOfFile: certificate, encoding: .utf8))
+        expectCorrupt(path) { try KeyFile.readSecretKey(path: path) { nil } }
+    }
+
+    @Test func textAroundASingleKeyIsAccepted() throws {
+        let directory = try TemporaryDirectory()
+        let base = directory.path("key")
+        let key = try Ed25519SecretKey.generate()
+        try KeyFile.writeKeyPair(key, basePath: base, passphrase: nil)
+        let pem = try String(contentsOfFile: base + ".key", encoding: .utf8)
+        let path = try directory.write("annotated.key", "Signing key of the pins role\n" + pem + "end of file\n")
+        #expect(try KeyFile.readSecretKey(path: path) { nil }.publicKey == key.publicKey)
+    }
+
+    // MARK: Encryption status
+
+    @Test func readSecretKeyFileSaysWhetherTheFileWasEncrypted() throws {
+        let directory = try TemporaryDirectory()
+        let key = try Ed25519SecretKey.generate()
+        let encryptedBase = directory.path("encrypted")
+        let plainBase = directory.path("plain")
+        try KeyFile.writeKeyPair(
+            key, basePath: encryptedBase, passphrase: secure("pw"), kdfIterations: testIterations)
+        try KeyFile.writeKeyPair(key, basePath: plainBase, passphrase: nil)
+        try expectSuccess(
+            openssl([
+                "pkcs8", "-topk8", "-in", encryptedBase + ".key", "-passin", "pass:pw", "-passout", "pass:pw",
+                "-outform", "DER", "-out", encryptedBase + ".der",
+            ]))
+        try expectSuccess(openssl(["pkey", "-in", plainBase + ".key", "-outform", "DER", "-out", plainBase + ".der"]))
+        for (path, expected) in [
+            (encryptedBase + ".key", true), (encryptedBase + ".der", true), (plainBase + ".key", false),
+            (plainBase + ".der", false),
+        ] {
+            let read = try KeyFile.readSecretKeyFile(path: path) { try secure("pw") }
+            #expect(read.encrypted == expected, "\(path)")
+            #expect(read.key.publicKey == key.publicKey, "\(path)")
+        }
+    }
+
+    // MARK: Out of memory
+
+    @Test func failedBufferAllocationWhileEncodingIsAnOpenSSLFailure() throws {
+        let error = #expect(throws: KeyFileError.self) {
+            try KeyFile.makePKCS8(try Ed25519SecretKey.generate(), path: "oom.key", allocate: { _ in nil })
+        }
+        guard case .openSSLFailure(let path, let operation, _) = error else {
+            Issue.record("expected .openSSLFailure, got \(String(describing: error))")
+            return
+        }
+        #expect(path == "oom.key")
+        #expect(operation == "allocate PKCS#8")
+    }
+
     // MARK: Corrupt files
 
     @Test func truncatedPEMIsCorrupt() throws {
@@ -501,11 +759,33 @@ private let testIterations = 1_000
             kdfIterations: testIterations)
         #expect(chmod(base + ".key", 0o640) == 0)
         let warning = try #require(KeyFile.insecurePermissionsWarning(path: base + ".key"))
+        // The CLI prefixes "pinion: warning: " itself.
+        #expect(!warning.lowercased().hasPrefix("warning"))
+        #expect(warning.hasPrefix("secret key file \(base).key is readable by other users"))
         #expect(warning.contains(base + ".key"))
         #expect(warning.contains("0640"))
         #expect(warning.contains("chmod 600"))
         #expect(chmod(base + ".key", 0o604) == 0)
         #expect(KeyFile.insecurePermissionsWarning(path: base + ".key") != nil)
+    }
+
+    @Test func nonRegularFilesGiveNoPermissionsWarning() throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.path("folder.key")
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        #expect(KeyFile.insecurePermissionsWarning(path: folder) == nil)
+        let fifo = directory.path("fifo.key")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        #expect(chmod(fifo, 0o644) == 0)
+        #expect(KeyFile.insecurePermissionsWarning(path: fifo) == nil)
+        #expect(KeyFile.insecurePermissionsWarning(path: "/dev/null") == nil)
+        // A symbolic link to a group-readable regular file still warns.
+        let target = try directory.write("target.key", "x")
+        #expect(chmod(target, 0o644) == 0)
+        let link = directory.path("link.key")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(KeyFile.insecurePermissionsWarning(path: link) != nil)
     }
 
     @Test func missingFileIsAnIOErrorNamingThePath() throws {
@@ -723,6 +1003,139 @@ private func expectSuccess(
 }
 
 private struct OpenSSLCommandFailed: Error {}
+
+/// Thrown by a passphrase source to show that the key-derivation check let the key through
+/// (the passphrase is asked for only afterwards) without paying for the derivation.
+private struct PassphraseAsked: Error {}
+
+/// A fresh Ed25519 key, encrypted by `openssl pkcs8 -topk8 <options>` with passphrase "pw",
+/// as DER.
+private func opensslEncryptedKey(
+    in directory: TemporaryDirectory, _ options: [String], plainPath: String? = nil
+) throws -> [UInt8] {
+    let plain = plainPath ?? directory.path("source-\(UUID().uuidString).key")
+    if plainPath == nil {
+        try expectSuccess(openssl(["genpkey", "-algorithm", "ed25519", "-out", plain]))
+    }
+    let output = directory.path("encrypted-\(UUID().uuidString).der")
+    try expectSuccess(
+        openssl(["pkcs8", "-topk8", "-in", plain, "-passout", "pass:pw", "-outform", "DER", "-out", output] + options))
+    return [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+}
+
+/// A DER tree (X.690 §8.1, one-byte tags) for tests that alter the parameters of encrypted
+/// keys made by openssl (shared with SPKITests.swift).
+enum TestDER: Equatable {
+    case primitive(tag: UInt8, content: [UInt8])
+    case constructed(tag: UInt8, children: [TestDER])
+
+    struct Malformed: Error {}
+
+    /// PBES2 `EncryptedPrivateKeyInfo` (RFC 5958 §3, RFC 8018 A.4): child indexes from the
+    /// root to the PBKDF2 iteration count (RFC 8018 A.2) and scrypt N, r, p (RFC 7914 §7.1).
+    static let pbkdf2IterationsPath = [0, 1, 0, 1, 1]
+    static let scryptNPath = [0, 1, 0, 1, 1]
+    static let scryptRPath = [0, 1, 0, 1, 2]
+    static let scryptPPath = [0, 1, 0, 1, 3]
+    /// PBES1 / PKCS#12 `PBEParameter` iteration count (RFC 8018 A.3, RFC 7292 App. C).
+    static let pbeIterationsPath = [0, 1, 1]
+
+    static func parse(_ bytes: [UInt8]) throws -> TestDER {
+        var index = 0
+        let node = try parse(bytes, &index)
+        guard index == bytes.count else { throw Malformed() }
+        return node
+    }
+
+    private static func parse(_ bytes: [UInt8], _ index: inout Int) throws -> TestDER {
+        guard index + 2 <= bytes.count else { throw Malformed() }
+        let tag = bytes[index]
+        var length = Int(bytes[index + 1])
+        index += 2
+        if length & 0x80 != 0 {
+            let octets = length & 0x7f
+            guard octets >= 1, octets <= 3, index + octets <= bytes.count else { throw Malformed() }
+            length = 0
+            for _ in 0..<octets {
+                length = length << 8 | Int(bytes[index])
+                index += 1
+            }
+        }
+        let end = index + length
+        guard end <= bytes.count else { throw Malformed() }
+        if tag & 0x20 == 0 {
+            defer { index = end }
+            return .primitive(tag: tag, content: Array(bytes[index..<end]))
+        }
+        var children: [TestDER] = []
+        while index < end { children.append(try parse(bytes, &index)) }
+        guard index == end else { throw Malformed() }
+        return .constructed(tag: tag, children: children)
+    }
+
+    var encoded: [UInt8] {
+        let tag: UInt8
+        let content: [UInt8]
+        switch self {
+        case .primitive(let primitiveTag, let bytes):
+            tag = primitiveTag
+            content = bytes
+        case .constructed(let constructedTag, let children):
+            tag = constructedTag
+            content = children.flatMap(\.encoded)
+        }
+        guard content.count >= 0x80 else { return [tag, UInt8(content.count)] + content }
+        var octets: [UInt8] = []
+        var rest = content.count
+        while rest > 0 {
+            octets.insert(UInt8(rest & 0xff), at: 0)
+            rest >>= 8
+        }
+        return [tag, 0x80 | UInt8(octets.count)] + octets + content
+    }
+
+    func replacing(at path: ArraySlice<Int>, with node: TestDER) throws -> TestDER {
+        guard let first = path.first else { return node }
+        guard case .constructed(let tag, var children) = self, children.indices.contains(first) else {
+            throw Malformed()
+        }
+        children[first] = try children[first].replacing(at: path.dropFirst(), with: node)
+        return .constructed(tag: tag, children: children)
+    }
+
+    /// A DER INTEGER (X.690 §8.3) holding a non-negative value.
+    static func integer(_ value: UInt64) -> TestDER {
+        var content: [UInt8] = []
+        var rest = value
+        repeat {
+            content.insert(UInt8(rest & 0xff), at: 0)
+            rest >>= 8
+        } while rest > 0
+        if content[0] & 0x80 != 0 { content.insert(0, at: 0) }
+        return .primitive(tag: 0x02, content: content)
+    }
+
+    /// `der` with the INTEGER at `path` replaced by `integer`; lengths are re-encoded.
+    static func settingInteger(_ integer: TestDER, at path: [Int], in der: [UInt8]) throws -> [UInt8] {
+        let tree = try parse(der)
+        var node = tree
+        for index in path {
+            guard case .constructed(_, let children) = node, children.indices.contains(index) else {
+                throw Malformed()
+            }
+            node = children[index]
+        }
+        guard case .primitive(tag: 0x02, _) = node else { throw Malformed() }
+        return try tree.replacing(at: path[...], with: integer).encoded
+    }
+
+    /// PEM (RFC 7468) with 64-character base64 lines.
+    static func pem(_ label: String, _ der: [UInt8]) -> String {
+        "-----BEGIN \(label)-----\n"
+            + Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+            + "\n-----END \(label)-----\n"
+    }
+}
 
 /// Expects `body` to throw `KeyFileError.corrupt` for `path`, whatever the reason text.
 private func expectCorrupt(

@@ -390,6 +390,70 @@ struct SPKITests {
         #expect(throws: NoTerminal.self) { try SPKIReader.objects(inFile: path) { throw NoTerminal() } }
     }
 
+    /// A hostile PBKDF2 iteration count (here 20,000,000, raised in the DER of a key openssl
+    /// made at 1000) is refused before the passphrase is asked for and before decryption.
+    @Test func encryptedKeyWithCostlyPBKDF2IsRefusedBeforeDecryption() throws {
+        let directory = try SPKITestSupport.makeDirectory()
+        defer { SPKITestSupport.removeDirectory(directory) }
+        _ = try SPKITestSupport.shell(
+            """
+            openssl genpkey -algorithm ed25519 -out key.pem
+            openssl pkcs8 -topk8 -v2 aes-256-cbc -iter 1000 -in key.pem -passout pass:pw -outform DER -out key.der
+            """, in: directory)
+        let costly = try TestDER.settingInteger(
+            TestDER.integer(20_000_000), at: TestDER.pbkdf2IterationsPath,
+            in: try SPKITestSupport.read(directory + "/key.der"))
+        let derPath = directory + "/costly.der"
+        let pemPath = directory + "/costly.pem"
+        try SPKITestSupport.write(costly, to: derPath)
+        try SPKITestSupport.write(Array(TestDER.pem("ENCRYPTED PRIVATE KEY", costly).utf8), to: pemPath)
+        for (path, label, line) in [
+            (pemPath, "ENCRYPTED PRIVATE KEY", Optional(1)), (derPath, "DER encrypted private key", nil),
+        ] {
+            var asked = false
+            let error = spkiError {
+                try SPKIReader.objects(inFile: path) {
+                    asked = true
+                    return try SPKITestSupport.secure("pw")
+                }
+            }
+            guard case .kdfTooCostly(let file, let reportedLabel, let reportedLine, let detail) = error else {
+                Issue.record("\(path): expected .kdfTooCostly, got \(String(describing: error))")
+                continue
+            }
+            #expect(file == path)
+            #expect(reportedLabel == label)
+            #expect(reportedLine == line)
+            #expect(detail.contains("20000000"))
+            #expect(!asked, "the passphrase was asked for")
+            #expect(error?.isIOError == false)
+        }
+    }
+
+    @Test func encryptedKeyWithCostlyScryptIsRefusedBeforeDecryption() throws {
+        struct PassphraseAsked: Error {}
+        let directory = try SPKITestSupport.makeDirectory()
+        defer { SPKITestSupport.removeDirectory(directory) }
+        _ = try SPKITestSupport.shell(
+            """
+            openssl genpkey -algorithm ed25519 -out key.pem
+            openssl pkcs8 -topk8 -scrypt -in key.pem -passout pass:pw -outform DER -out key.der
+            """, in: directory)
+        var costly = try TestDER.settingInteger(
+            TestDER.integer(1 << 23), at: TestDER.scryptNPath, in: try SPKITestSupport.read(directory + "/key.der"))
+        costly = try TestDER.settingInteger(TestDER.integer(1), at: TestDER.scryptRPath, in: costly)
+        let path = directory + "/costly.pem"
+        try SPKITestSupport.write(Array(TestDER.pem("ENCRYPTED PRIVATE KEY", costly).utf8), to: path)
+        let error = spkiError { try SPKIReader.objects(inFile: path) { throw PassphraseAsked() } }
+        guard case .kdfTooCostly(let file, _, _, let detail) = error else {
+            Issue.record("expected .kdfTooCostly, got \(String(describing: error))")
+            return
+        }
+        #expect(file == path)
+        #expect(detail.contains("N=8388608"))
+        #expect(error?.description.contains("too costly") == true)
+    }
+
     @Test func onePassphraseServesEveryEncryptedKeyOfAFile() throws {
         let directory = try SPKITestSupport.makeDirectory()
         defer { SPKITestSupport.removeDirectory(directory) }

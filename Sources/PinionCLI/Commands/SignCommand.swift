@@ -110,7 +110,8 @@ struct SignCommand: Command {
         var added: [String] = []
         for keyPath in keyPaths {
             if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
-            let key = try KeyFile.readSecretKey(path: keyPath, passphrase: { try passphrase.get() })
+            let (key, encrypted) = try KeyFile.readSecretKeyFile(path: keyPath, passphrase: { try passphrase.get() })
+            if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
             let keyID = key.publicKey.keyID
             if let signingRole, !signingRole.contains(keyID) {
                 context.warn(
