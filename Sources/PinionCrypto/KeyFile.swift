@@ -576,17 +576,25 @@ public enum KeyFile {
             defer { BIO_free(bio) }
             var skippedBlocks = 0
             while true {
-                var name: UnsafeMutablePointer<CChar>? = nil
-                var header: UnsafeMutablePointer<CChar>? = nil
-                var data: UnsafeMutablePointer<UInt8>? = nil
-                var length = 0
-                ERR_clear_error()
-                let flags = UInt32(PEM_FLAG_SECURE | PEM_FLAG_EAY_COMPATIBLE)
-                guard PEM_read_bio_ex(bio, &name, &header, &data, &length, flags) == 1 else {
-                    let errors = OpenSSLErrors.drain()
+                let step = try nextPEMBlock(in: bio) { label, block -> R? in
+                    if parameterLabels.contains(label) {
+                        skippedBlocks += 1
+                        return nil
+                    }
+                    guard let block, block.count > 0 else {
+                        throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
+                    }
+                    // Before anything is decrypted: with two keys in one file, which one signs
+                    // would depend on which the reading tool happens to take.
+                    try refuseFurtherBlocks(in: bio, path: path)
+                    return try body(.pem(label: label), block)
+                }
+                switch step {
+                case .block(let result?): return result
+                case .block(nil): continue
+                case .end(let errors):
                     if skippedBlocks > 0, errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
-                        throw KeyFileError.corrupt(
-                            path: path, reason: "the PEM file holds parameters but no key")
+                        throw KeyFileError.corrupt(path: path, reason: "the PEM file holds parameters but no key")
                     }
                     if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
                         throw KeyFileError.corrupt(path: path, reason: "no complete PEM BEGIN line (truncated?)")
@@ -596,54 +604,55 @@ public enum KeyFile {
                     }
                     throw KeyFileError.corrupt(path: path, reason: "malformed PEM (\(errors.text))")
                 }
-                defer {
-                    pinion_OPENSSL_secure_free(name)
-                    pinion_OPENSSL_secure_free(header)
-                    pinion_OPENSSL_secure_clear_free(data, length)
-                }
-                let label = name.map { String(cString: $0) } ?? ""
-                if parameterLabels.contains(label) {
-                    skippedBlocks += 1
-                    continue
-                }
-                guard let data, length > 0 else {
-                    throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
-                }
-                // Before anything is decrypted: with two keys in one file, which one signs
-                // would depend on which the reading tool happens to take.
-                try refuseFurtherBlocks(in: bio, path: path)
-                return try body(.pem(label: label), UnsafeRawBufferPointer(start: data, count: length))
             }
         }
+    }
+
+    /// The outcome of reading one PEM block: what `body` made of it, or the OpenSSL errors
+    /// that ended reading (`PEM_R_NO_START_LINE` at the end of the input).
+    private enum PEMStep<R> {
+        case block(R)
+        case end(OpenSSLErrors)
+    }
+
+    /// Reads the next PEM block of `bio` into OpenSSL's secure heap, hands its label and
+    /// body to `body`, and wipes and frees it when `body` returns.
+    private static func nextPEMBlock<R>(
+        in bio: OpaquePointer, _ body: (String, UnsafeRawBufferPointer?) throws -> R
+    ) rethrows -> PEMStep<R> {
+        var name: UnsafeMutablePointer<CChar>? = nil
+        var header: UnsafeMutablePointer<CChar>? = nil
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        ERR_clear_error()
+        let flags = UInt32(PEM_FLAG_SECURE | PEM_FLAG_EAY_COMPATIBLE)
+        guard PEM_read_bio_ex(bio, &name, &header, &data, &length, flags) == 1 else {
+            return .end(OpenSSLErrors.drain())
+        }
+        defer {
+            pinion_OPENSSL_secure_free(name)
+            pinion_OPENSSL_secure_free(header)
+            pinion_OPENSSL_secure_clear_free(data, length)
+        }
+        let label = name.map { String(cString: $0) } ?? ""
+        return .block(try body(label, data.map { UnsafeRawBufferPointer(start: $0, count: length) }))
     }
 
     /// Reads the rest of a PEM file after its key block: text and parameter blocks may
     /// follow, another key or any other PEM block may not.
     private static func refuseFurtherBlocks(in bio: OpaquePointer, path: String) throws {
         while true {
-            var name: UnsafeMutablePointer<CChar>? = nil
-            var header: UnsafeMutablePointer<CChar>? = nil
-            var data: UnsafeMutablePointer<UInt8>? = nil
-            var length = 0
-            ERR_clear_error()
-            let flags = UInt32(PEM_FLAG_SECURE | PEM_FLAG_EAY_COMPATIBLE)
-            guard PEM_read_bio_ex(bio, &name, &header, &data, &length, flags) == 1 else {
-                let errors = OpenSSLErrors.drain()
+            let step = try nextPEMBlock(in: bio) { label, _ in
+                if parameterLabels.contains(label) { return }
+                if label.hasSuffix("KEY") {
+                    throw KeyFileError.corrupt(path: path, reason: "the file holds more than one key")
+                }
+                throw KeyFileError.corrupt(path: path, reason: "the file holds a PEM block \"\(label)\" after the key")
+            }
+            if case .end(let errors) = step {
                 if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) { return }
                 throw KeyFileError.corrupt(path: path, reason: "malformed PEM after the key (\(errors.text))")
             }
-            defer {
-                pinion_OPENSSL_secure_free(name)
-                pinion_OPENSSL_secure_free(header)
-                pinion_OPENSSL_secure_clear_free(data, length)
-            }
-            let label = name.map { String(cString: $0) } ?? ""
-            if parameterLabels.contains(label) { continue }
-            if label.hasSuffix("KEY") {
-                throw KeyFileError.corrupt(path: path, reason: "the file holds more than one key")
-            }
-            throw KeyFileError.corrupt(
-                path: path, reason: "the file holds a PEM block \"\(label)\" after the key")
         }
     }
 
