@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
+        .library(name: "PinionClient", targets: ["PinionClient"]),
         .executable(name: "pinion", targets: ["pinion"]),
     ],
     targets: [
@@ -36,11 +37,18 @@ let package = Package(
             name: "PinionCrypto",
             dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims"]
         ),
+        // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
+        // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
+        .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
-        .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto"]),
+        // Fixtures shared by the test targets (keys, signed roots and manifests).
+        .target(name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
+        .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "PinionClientTests", dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionCrypto
+import PinionTestSupport
 import Testing
 
 @Suite struct RootChainTests {

@@ -1,26 +1,27 @@
-// Test fixtures: keys made at test time, and roots and manifests signed with explicit times.
+// Test fixtures shared by the test targets: keys made at test time, and roots and
+// manifests signed with explicit times.
 
 import PinionCore
 import PinionCrypto
 
 /// A fixed reference time for fixtures (tests never read the wall clock).
-let t0 = Timestamp(secondsSince1970: 1_796_029_200)  // 2026-11-30T09:00:00Z
-let day: Int64 = 86_400
+public let t0 = Timestamp(secondsSince1970: 1_796_029_200)  // 2026-11-30T09:00:00Z
+public let day: Int64 = 86_400
 
-let sodium = CryptoProvider.sodium
+public let sodium = CryptoProvider.sodium
 
 /// A pin with the given repeated byte (distinct, valid SHA-256-shaped digests).
-func pin(_ byte: UInt8) -> Pin {
+public func pin(_ byte: UInt8) -> Pin {
     (try? Pin(digest: [UInt8](repeating: byte, count: 32))) ?? { preconditionFailure("32 bytes") }()
 }
 
-func makeKey() throws -> Ed25519SecretKey { try Ed25519SecretKey.generate() }
+public func makeKey() throws -> Ed25519SecretKey { try Ed25519SecretKey.generate() }
 
-func rootKey(_ key: Ed25519SecretKey) -> RootPayload.Key {
+public func rootKey(_ key: Ed25519SecretKey) -> RootPayload.Key {
     RootPayload.Key(keyID: key.publicKey.keyID, publicKey: key.publicKey.raw)
 }
 
-func rootPayload(
+public func rootPayload(
     version: Int64 = 1, scope: String = "com.example.app", rootKeys: [Ed25519SecretKey],
     rootThreshold: Int = 1,
     pinsKeys: [Ed25519SecretKey], pinsThreshold: Int = 1, issuedAt: Timestamp = t0,
@@ -36,7 +37,7 @@ func rootPayload(
         pinsRole: .init(keyIDs: pinsKeys.map { $0.publicKey.keyID }, threshold: pinsThreshold))
 }
 
-func sign(_ kind: PayloadKind, _ payload: [UInt8], with keys: [Ed25519SecretKey]) throws -> Envelope {
+public func sign(_ kind: PayloadKind, _ payload: [UInt8], with keys: [Ed25519SecretKey]) throws -> Envelope {
     var envelope = Envelope(kind: kind, payload: payload)
     for key in keys {
         envelope.signatures.append(
@@ -45,7 +46,7 @@ func sign(_ kind: PayloadKind, _ payload: [UInt8], with keys: [Ed25519SecretKey]
     return envelope
 }
 
-func manifestPayload(
+public func manifestPayload(
     version: Int64 = 1, rootVersion: Int64 = 1, scope: String = "com.example.app",
     issuedAt: Timestamp = t0,
     lifetime: Int64 = 30 * day, domains: [ManifestPayload.Domain]? = nil
@@ -57,20 +58,20 @@ func manifestPayload(
 }
 
 /// A one-key-per-role setup: root key R, pins key P, root version 1 signed by R.
-struct Setup {
-    let rootKey: Ed25519SecretKey
-    let pinsKey: Ed25519SecretKey
-    let root: RootPayload
-    let rootEnvelope: Envelope
+public struct Setup {
+    public let rootKey: Ed25519SecretKey
+    public let pinsKey: Ed25519SecretKey
+    public let root: RootPayload
+    public let rootEnvelope: Envelope
 
-    init() throws {
+    public init() throws {
         rootKey = try makeKey()
         pinsKey = try makeKey()
         root = rootPayload(rootKeys: [rootKey], pinsKeys: [pinsKey])
         rootEnvelope = try sign(.root, root.serialized(), with: [rootKey])
     }
 
-    func chain() throws -> RootChain {
+    public func chain() throws -> RootChain {
         try RootChain(anchor: rootEnvelope.serialized(), crypto: sodium)
     }
 }

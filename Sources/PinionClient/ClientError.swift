@@ -1,0 +1,61 @@
+// Typed errors and events of the client trust core (DESIGN.md §6).
+
+import PinionCore
+
+/// Why a refresh step was refused. Every refusal leaves the state and the effective
+/// policy as they were.
+public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The document broke a format or trust rule (signatures, thresholds, scope, ...).
+    case trust(TrustError)
+    /// A manifest ordered below the floor (DESIGN.md §6 step 4).
+    case rollback(offered: ManifestOrder, floor: ManifestOrder)
+    /// A manifest with the floor's (rootVersion, version) but other payload bytes: the
+    /// publisher or a signer shows different clients different documents.
+    case equivocation(order: ManifestOrder)
+    /// The embedded root does not verify, or names another scope: an app build error.
+    case invalidEmbeddedRoot(String)
+    /// The root walk met more than `RootChain.maxRotationsPerWalk` new roots; the verified
+    /// prefix is kept and the walk resumes at the next refresh.
+    case tooManyRotations(limit: Int)
+    /// A fetch failed (status other than 200/304/404 where allowed, or a network error).
+    case fetchFailed(resource: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .trust(let error): return error.description
+        case .rollback(let offered, let floor): return "rollback: \(offered) is below the floor \(floor)"
+        case .equivocation(let order):
+            return "equivocation: a different manifest with the same \(order) as the accepted one"
+        case .invalidEmbeddedRoot(let reason): return "the embedded root is invalid: \(reason)"
+        case .tooManyRotations(let limit): return "more than \(limit) root rotations in one refresh"
+        case .fetchFailed(let resource, let reason): return "\(resource): \(reason)"
+        }
+    }
+}
+
+/// Something a refresh or start-up observed that an app should log or act on.
+public enum ClientEvent: Sendable, Equatable {
+    /// A new manifest was accepted.
+    case updated(ManifestOrder)
+    /// Nothing new: 304, or the same payload again (possibly with more co-signatures).
+    case unchanged
+    /// A root rotation was verified and accepted.
+    case rootAccepted(version: Int64)
+    /// A fetched document was refused.
+    case rejected(ClientError)
+    /// The publisher could not be reached or answered with an unexpected status.
+    case networkFailure(String)
+    /// The wall clock is more than 5 minutes behind the last known time; the last known
+    /// time is used instead.
+    case clockSteppedBack(wallClock: Timestamp, lastKnownTime: Timestamp)
+    /// The manifest's issuedAt is more than a day after the refresh start time (device
+    /// clock behind, or a future-dated manifest). It never moves lastKnownTime.
+    case futureDated(issuedAt: Timestamp, startTime: Timestamp)
+    /// Equivocation: reported loudly (also delivered as `.rejected(.equivocation)`).
+    case equivocation(ManifestOrder)
+    /// The stored state was refused at start-up and dropped; domains it named stay enforced.
+    case storeDropped(String)
+    /// The stored manifest no longer verifies as current (root rotated, expired or
+    /// re-check failed); it keeps taking trust away as a non-current manifest.
+    case manifestNotCurrent(String)
+}

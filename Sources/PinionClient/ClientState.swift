@@ -1,0 +1,63 @@
+// What the client persists between runs (DESIGN.md §6 step 6): enough to re-verify
+// everything at start-up from the embedded root, and to keep the floor.
+
+import PinionCore
+
+/// The persisted trust state of one scope. Every envelope is kept as its exact bytes, so
+/// that start-up re-verifies signatures instead of trusting a parsed copy.
+public struct ClientState: Sendable, Equatable {
+    /// The scope the state belongs to; a state of another scope is foreign and dropped.
+    public var scope: String
+    /// Envelope bytes of every root accepted after the embedded one, oldest first
+    /// (versions embedded + 1, embedded + 2, ...).
+    public var acceptedRoots: [[UInt8]]
+    /// Exact envelope bytes of the last accepted manifest, if any.
+    public var manifest: [UInt8]?
+    /// The floor (rootVersion, version) of the last accepted manifest; never goes down.
+    public var floor: ManifestOrder?
+    /// Highest start time of a successful refresh (never moved by a future-dated issuedAt).
+    public var lastKnownTime: Timestamp?
+    /// The revoked set R: union of `revokedPins` of every manifest accepted since the pins
+    /// role last changed (DESIGN.md §7).
+    public var revokedPins: [Pin]
+    /// Key ids of the pins role when R was started; a different role restarts R.
+    public var revokedSetPinsRole: [String]
+    /// Domain names of the last accepted manifest. If the rest of the state is lost or
+    /// refused, these stay enforced with no pins until a fresh manifest arrives.
+    public var manifestDomainNames: [String]
+    /// ETag of the last `manifest.json` response, for If-None-Match.
+    public var manifestETag: String?
+
+    public init(
+        scope: String, acceptedRoots: [[UInt8]] = [], manifest: [UInt8]? = nil, floor: ManifestOrder? = nil,
+        lastKnownTime: Timestamp? = nil, revokedPins: [Pin] = [], revokedSetPinsRole: [String] = [],
+        manifestDomainNames: [String] = [], manifestETag: String? = nil
+    ) {
+        self.scope = scope
+        self.acceptedRoots = acceptedRoots
+        self.manifest = manifest
+        self.floor = floor
+        self.lastKnownTime = lastKnownTime
+        self.revokedPins = revokedPins
+        self.revokedSetPinsRole = revokedSetPinsRole
+        self.manifestDomainNames = manifestDomainNames
+        self.manifestETag = manifestETag
+    }
+}
+
+/// The order of manifests: (rootVersion, version), compared lexicographically (DESIGN.md §5).
+public struct ManifestOrder: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var rootVersion: Int64
+    public var version: Int64
+
+    public init(rootVersion: Int64, version: Int64) {
+        self.rootVersion = rootVersion
+        self.version = version
+    }
+
+    public static func < (lhs: ManifestOrder, rhs: ManifestOrder) -> Bool {
+        (lhs.rootVersion, lhs.version) < (rhs.rootVersion, rhs.version)
+    }
+
+    public var description: String { "(rootVersion \(rootVersion), version \(version))" }
+}

@@ -1,0 +1,379 @@
+// The client's pure trust decisions (DESIGN.md §4-§6): takes the current state, fetched
+// bytes and a start time, returns the new state or a typed error. No I/O: fetching,
+// persisting and polling sit outside, so tests drive it with bytes.
+
+import PinionCore
+
+/// The verified, in-memory view of the persisted state.
+public struct TrustedState: Sendable, Equatable {
+    /// What is persisted (exact envelope bytes, floor, last known time, revoked set).
+    public fileprivate(set) var persisted: ClientState
+    /// The trusted roots, from the embedded one to the newest accepted.
+    public fileprivate(set) var chain: RootChain
+    /// The last accepted manifest, verified under the root it names; nil if none.
+    public fileprivate(set) var manifest: ManifestPayload?
+    /// Whether `manifest` is valid under the newest root (its rootVersion is the newest
+    /// root's). Expiry is separate: it is evaluated at every connection.
+    public fileprivate(set) var manifestValid: Bool
+    /// Domain names of a manifest that was dropped (corrupt or unverifiable store): they
+    /// stay enforced with no pins until a fresh manifest arrives.
+    public fileprivate(set) var forcedDomains: [String]
+
+    /// The revoked set R (DESIGN.md §7).
+    public var revoked: Set<Pin> { Set(persisted.revokedPins) }
+    /// The floor: (rootVersion, version) of the last accepted manifest.
+    public var floor: ManifestOrder? { persisted.floor }
+}
+
+/// What a root fetch returned.
+public enum RootFetch: Sendable, Equatable {
+    /// 200 with the body.
+    case found([UInt8])
+    /// 404: the end of the chain.
+    case notFound
+    /// Any other status, or a network error.
+    case failed(String)
+}
+
+/// What a conditional manifest fetch returned.
+public enum ManifestFetch: Sendable, Equatable {
+    /// 200 with the body and the response's ETag.
+    case found([UInt8], etag: String?)
+    /// 304: nothing new since the ETag sent.
+    case notModified
+    /// Any other status (404 included: a published scope always has a manifest), or a
+    /// network error.
+    case failed(String)
+}
+
+/// The outcome of one refresh.
+public enum RefreshOutcome: Sendable, Equatable {
+    case updated(ManifestOrder)
+    case unchanged
+    case rejected(ClientError)
+    case networkFailure(ClientError)
+}
+
+/// One refresh: the new state (to persist when `stateChanged`), the outcome, and every event.
+public struct RefreshResult: Sendable, Equatable {
+    public var state: TrustedState
+    public var outcome: RefreshOutcome
+    public var events: [ClientEvent]
+    /// Whether `state.persisted` differs from the state the refresh started from.
+    public var stateChanged: Bool
+}
+
+/// The trust rules of the client, parameterised by the app's embedded root.
+public struct TrustCore: Sendable {
+    /// Seconds the wall clock may lag `lastKnownTime` before it is reported (DESIGN.md §6).
+    public static let clockStepTolerance: Int64 = 300
+    /// Seconds `issuedAt` may lead the start time before it is reported (DESIGN.md §6).
+    public static let futureDatedTolerance: Int64 = 86_400
+
+    public let scope: String
+    public let crypto: CryptoProvider
+    public let limits: Limits
+    private let anchor: RootChain
+
+    /// - Parameters:
+    ///   - scope: the app's scope; the embedded root must name it.
+    ///   - embeddedRoot: exact envelope bytes of the root compiled into the app.
+    /// - Throws: `ClientError.invalidEmbeddedRoot` when it does not verify or names
+    ///   another scope.
+    public init(scope: String, embeddedRoot: [UInt8], crypto: CryptoProvider, limits: Limits = .standard)
+        throws(ClientError)
+    {
+        do {
+            anchor = try RootChain(anchor: embeddedRoot, crypto: crypto, limits: limits)
+        } catch {
+            throw .invalidEmbeddedRoot(error.description)
+        }
+        guard anchor.newest.payload.scope == scope else {
+            throw .invalidEmbeddedRoot("its scope is \(anchor.newest.payload.scope), the app's is \(scope)")
+        }
+        self.scope = scope
+        self.crypto = crypto
+        self.limits = limits
+    }
+
+    /// The state of a first run: the embedded root, no manifest.
+    public func initialState(forcedDomains: [String] = []) -> TrustedState {
+        var persisted = ClientState(scope: scope)
+        persisted.revokedSetPinsRole = anchor.newest.payload.pinsRole.keyIDs
+        persisted.manifestDomainNames = forcedDomains
+        return TrustedState(
+            persisted: persisted, chain: anchor, manifest: nil, manifestValid: false, forcedDomains: forcedDomains)
+    }
+
+    // MARK: - Start-up
+
+    /// Re-checks a stored state from the embedded root (DESIGN.md §6, start-up): stored
+    /// roots are re-verified in order (a root the app's embedded one already supersedes is
+    /// skipped; one that fails ends the chain there); the stored manifest is re-verified
+    /// under the root it names, and is current only if that is the newest root. A manifest
+    /// that no longer verifies at all is dropped and its domains stay enforced.
+    ///
+    /// - Returns: the trusted state and what was found.
+    public func restore(_ stored: ClientState) -> (TrustedState, [ClientEvent]) {
+        guard stored.scope == scope else {
+            let state = initialState(forcedDomains: stored.manifestDomainNames)
+            return (state, [.storeDropped("the stored state belongs to scope \(stored.scope)")])
+        }
+        var events: [ClientEvent] = []
+        var chain = anchor
+        var keptRoots: [[UInt8]] = []
+        for bytes in stored.acceptedRoots {
+            guard let version = try? RootChain.peekVersion(bytes, limits: limits) else {
+                events.append(.storeDropped("a stored root is unreadable; the chain ends at \(chain.newest.version)"))
+                break
+            }
+            if version <= chain.newest.version { continue }  // superseded by the embedded root
+            do {
+                try chain.append(bytes, crypto: crypto, limits: limits)
+                keptRoots.append(bytes)
+            } catch {
+                events.append(.storeDropped("stored root \(version) no longer verifies: \(error)"))
+                break
+            }
+        }
+        var persisted = stored
+        persisted.acceptedRoots = keptRoots
+        var state = TrustedState(
+            persisted: persisted, chain: chain, manifest: nil, manifestValid: false, forcedDomains: [])
+        if state.persisted.revokedSetPinsRole != chain.newest.payload.pinsRole.keyIDs {
+            state.persisted.revokedPins = []
+            state.persisted.revokedSetPinsRole = chain.newest.payload.pinsRole.keyIDs
+        }
+        guard let manifestBytes = stored.manifest else {
+            state.forcedDomains = stored.manifestDomainNames
+            return (state, events)
+        }
+        switch verifyStoredManifest(manifestBytes, chain: chain) {
+        case .success(let payload):
+            state.manifest = payload
+            state.manifestValid = payload.rootVersion == chain.newest.version
+            if !state.manifestValid {
+                events.append(
+                    .manifestNotCurrent(
+                        "it was signed under root \(payload.rootVersion); the newest root is \(chain.newest.version)"))
+            }
+            let order = ManifestOrder(rootVersion: payload.rootVersion, version: payload.version)
+            if state.persisted.floor.map({ $0 < order }) ?? true { state.persisted.floor = order }
+        case .failure(let reason):
+            state.persisted.manifest = nil
+            state.forcedDomains = stored.manifestDomainNames
+            events.append(.storeDropped("the stored manifest no longer verifies: \(reason)"))
+        }
+        return (state, events)
+    }
+
+    private enum StoredCheck {
+        case success(ManifestPayload)
+        case failure(String)
+    }
+
+    private func verifyStoredManifest(_ bytes: [UInt8], chain: RootChain) -> StoredCheck {
+        let rootVersion: Int64
+        do {
+            let envelope = try Envelope.parse(bytes, limits: limits)
+            rootVersion = try ManifestPayload.parse(envelope.payload, limits: limits).rootVersion
+        } catch {
+            return .failure(error.description)
+        }
+        guard let root = chain.root(version: rootVersion) else {
+            return .failure("it names root \(rootVersion), which is not in the trusted chain")
+        }
+        do {
+            return .success(try ManifestVerifier.verify(bytes, under: root, crypto: crypto, limits: limits).payload)
+        } catch {
+            return .failure(error.description)
+        }
+    }
+
+    // MARK: - Refresh steps
+
+    /// Accepts the next root of the chain (DESIGN.md §4): exactly newest + 1, same scope,
+    /// both thresholds. The stored manifest stops being current (a rotation means
+    /// re-signing it), and the revoked set restarts if the pins role changed.
+    ///
+    /// - Throws: `ClientError.trust` naming the rule broken; `state` is not modified.
+    public func acceptRoot(_ bytes: [UInt8], into state: TrustedState) throws(ClientError) -> TrustedState {
+        var next = state
+        do {
+            try next.chain.append(bytes, crypto: crypto, limits: limits)
+        } catch {
+            throw .trust(error)
+        }
+        next.persisted.acceptedRoots.append(bytes)
+        let newest = next.chain.newest.payload
+        next.manifestValid = next.manifest?.rootVersion == newest.version
+        if next.persisted.revokedSetPinsRole != newest.pinsRole.keyIDs {
+            next.persisted.revokedPins = []
+            next.persisted.revokedSetPinsRole = newest.pinsRole.keyIDs
+        }
+        return next
+    }
+
+    /// What `acceptManifest` decided.
+    public enum ManifestStep: Sendable, Equatable {
+        /// Accepted: the new state, and events such as a future-dated issuedAt.
+        case updated(TrustedState, [ClientEvent])
+        /// The same payload as the accepted one (co-signatures may differ): a quiet no-op.
+        case unchanged
+    }
+
+    /// Checks a fetched manifest in the order of DESIGN.md §6 steps 3-5 against one start
+    /// time `t0`: envelope and signatures under the newest root's pins role, strict payload,
+    /// scope, rootVersion, lifetime cap; then order against the floor (rollback,
+    /// equivocation, no-op); then `expiresAt > max(t0, lastKnownTime)`.
+    ///
+    /// - Parameters:
+    ///   - bytes: the fetched envelope (the size limit was enforced while reading).
+    ///   - etag: the response's ETag, stored for the next conditional GET.
+    ///   - t0: the refresh's start time (wall clock), read once.
+    /// - Throws: `ClientError`; `state` is not modified.
+    public func acceptManifest(_ bytes: [UInt8], etag: String?, into state: TrustedState, startTime t0: Timestamp)
+        throws(ClientError) -> ManifestStep
+    {
+        let now = max(t0, state.persisted.lastKnownTime ?? t0)
+        let verified: VerifiedManifest
+        do {
+            verified = try ManifestVerifier.verify(bytes, under: state.chain.newest, crypto: crypto, limits: limits)
+        } catch {
+            throw .trust(error)
+        }
+        let payload = verified.payload
+        let order = ManifestOrder(rootVersion: payload.rootVersion, version: payload.version)
+        if let floor = state.persisted.floor {
+            if order < floor { throw .rollback(offered: order, floor: floor) }
+            if order == floor {
+                let storedPayload = state.persisted.manifest.flatMap { try? Envelope.parse($0, limits: limits).payload }
+                if storedPayload == verified.envelope.payload { return .unchanged }
+                throw .equivocation(order: order)
+            }
+        }
+        do { try verified.checkCurrent(at: now) } catch { throw .trust(error) }
+
+        var events: [ClientEvent] = []
+        if payload.issuedAt > t0.adding(seconds: TrustCore.futureDatedTolerance) {
+            events.append(.futureDated(issuedAt: payload.issuedAt, startTime: t0))
+        }
+        var next = state
+        next.persisted.manifest = bytes
+        next.persisted.manifestETag = etag
+        next.persisted.floor = order
+        next.persisted.lastKnownTime = max(state.persisted.lastKnownTime ?? t0, t0)
+        let pinsRole = state.chain.newest.payload.pinsRole.keyIDs
+        var revoked = next.persisted.revokedSetPinsRole == pinsRole ? next.persisted.revokedPins : []
+        for pin in payload.revokedPins where !revoked.contains(pin) { revoked.append(pin) }
+        next.persisted.revokedPins = revoked
+        next.persisted.revokedSetPinsRole = pinsRole
+        next.persisted.manifestDomainNames = payload.domains.map(\.name)
+        next.manifest = payload
+        next.manifestValid = true
+        next.forcedDomains = []
+        events.append(.updated(order))
+        return .updated(next, events)
+    }
+
+    // MARK: - Whole refresh
+
+    /// One refresh (DESIGN.md §6): the root walk (root N+1 until a 404, at most
+    /// `RootChain.maxRotationsPerWalk`; any other answer ends the walk and fails the
+    /// refresh, keeping the verified prefix), then the conditional manifest fetch and its
+    /// checks. Any failure keeps the previous state of that step; nothing becomes unpinned.
+    ///
+    /// - Parameters:
+    ///   - state: the current trusted state.
+    ///   - t0: the start time (wall clock), read once by the caller.
+    ///   - fetchRoot: fetches `root/{version}.json`.
+    ///   - fetchManifest: conditional GET of `manifest.json` with the given If-None-Match.
+    public func refresh(
+        _ state: TrustedState, startTime t0: Timestamp, fetchRoot: (Int64) -> RootFetch,
+        fetchManifest: (String?) -> ManifestFetch
+    ) -> RefreshResult {
+        var events: [ClientEvent] = []
+        if let last = state.persisted.lastKnownTime, t0 < last.adding(seconds: -TrustCore.clockStepTolerance) {
+            events.append(.clockSteppedBack(wallClock: t0, lastKnownTime: last))
+        }
+        var current = state
+        func finish(_ outcome: RefreshOutcome) -> RefreshResult {
+            RefreshResult(
+                state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted)
+        }
+
+        var rotations = 0
+        walk: while true {
+            let version = current.chain.newest.version + 1
+            switch fetchRoot(version) {
+            case .notFound:
+                break walk
+            case .failed(let reason):
+                let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
+                events.append(.networkFailure(error.description))
+                return finish(.networkFailure(error))
+            case .found(let bytes):
+                guard rotations < RootChain.maxRotationsPerWalk else {
+                    let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
+                    events.append(.rejected(error))
+                    return finish(.rejected(error))
+                }
+                do {
+                    current = try acceptRoot(bytes, into: current)
+                    rotations += 1
+                    events.append(.rootAccepted(version: version))
+                    if current.manifest != nil, !current.manifestValid {
+                        events.append(
+                            .manifestNotCurrent("root \(version) was accepted; the manifest must be re-signed"))
+                    }
+                } catch {
+                    events.append(.rejected(error))
+                    return finish(.rejected(error))
+                }
+            }
+        }
+
+        switch fetchManifest(current.persisted.manifestETag) {
+        case .notModified:
+            events.append(.unchanged)
+            return finish(.unchanged)
+        case .failed(let reason):
+            let error = ClientError.fetchFailed(resource: "manifest.json", reason: reason)
+            events.append(.networkFailure(error.description))
+            return finish(.networkFailure(error))
+        case .found(let bytes, let etag):
+            do {
+                switch try acceptManifest(bytes, etag: etag, into: current, startTime: t0) {
+                case .unchanged:
+                    events.append(.unchanged)
+                    return finish(.unchanged)
+                case .updated(let next, let stepEvents):
+                    current = next
+                    events += stepEvents
+                    let accepted = stepEvents.compactMap { event -> ManifestOrder? in
+                        if case .updated(let order) = event { return order }
+                        return nil
+                    }
+                    return finish(accepted.first.map { .updated($0) } ?? .unchanged)
+                }
+            } catch {
+                if case .equivocation(let order) = error { events.append(.equivocation(order)) }
+                events.append(.rejected(error))
+                return finish(.rejected(error))
+            }
+        }
+    }
+}
+
+extension RootChain {
+    /// The version of a root envelope without checking signatures (to skip roots the
+    /// embedded one supersedes).
+    static func peekVersion(_ bytes: [UInt8], limits: Limits) throws -> Int64 {
+        let envelope = try Envelope.parse(bytes, limits: limits)
+        guard envelope.kind == .root else { throw TrustError.wrongPayloadKind(expected: .root, found: envelope.kind) }
+        let value = try StrictJSONParser.parse(envelope.payload, limits: limits.json)
+        guard case .object(let object) = value, case .number(let text)? = object["version"], let version = Int64(text)
+        else { throw FormatError(path: "payload.version", rule: .missingMember("version")) }
+        return version
+    }
+}
