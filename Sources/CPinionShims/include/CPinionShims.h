@@ -3,4 +3,5 @@
 #define CPINIONSHIMS_H
 #include "pinion_shims_keys.h"
 #include "pinion_shims_x509.h"
+#include "pinion_shims_https.h"
 #endif

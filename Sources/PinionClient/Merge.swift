@@ -1,0 +1,170 @@
+// The fail-closed merge of the baseline B, the last manifest M and the revoked set R
+// (DESIGN.md §7): an expired manifest can only take trust away, nothing becomes unpinned.
+
+import PinionCore
+
+/// The effective pin policy: one entry per domain named by the baseline, the manifest or a
+/// dropped store, keyed by exact name for lookups per connection.
+///
+/// An entry's `pins` may be empty; an enforced entry without pins refuses every connection
+/// (DESIGN.md §7, "no usable pin").
+public struct MergedPolicy: Sendable, Equatable {
+    /// The entries by exact domain name.
+    public private(set) var entries: [String: PinnedDomain]
+
+    /// A policy of the given entries.
+    ///
+    /// - Parameter domains: the entries. Two entries with one name are combined fail-closed,
+    ///   as the merge combines B and M when neither is current: enforce and
+    ///   includeSubdomains are ORed and only pins in both remain.
+    public init(_ domains: [PinnedDomain]) {
+        var entries: [String: PinnedDomain] = [:]
+        entries.reserveCapacity(domains.count)
+        for domain in domains {
+            if let existing = entries[domain.name] {
+                entries[domain.name] = MergedPolicy.strictest(existing, domain)
+            } else {
+                entries[domain.name] = domain
+            }
+        }
+        self.entries = entries
+    }
+
+    /// A policy that pins nothing.
+    public static let empty = MergedPolicy([])
+
+    /// The entry for exactly `name` (no subdomain matching; see `evaluate(host:verifiedChain:policy:)`).
+    public func entry(named name: String) -> PinnedDomain? { entries[name] }
+
+    /// All entries sorted by name, for display and serialisation.
+    public var domains: [PinnedDomain] { entries.values.sorted { $0.name < $1.name } }
+
+    static func strictest(_ first: PinnedDomain, _ second: PinnedDomain) -> PinnedDomain {
+        let other = Set(second.pins)
+        return PinnedDomain(
+            name: first.name, includeSubdomains: first.includeSubdomains || second.includeSubdomains,
+            enforce: first.enforce || second.enforce, pins: first.pins.filter { other.contains($0) })
+    }
+}
+
+/// Both merges of DESIGN.md §7 for one (B, M, R), computed once, and the instant from which
+/// the expired one applies. Expiry is then a comparison per connection, not a re-merge.
+public struct PolicySnapshot: Sendable, Equatable {
+    /// The merge while M is current: M's pins replace B's for every domain M names.
+    public let current: MergedPolicy
+    /// The merge once M is expired or no longer valid: M only takes trust away. With no
+    /// manifest at all this is B minus R (plus forced domains).
+    public let expired: MergedPolicy
+    /// M counts as current strictly before this instant (`M.expiresAt + staleGrace`); nil
+    /// when there is no manifest or it is not valid, so `expired` always applies.
+    public let manifestCurrentUntil: Timestamp?
+    /// `M.expiresAt` of the manifest, valid or not (RFC 7469 §3 `effective-expiration-date`
+    /// of reports); nil without a manifest.
+    public let manifestExpiresAt: Timestamp?
+
+    /// Merges B, M and R (DESIGN.md §7).
+    ///
+    /// For every domain d in B or M, with R the revoked set:
+    /// - M current: pins(d) = M.pins(d) − R if d is in M, else B.pins(d) − R.
+    /// - M expired or not valid: d in B and M: (B.pins(d) ∩ M.pins(d)) − R; d only in B:
+    ///   B.pins(d) − R; d only in M: no pins.
+    /// - No M: B.pins(d) − R.
+    /// - Always: enforce(d) = B.enforce(d) OR M.enforce(d), includeSubdomains(d) = B OR M
+    ///   (a domain in only one of them takes that one's flags).
+    ///
+    /// - Parameters:
+    ///   - baseline: the app's baseline B.
+    ///   - manifest: the last accepted manifest M, current or not; nil if none was accepted.
+    ///   - manifestValid: M verified and its rootVersion is the newest trusted root. Expiry is
+    ///     not part of this flag; it is decided per connection by `policy(at:)`.
+    ///   - revoked: R, the union of `revokedPins` of every manifest accepted since the pins
+    ///     role last changed. Revoked pins never count, whatever B or M say.
+    ///   - staleGrace: seconds after `M.expiresAt` during which M still counts as current
+    ///     (default 0 in the SDK); negative values count as 0.
+    ///   - forcedDomains: domain names of a dropped store (DESIGN.md §6): each becomes an
+    ///     enforced entry with no pins (every connection refused) until a fresh manifest
+    ///     arrives, even if B lists it, since the lost manifest may have replaced B's pins;
+    ///     its subdomains are refused too, since the lost entry may have covered them.
+    public init(
+        baseline: Baseline, manifest: ManifestPayload?, manifestValid: Bool, revoked: Set<Pin>,
+        staleGrace: Int64, forcedDomains: [String] = []
+    ) {
+        let base = Dictionary(baseline.domains.map { ($0.name, $0) }, uniquingKeysWith: MergedPolicy.strictest)
+        let manifestEntries = manifest.map { payload in
+            Dictionary(payload.domains.map { ($0.name, PinnedDomain($0)) }, uniquingKeysWith: MergedPolicy.strictest)
+        }
+        let expired = PolicySnapshot.merge(
+            base, manifestEntries, manifestCurrent: false, revoked: revoked, forced: forcedDomains)
+        if let manifest, manifestValid {
+            self.current = PolicySnapshot.merge(
+                base, manifestEntries, manifestCurrent: true, revoked: revoked, forced: forcedDomains)
+            self.manifestCurrentUntil = manifest.expiresAt.adding(seconds: max(0, staleGrace))
+        } else {
+            self.current = expired
+            self.manifestCurrentUntil = nil
+        }
+        self.expired = expired
+        self.manifestExpiresAt = manifest?.expiresAt
+    }
+
+    /// Whether M counts as current at `now`: valid and `now < M.expiresAt + staleGrace`
+    /// (so `now == expiresAt` with no grace is expired, as in DESIGN.md §6 step 5).
+    ///
+    /// - Parameter now: the effective time (`max(wall clock, lastKnownTime)`, DESIGN.md §6).
+    public func isManifestCurrent(at now: Timestamp) -> Bool {
+        guard let manifestCurrentUntil else { return false }
+        return now < manifestCurrentUntil
+    }
+
+    /// The effective policy at `now`: `current` while M counts as current, else `expired`.
+    ///
+    /// - Parameter now: the effective time of the connection being evaluated.
+    /// - Returns: the merged policy to evaluate the connection against.
+    public func policy(at now: Timestamp) -> MergedPolicy {
+        isManifestCurrent(at: now) ? current : expired
+    }
+
+    private static func merge(
+        _ base: [String: PinnedDomain], _ manifest: [String: PinnedDomain]?, manifestCurrent: Bool,
+        revoked: Set<Pin>, forced: [String]
+    ) -> MergedPolicy {
+        let manifest = manifest ?? [:]
+        var entries: [String: PinnedDomain] = [:]
+        entries.reserveCapacity(base.count + manifest.count + forced.count)
+        for name in Set(base.keys).union(manifest.keys) {
+            let fromBase = base[name]
+            let fromManifest = manifest[name]
+            let pins: [Pin]
+            switch (fromBase, fromManifest) {
+            case (_, .some(let entry)) where manifestCurrent:
+                pins = entry.pins
+            case (.some(let baseEntry), .some(let manifestEntry)):
+                let granted = Set(manifestEntry.pins)
+                pins = baseEntry.pins.filter { granted.contains($0) }
+            case (.some(let baseEntry), .none):
+                pins = baseEntry.pins
+            case (.none, _):
+                // Only in an expired or invalid M: it can no longer grant trust.
+                pins = []
+            }
+            entries[name] = PinnedDomain(
+                name: name,
+                includeSubdomains: (fromBase?.includeSubdomains ?? false) || (fromManifest?.includeSubdomains ?? false),
+                enforce: (fromBase?.enforce ?? false) || (fromManifest?.enforce ?? false),
+                pins: pins.filter { !revoked.contains($0) })
+        }
+        // The dropped manifest's pins for these names are unknown (it may have revoked or
+        // replaced the baseline's), so no pin is trusted for them until a fresh manifest.
+        for name in forced {
+            // Whether the lost entry covered subdomains is not stored: assume it did.
+            entries[name] = PinnedDomain(name: name, includeSubdomains: true, enforce: true, pins: [])
+        }
+        return MergedPolicy(entries: entries)
+    }
+}
+
+extension MergedPolicy {
+    fileprivate init(entries: [String: PinnedDomain]) {
+        self.entries = entries
+    }
+}

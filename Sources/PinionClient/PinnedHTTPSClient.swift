@@ -1,0 +1,1256 @@
+// Pinned HTTPS GET on OpenSSL: X.509 validation first, then the caller's pin check on the
+// verified chain, before one request byte is sent (DESIGN.md §6 update channel, §8).
+
+import COpenSSL
+import CPinionShims
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// MARK: - Public types
+
+/// The certificates of one TLS connection as the pin check sees them, after X.509
+/// validation (chain and host name) has passed.
+public struct PeerChain: Sendable, Equatable {
+    /// The host of the URL being fetched, exactly as the URL gives it (case and a trailing
+    /// dot kept; an IPv6 literal without brackets). This is the name SNI and the
+    /// certificate check used (lowercased, one trailing dot removed); normalising it for
+    /// pin matching (DESIGN.md §8.2) is the policy's job.
+    public let host: String
+    /// The URL's port (443 when the URL names none), also when `connectTo` dialled another
+    /// address.
+    public let port: UInt16
+    /// SPKI SHA-256 digests (RFC 7469 §2.4, 32 bytes each) of the chain OpenSSL verified
+    /// (`SSL_get0_verified_chain`), leaf first, trust anchor last. Never empty: an empty
+    /// verified chain is refused before the pin check runs. Only these count for pinning.
+    public let verifiedSPKISHA256: [[UInt8]]
+    /// DER certificates of the verified chain, in the order of `verifiedSPKISHA256`
+    /// (RFC 7469 §3 validated-certificate-chain).
+    public let verifiedChainDER: [[UInt8]]
+    /// DER certificates as the server sent them (`SSL_get_peer_cert_chain`, leaf first),
+    /// including any it appended that are not on the verified path (RFC 7469 §3
+    /// served-certificate-chain). For reports only, never for pinning.
+    public let servedChainDER: [[UInt8]]
+
+    /// Creates a chain description (the client builds these; tests of a policy may too).
+    ///
+    /// - Parameters:
+    ///   - host: the URL host as given.
+    ///   - port: the URL port.
+    ///   - verifiedSPKISHA256: SPKI SHA-256 digests of the verified chain, leaf first.
+    ///   - verifiedChainDER: DER certificates of the verified chain, leaf first.
+    ///   - servedChainDER: DER certificates the server sent, in its order.
+    public init(
+        host: String, port: UInt16, verifiedSPKISHA256: [[UInt8]], verifiedChainDER: [[UInt8]],
+        servedChainDER: [[UInt8]]
+    ) {
+        self.host = host
+        self.port = port
+        self.verifiedSPKISHA256 = verifiedSPKISHA256
+        self.verifiedChainDER = verifiedChainDER
+        self.servedChainDER = servedChainDER
+    }
+}
+
+/// What the caller's pin check decided for one connection.
+public enum PinDecision: Sendable, Equatable {
+    /// Send the request on this connection (trusted, not pinned, or a report-only failure).
+    case proceed
+    /// Close the connection without sending a byte; `get` throws
+    /// `HTTPSError.pinningRefused` with this reason.
+    case refuse(reason: String)
+}
+
+/// A complete HTTP response (any status, including 4xx and 5xx).
+public struct HTTPSResponse: Sendable {
+    /// The URL that produced this response: the requested one, or the last redirect target.
+    public let url: URL
+    /// The status code, 100-599 (never 1xx: interim responses are skipped).
+    public let status: Int
+    /// Header fields in the order received; names lowercased, values with surrounding
+    /// white space removed and bytes mapped one-to-one to Unicode (ISO 8859-1).
+    public let headers: [(String, String)]
+    /// The body after removing chunked transfer coding; at most `maxResponseBytes` bytes.
+    public let body: [UInt8]
+
+    /// Creates a response (the client builds these; fakes of a fetcher may too).
+    ///
+    /// - Parameters:
+    ///   - url: the URL that produced the response.
+    ///   - status: the status code.
+    ///   - headers: header fields, names lowercased.
+    ///   - body: the body bytes.
+    public init(url: URL, status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of a header field.
+    ///
+    /// - Parameter name: the field name, compared case-insensitively.
+    /// - Returns: the value, or nil when the field is absent.
+    public func value(forHeader name: String) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.0 == lowered }?.1
+    }
+}
+
+/// Why `PinnedHTTPSClient.get` produced no response. Host and port name the URL being
+/// fetched, except for resolution and connect failures, which name the address dialled.
+public enum HTTPSError: Error, Equatable, CustomStringConvertible {
+    /// The step that ran out of time.
+    public enum Phase: String, Sendable, Equatable {
+        /// A TCP connect attempt (`connectTimeout`).
+        case connect
+        /// The TLS handshake (`ioTimeout` for the whole handshake).
+        case handshake
+        /// Writing the request (`ioTimeout` without progress).
+        case request
+        /// Reading the response (`ioTimeout` without a byte).
+        case response
+        /// The total deadline of the call (`totalDeadline`), whatever step was running.
+        case deadline
+    }
+
+    /// The URL has no host, carries credentials, has a bad port or a request target that
+    /// cannot be sent; `reason` says which.
+    case invalidURL(url: String, reason: String)
+    /// The URL's scheme is not `https`.
+    case unsupportedScheme(String)
+    /// A request header the caller gave is malformed or one the client sets itself
+    /// (Host, Connection, Content-Length, Transfer-Encoding).
+    case invalidHeader(name: String, reason: String)
+    /// A configuration value is out of range; `reason` names it.
+    case invalidConfiguration(reason: String)
+    /// The CA file could not be read or holds no certificate.
+    case caFileUnreadable(path: String, detail: String)
+    /// OpenSSL could not set up the TLS client (allocation, configuration).
+    case tlsSetupFailed(detail: String)
+    /// Name resolution (`getaddrinfo`) failed; `detail` is its error text.
+    case resolutionFailed(host: String, detail: String)
+    /// Every address refused the TCP connection.
+    case connectionRefused(host: String, port: UInt16)
+    /// The TCP connection failed for another reason; `errno` is the system error number.
+    case connectionFailed(host: String, port: UInt16, errno: Int32)
+    /// A step took longer than its timeout, or the total deadline passed.
+    case timedOut(host: String, port: UInt16, phase: Phase)
+    /// The TLS handshake failed for a reason other than certificate verification (no
+    /// common protocol or cipher, not a TLS server, peer closed or reset).
+    case handshakeFailed(host: String, port: UInt16, detail: String)
+    /// X.509 validation failed (chain, validity, purpose or host name); `reason` is
+    /// OpenSSL's `X509_verify_cert_error_string` text, such as `certificate has expired`,
+    /// `hostname mismatch` or `unable to get local issuer certificate`. The pin check did
+    /// not run.
+    case certificateVerificationFailed(host: String, port: UInt16, reason: String)
+    /// The handshake passed but OpenSSL reports no verified chain; refused without calling
+    /// the pin check (DESIGN.md §8.3).
+    case emptyVerifiedChain(host: String, port: UInt16)
+    /// The pin check refused the connection; no request byte was sent.
+    case pinningRefused(host: String, port: UInt16, reason: String)
+    /// The connection failed after the handshake (reset, TLS error, or a close without
+    /// close_notify that leaves a body delimited by the close possibly truncated).
+    case connectionLost(host: String, port: UInt16, detail: String)
+    /// The response is not HTTP/1.x as RFC 9112 defines it, exceeds the header limits
+    /// (8192 bytes, 100 fields), or ends before its declared length.
+    case malformedResponse(host: String, port: UInt16, detail: String)
+    /// The body is larger than `maxResponseBytes` (`limit`); reading stopped there.
+    case responseTooLarge(host: String, port: UInt16, limit: Int)
+    /// More than `maxRedirects` (`limit`) redirects.
+    case tooManyRedirects(limit: Int)
+    /// A redirect pointed to a URL that is not https; it was not followed.
+    case redirectToNonHTTPS(location: String)
+
+    /// True when the server could not be reached or did not deliver a usable HTTP
+    /// response (resolution, connect, timeout, handshake, connection lost, malformed or
+    /// over-size response, too many redirects): trying again later may help. False for
+    /// trust failures (certificate verification, empty verified chain, pinning refusal,
+    /// redirect to a non-https URL) and for bad arguments or configuration (including an
+    /// unreadable CA file).
+    public var isNetworkError: Bool {
+        switch self {
+        case .resolutionFailed, .connectionRefused, .connectionFailed, .timedOut, .handshakeFailed,
+            .connectionLost, .malformedResponse, .responseTooLarge, .tooManyRedirects:
+            return true
+        case .invalidURL, .unsupportedScheme, .invalidHeader, .invalidConfiguration, .caFileUnreadable,
+            .tlsSetupFailed, .certificateVerificationFailed, .emptyVerifiedChain, .pinningRefused,
+            .redirectToNonHTTPS:
+            return false
+        }
+    }
+
+    /// One line naming the endpoint (or URL, file) and what failed.
+    public var description: String {
+        switch self {
+        case .invalidURL(let url, let reason): return "invalid URL \"\(url)\": \(reason)"
+        case .unsupportedScheme(let scheme): return "unsupported URL scheme \"\(scheme)\" (only https)"
+        case .invalidHeader(let name, let reason): return "invalid request header \"\(name)\": \(reason)"
+        case .invalidConfiguration(let reason): return "invalid HTTPS client configuration: \(reason)"
+        case .caFileUnreadable(let path, let detail): return "\(path): cannot load CA certificates: \(detail)"
+        case .tlsSetupFailed(let detail): return "cannot set up the TLS client: \(detail)"
+        case .resolutionFailed(let host, let detail): return "\(host): cannot resolve: \(detail)"
+        case .connectionRefused(let host, let port): return "\(Self.endpoint(host, port)): connection refused"
+        case .connectionFailed(let host, let port, let code):
+            return "\(Self.endpoint(host, port)): cannot connect: \(String(cString: strerror(code)))"
+        case .timedOut(let host, let port, let phase):
+            let what: String
+            switch phase {
+            case .connect: what = "connect timed out"
+            case .handshake: what = "TLS handshake timed out"
+            case .request: what = "sending the request timed out"
+            case .response: what = "waiting for the response timed out"
+            case .deadline: what = "total deadline exceeded"
+            }
+            return "\(Self.endpoint(host, port)): \(what)"
+        case .handshakeFailed(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)): TLS handshake failed: \(detail)"
+        case .certificateVerificationFailed(let host, let port, let reason):
+            return "\(Self.endpoint(host, port)): certificate verification failed: \(reason)"
+        case .emptyVerifiedChain(let host, let port):
+            return "\(Self.endpoint(host, port)): refused: no verified certificate chain to check pins against"
+        case .pinningRefused(let host, let port, let reason):
+            return "\(Self.endpoint(host, port)): refused by pin check: \(reason)"
+        case .connectionLost(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)): connection lost: \(detail)"
+        case .malformedResponse(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)): malformed HTTP response: \(detail)"
+        case .responseTooLarge(let host, let port, let limit):
+            return "\(Self.endpoint(host, port)): response body larger than \(limit) bytes"
+        case .tooManyRedirects(let limit): return "more than \(limit) redirects"
+        case .redirectToNonHTTPS(let location): return "refused redirect to non-https URL \"\(location)\""
+        }
+    }
+
+    private static func endpoint(_ host: String, _ port: UInt16) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+/// An HTTPS client for GET requests that validates certificates with OpenSSL and then
+/// lets the caller decide on the verified chain before any request byte is sent. FoundationNetworking
+/// on Linux has no pinning hook, so the SDK uses this for the update channel (without
+/// manifest pins, DESIGN.md §6) and for pinned app connections (DESIGN.md §8).
+///
+/// Each call opens fresh connections (HTTP/1.1, `Connection: close`), one per redirect
+/// hop, with a fresh `SSL_CTX` that has session tickets and the session cache off, so no
+/// session is ever resumed (a resumed session carries no verified chain). Calls may run
+/// concurrently from several threads; each blocks its thread until done.
+public struct PinnedHTTPSClient: Sendable {
+    /// Trust store, limits and timeouts.
+    public struct Configuration: Sendable {
+        /// PEM file of trusted certificates (trust anchors); nil means OpenSSL's default
+        /// verify paths (the system trust store).
+        public var caFile: String?
+        /// Seconds allowed for each TCP connect attempt (one per resolved address).
+        public var connectTimeout: Double
+        /// Seconds allowed for the whole TLS handshake, and for each wait for progress
+        /// while sending the request or reading the response.
+        public var ioTimeout: Double
+        /// Seconds allowed for the whole call, redirects included; a server that trickles
+        /// bytes is cut off here. Name resolution (`getaddrinfo`) is not interruptible
+        /// and only checked against it afterwards.
+        public var totalDeadline: Double
+        /// Largest body accepted, in bytes (after removing chunked coding); reading stops
+        /// as soon as the body would exceed it. The header block is limited separately
+        /// (8192 bytes, 100 fields).
+        public var maxResponseBytes: Int
+        /// Redirects (301, 302, 303, 307, 308) followed at most; 0 turns a redirect into
+        /// `HTTPSError.tooManyRedirects`.
+        public var maxRedirects: Int
+        /// The User-Agent header sent unless the caller gives one; empty sends none.
+        public var userAgent: String
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - caFile: PEM trust anchors; nil for the system trust store.
+        ///   - connectTimeout: seconds per TCP connect attempt, in (0, 86400].
+        ///   - ioTimeout: seconds for the handshake and per I/O wait, in (0, 86400].
+        ///   - totalDeadline: seconds for the whole call, in (0, 86400].
+        ///   - maxResponseBytes: body limit in bytes, at least 0 (default 4 MiB, the
+        ///     envelope limit of DESIGN.md §5).
+        ///   - maxRedirects: redirects followed, 0 to 20.
+        ///   - userAgent: User-Agent value, printable ASCII.
+        public init(
+            caFile: String? = nil, connectTimeout: Double = 10, ioTimeout: Double = 30, totalDeadline: Double = 60,
+            maxResponseBytes: Int = 4 * 1024 * 1024, maxRedirects: Int = 3, userAgent: String = "pinion/1"
+        ) {
+            self.caFile = caFile
+            self.connectTimeout = connectTimeout
+            self.ioTimeout = ioTimeout
+            self.totalDeadline = totalDeadline
+            self.maxResponseBytes = maxResponseBytes
+            self.maxRedirects = maxRedirects
+            self.userAgent = userAgent
+        }
+    }
+
+    /// Largest response header block (status line, fields and the empty line), in bytes.
+    public static let maximumHeaderBytes = 8192
+    /// Most header fields in one response (and, separately, in chunked trailers).
+    public static let maximumHeaderCount = 100
+
+    /// Trust store, limits and timeouts of every call.
+    public let configuration: Configuration
+
+    /// Creates a client.
+    ///
+    /// - Parameter configuration: trust store, limits and timeouts (checked at each call).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Fetches `url` with GET and returns the response, whatever its status.
+    ///
+    /// For each hop (the URL, then each redirect target): resolve and connect (to
+    /// `connectTo` when the hop's host and port are the URL's), TLS 1.2 or 1.3 with SNI
+    /// (RFC 6066 §3; not for IP literals), X.509 validation with `SSL_VERIFY_PEER` against
+    /// `caFile` or the system store and an RFC 6125 host name check (`SSL_set1_host`, no
+    /// partial wildcards, no subject common name fallback) or IP address check. Only after
+    /// validation passed does `pinCheck` see the verified chain; `.proceed` sends the request
+    /// (`GET`, HTTP/1.1, Host, User-Agent, `Connection: close`, then `headers`), `.refuse`
+    /// closes the connection with no request byte written.
+    ///
+    /// Responses are read per RFC 9112: the body by chunked coding, Content-Length, or
+    /// until the server closes (which must then end with a TLS close_notify, else the
+    /// body could be truncated). 301, 302, 303, 307 and 308 with a Location are followed
+    /// to https URLs only, as GET, under the same checks and a new `pinCheck` call for the
+    /// new host; caller headers named Authorization, Cookie or Proxy-Authorization are
+    /// dropped once a redirect leaves the URL's host and port.
+    ///
+    /// - Parameters:
+    ///   - url: an `https` URL without credentials.
+    ///   - headers: extra request header fields (names are tokens; values have no control
+    ///     characters other than tab). Host, Connection, Content-Length and
+    ///     Transfer-Encoding are set by the client and refused here; a User-Agent given
+    ///     here replaces the configured one.
+    ///   - connectTo: an address (DNS name or IP literal) and port to dial instead of the
+    ///     URL's host and port, while SNI, the certificate check and `pinCheck` still use
+    ///     the URL's host. Applies to every hop with the URL's host and port.
+    ///   - pinCheck: called once per hop after X.509 validation passed and before the
+    ///     request is sent, with a non-empty verified chain; never called when validation
+    ///     fails or the verified chain is empty.
+    /// - Returns: the final response; 4xx and 5xx are responses, not errors.
+    /// - Throws: `HTTPSError`: `.certificateVerificationFailed` before any pin check,
+    ///   `.emptyVerifiedChain` and `.pinningRefused` before any request byte, and the
+    ///   network, timeout, size and redirect errors.
+    public func get(
+        _ url: URL, headers: [(String, String)] = [], connectTo: (host: String, port: UInt16)? = nil,
+        pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse {
+        try Self.validate(configuration)
+        let deadline = HTTPSDeadline(seconds: configuration.totalDeadline)
+        try Self.validate(headers)
+        let first = try HTTPSTarget(url)
+        var dialOverride: (host: String, port: UInt16)?
+        if let connectTo {
+            dialOverride = (try Self.dialAddress(connectTo.host), connectTo.port)
+        }
+
+        let context = try Self.makeContext(caFile: configuration.caFile)
+        defer { SSL_CTX_free(context) }
+
+        var target = first
+        var requestHeaders = headers
+        var redirects = 0
+        while true {
+            let sameEndpoint = target.checkedName == first.checkedName && target.port == first.port
+            if !sameEndpoint {
+                requestHeaders.removeAll {
+                    ["authorization", "cookie", "proxy-authorization"].contains($0.0.lowercased())
+                }
+            }
+            let dial = (sameEndpoint ? dialOverride : nil) ?? (target.dialHost, target.port)
+            let connection = try HTTPSConnection.open(
+                target: target, dialHost: dial.host, dialPort: dial.port, context: context,
+                configuration: configuration, deadline: deadline)
+            let chain = try connection.peerChain()
+            if case .refuse(let reason) = pinCheck(chain) {
+                throw HTTPSError.pinningRefused(host: target.host, port: target.port, reason: reason)
+            }
+            try connection.send(request(for: target, headers: requestHeaders))
+            let head = try connection.readHead()
+
+            if [301, 302, 303, 307, 308].contains(head.status), let location = head.value("location") {
+                guard redirects < configuration.maxRedirects else {
+                    throw HTTPSError.tooManyRedirects(limit: configuration.maxRedirects)
+                }
+                guard let next = URL(string: location, relativeTo: target.url)?.absoluteURL else {
+                    throw HTTPSError.malformedResponse(
+                        host: target.host, port: target.port, detail: "invalid Location \"\(location)\"")
+                }
+                guard next.scheme?.lowercased() == "https" else {
+                    throw HTTPSError.redirectToNonHTTPS(location: next.absoluteString)
+                }
+                do {
+                    target = try HTTPSTarget(next)
+                } catch {
+                    throw HTTPSError.malformedResponse(
+                        host: target.host, port: target.port, detail: "unusable Location: \(error)")
+                }
+                redirects += 1
+                continue  // the redirect's body is never read: the connection just closes
+            }
+            let body = try connection.readBody(
+                status: head.status, headers: head, limit: configuration.maxResponseBytes)
+            return HTTPSResponse(url: target.url, status: head.status, headers: head.fields, body: body)
+        }
+    }
+
+    private func request(for target: HTTPSTarget, headers: [(String, String)]) -> [UInt8] {
+        var text = "GET \(target.requestTarget) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
+        let callerSetsAgent = headers.contains { $0.0.lowercased() == "user-agent" }
+        if !configuration.userAgent.isEmpty, !callerSetsAgent {
+            text += "User-Agent: \(configuration.userAgent)\r\n"
+        }
+        text += "Connection: close\r\n"
+        for (name, value) in headers {
+            text += "\(name): \(value)\r\n"
+        }
+        text += "\r\n"
+        // Validated to be free of control characters; non-ASCII values go out as UTF-8.
+        return Array(text.utf8)
+    }
+}
+
+// MARK: - Arguments
+
+extension PinnedHTTPSClient {
+    private static func validate(_ configuration: Configuration) throws(HTTPSError) {
+        let timeouts = [
+            ("connectTimeout", configuration.connectTimeout), ("ioTimeout", configuration.ioTimeout),
+            ("totalDeadline", configuration.totalDeadline),
+        ]
+        for (name, value) in timeouts where !(value.isFinite && value > 0 && value <= 86400) {
+            throw HTTPSError.invalidConfiguration(reason: "\(name) \(value) s (expected more than 0 and at most 86400)")
+        }
+        guard configuration.maxResponseBytes >= 0 else {
+            throw HTTPSError.invalidConfiguration(reason: "maxResponseBytes \(configuration.maxResponseBytes) < 0")
+        }
+        guard (0...20).contains(configuration.maxRedirects) else {
+            throw HTTPSError.invalidConfiguration(
+                reason: "maxRedirects \(configuration.maxRedirects) (expected 0 to 20)")
+        }
+        guard configuration.userAgent.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else {
+            throw HTTPSError.invalidConfiguration(reason: "userAgent is not printable ASCII")
+        }
+        if let caFile = configuration.caFile, caFile.isEmpty || caFile.utf8.contains(0) {
+            throw HTTPSError.invalidConfiguration(reason: "caFile is empty or contains a NUL byte")
+        }
+    }
+
+    /// RFC 9110 §5.1 field names (tokens) and §5.5 values without control characters.
+    private static func validate(_ headers: [(String, String)]) throws(HTTPSError) {
+        let reserved: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPResponseHead.isTokenByte) else {
+                throw HTTPSError.invalidHeader(name: name, reason: "not an RFC 9110 token")
+            }
+            guard !reserved.contains(name.lowercased()) else {
+                throw HTTPSError.invalidHeader(name: name, reason: "set by the client")
+            }
+            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7f) }) else {
+                throw HTTPSError.invalidHeader(name: name, reason: "value contains control characters")
+            }
+        }
+    }
+
+    /// The `connectTo` host: brackets of an IPv6 literal removed, no NUL, not empty.
+    private static func dialAddress(_ host: String) throws(HTTPSError) -> String {
+        var address = host
+        if address.hasPrefix("["), address.hasSuffix("]"), address.count > 2 {
+            address = String(address.dropFirst().dropLast())
+        }
+        guard !address.isEmpty, !address.utf8.contains(0), address.utf8.count <= 1024 else {
+            throw HTTPSError.invalidURL(url: host, reason: "connectTo host is empty or contains a NUL byte")
+        }
+        return address
+    }
+
+    fileprivate static func isIPLiteral(_ text: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
+    }
+}
+
+/// One hop's URL, checked and split into what the connection needs.
+private struct HTTPSTarget {
+    let url: URL
+    /// `URL.host` as given (IPv6 without brackets): reported to the pin check and in errors.
+    let host: String
+    let port: UInt16
+    /// Lowercased, one trailing dot removed: SNI and the certificate name check.
+    let checkedName: String
+    let isIPLiteral: Bool
+    /// What getaddrinfo gets (the host without a trailing dot).
+    let dialHost: String
+    let requestTarget: String
+    let hostHeader: String
+
+    init(_ url: URL) throws(HTTPSError) {
+        let text = url.absoluteString
+        guard let scheme = url.scheme else {
+            throw HTTPSError.invalidURL(url: text, reason: "no scheme")
+        }
+        guard scheme.lowercased() == "https" else { throw HTTPSError.unsupportedScheme(scheme) }
+        guard let host = url.host, !host.isEmpty else {
+            throw HTTPSError.invalidURL(url: text, reason: "no host")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw HTTPSError.invalidURL(url: text, reason: "credentials in URLs are not supported")
+        }
+        let port: UInt16
+        if let given = url.port {
+            guard given > 0, given <= 65535 else {
+                throw HTTPSError.invalidURL(url: text, reason: "port \(given) out of range")
+            }
+            port = UInt16(given)
+        } else {
+            port = 443
+        }
+
+        var name = host.lowercased()
+        if name.hasSuffix("."), !name.hasSuffix("..") { name.removeLast() }
+        let ipLiteral = PinnedHTTPSClient.isIPLiteral(name)
+        if !ipLiteral {
+            // LDH names with underscores (as seen in practice); empty labels and anything
+            // that could reach a header or OpenSSL in a surprising form are refused.
+            let allowed = name.utf8.allSatisfy {
+                ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d || $0 == 0x2e || $0 == 0x5f
+            }
+            let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard allowed, name.utf8.count <= 253, labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }) else {
+                throw HTTPSError.invalidURL(url: text, reason: "host \"\(host)\" is not a DNS name or IP literal")
+            }
+        }
+
+        var path = url.path(percentEncoded: true)
+        if path.isEmpty { path = "/" }
+        guard path.hasPrefix("/") else {
+            throw HTTPSError.invalidURL(url: text, reason: "path does not start with /")
+        }
+        var requestTarget = path
+        if let query = url.query(percentEncoded: true) { requestTarget += "?" + query }
+        guard requestTarget.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != 0x23 }) else {
+            throw HTTPSError.invalidURL(url: text, reason: "path or query contains bytes that must be percent-encoded")
+        }
+
+        self.url = url
+        self.host = host
+        self.port = port
+        self.checkedName = name
+        self.isIPLiteral = ipLiteral
+        self.dialHost = name
+        self.requestTarget = requestTarget
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        self.hostHeader = port == 443 ? bracketed : "\(bracketed):\(port)"
+    }
+}
+
+// MARK: - OpenSSL context
+
+extension PinnedHTTPSClient {
+    /// Returns a new `SSL_CTX *` the caller frees: TLS 1.2+, peer verification on, no
+    /// session resumption.
+    private static func makeContext(caFile: String?) throws(HTTPSError) -> OpaquePointer {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+        }
+        do throws(HTTPSError) {
+            guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1,
+                pinion_https_configure_context(context) == 1
+            else {
+                throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+            }
+            if let caFile {
+                // Checked first so that a missing file gets the system's reason, not OpenSSL's.
+                let descriptor = open(caFile, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw HTTPSError.caFileUnreadable(path: caFile, detail: String(cString: strerror(errno)))
+                }
+                close(descriptor)
+                guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                    throw HTTPSError.caFileUnreadable(path: caFile, detail: openSSLErrorText())
+                }
+            } else {
+                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                    throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+                }
+            }
+            // Verification failures abort the handshake; the pin check only ever sees
+            // chains that passed.
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            return context
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    /// Empties the calling thread's OpenSSL error queue and returns its entries as text.
+    fileprivate static func openSSLErrorText() -> String {
+        var messages: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            if messages.count < 8 {
+                ERR_error_string_n(code, &buffer, buffer.count)
+                messages.append(
+                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+        }
+        return messages.isEmpty ? "no OpenSSL error detail" : messages.joined(separator: "; ")
+    }
+}
+
+// MARK: - Time
+
+/// A point in time on the monotonic clock.
+private struct HTTPSDeadline {
+    let end: ContinuousClock.Instant
+
+    init(seconds: Double) {
+        end = ContinuousClock.now + .seconds(seconds)
+    }
+
+    private init(end: ContinuousClock.Instant) {
+        self.end = end
+    }
+
+    /// `seconds` from now, but no later than `self`.
+    func capping(seconds: Double) -> HTTPSDeadline {
+        HTTPSDeadline(end: min(end, ContinuousClock.now + .seconds(seconds)))
+    }
+
+    var hasPassed: Bool { ContinuousClock.now >= end }
+
+    /// Milliseconds left, rounded up, for poll(2); 0 when passed.
+    var remainingMilliseconds: Int32 {
+        let left = end - ContinuousClock.now
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+}
+
+/// Waits until `descriptor` is ready for `events`; false when `deadline` passed.
+private func pollReady(_ descriptor: Int32, for events: Int16, until deadline: HTTPSDeadline) -> Bool {
+    while true {
+        let milliseconds = deadline.remainingMilliseconds
+        if milliseconds == 0 { return false }
+        var entry = pollfd(fd: descriptor, events: events, revents: 0)
+        let ready = poll(&entry, 1, milliseconds)
+        if ready > 0 { return true }
+        if ready == 0 { continue }  // recheck the deadline: poll may wake early
+        if errno != EINTR { return true }  // let the next socket call report the error
+    }
+}
+
+// MARK: - Connection
+
+/// One TLS connection: socket, `SSL *` and unconsumed received bytes. Used by one thread.
+private final class HTTPSConnection {
+    private let ssl: OpaquePointer
+    private let descriptor: Int32
+    private let host: String
+    private let port: UInt16
+    private let ioTimeout: Double
+    private let deadline: HTTPSDeadline
+    /// Received bytes not yet consumed by the parser.
+    private var pending: [UInt8] = []
+    private var readBuffer = [UInt8](repeating: 0, count: 16384)
+    private var ended = false
+    private var endedWithCloseNotify = false
+
+    private init(
+        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: HTTPSDeadline
+    ) {
+        self.ssl = ssl
+        self.descriptor = descriptor
+        self.host = host
+        self.port = port
+        self.ioTimeout = ioTimeout
+        self.deadline = deadline
+    }
+
+    deinit {
+        // No SSL_shutdown: nothing more is to be sent, and after a refusal not even an alert.
+        SSL_free(ssl)
+        close(descriptor)
+    }
+
+    /// Connects, sets up names and completes the handshake with verification.
+    static func open(
+        target: HTTPSTarget, dialHost: String, dialPort: UInt16, context: OpaquePointer,
+        configuration: PinnedHTTPSClient.Configuration, deadline: HTTPSDeadline
+    ) throws(HTTPSError) -> HTTPSConnection {
+        let descriptor = try connectSocket(
+            address: dialHost, port: dialPort, timeout: configuration.connectTimeout, deadline: deadline)
+        ERR_clear_error()
+        guard let ssl = SSL_new(context) else {
+            close(descriptor)
+            throw HTTPSError.tlsSetupFailed(detail: PinnedHTTPSClient.openSSLErrorText())
+        }
+        let connection = HTTPSConnection(
+            ssl: ssl, descriptor: descriptor, host: target.host, port: target.port,
+            ioTimeout: configuration.ioTimeout, deadline: deadline)
+        guard pinion_https_set_socket(ssl, descriptor) == 1 else {
+            throw HTTPSError.tlsSetupFailed(detail: PinnedHTTPSClient.openSSLErrorText())
+        }
+        try connection.configureNames(target)
+        try connection.handshake()
+        return connection
+    }
+
+    private func configureNames(_ target: HTTPSTarget) throws(HTTPSError) {
+        let name = target.checkedName
+        if target.isIPLiteral {
+            guard let parameters = SSL_get0_param(ssl), X509_VERIFY_PARAM_set1_ip_asc(parameters, name) == 1 else {
+                throw HTTPSError.tlsSetupFailed(detail: "cannot set IP address \(name) for verification")
+            }
+        } else {
+            SSL_set_hostflags(
+                ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
+            guard SSL_set1_host(ssl, name) == 1, pinion_x509_SSL_set_tlsext_host_name(ssl, name) == 1 else {
+                throw HTTPSError.tlsSetupFailed(
+                    detail: "cannot set host name \(name): \(PinnedHTTPSClient.openSSLErrorText())")
+            }
+        }
+    }
+
+    // MARK: Network
+
+    /// Resolves `address` and returns a connected non-blocking TCP socket.
+    private static func connectSocket(
+        address: String, port: UInt16, timeout: Double, deadline: HTTPSDeadline
+    ) throws(HTTPSError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (PinnedHTTPSClient.isIPLiteral(address) ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(address, String(port), &hints, &list)
+        guard status == 0 else {
+            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw HTTPSError.resolutionFailed(host: address, detail: detail)
+        }
+        defer { freeaddrinfo(list) }
+
+        var lastError = HTTPSError.resolutionFailed(host: address, detail: "no addresses")
+        var next = list
+        while let info = next {
+            next = info.pointee.ai_next
+            guard !deadline.hasPassed else {
+                throw HTTPSError.timedOut(host: address, port: port, phase: .deadline)
+            }
+            let type = Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
+            let descriptor = socket(info.pointee.ai_family, type, info.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastError = .connectionFailed(host: address, port: port, errno: errno)
+                continue
+            }
+            let limit = deadline.capping(seconds: timeout)
+            let code = connectOne(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, until: limit)
+            if code == 0 { return descriptor }
+            close(descriptor)
+            switch code {
+            case ETIMEDOUT:
+                lastError = .timedOut(host: address, port: port, phase: deadline.hasPassed ? .deadline : .connect)
+            case ECONNREFUSED: lastError = .connectionRefused(host: address, port: port)
+            default: lastError = .connectionFailed(host: address, port: port, errno: code)
+            }
+        }
+        throw lastError
+    }
+
+    /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
+    private static func connectOne(
+        _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, until limit: HTTPSDeadline
+    ) -> Int32 {
+        if connect(descriptor, address, length) == 0 { return 0 }
+        guard errno == EINPROGRESS || errno == EINTR else { return errno }
+        guard pollReady(descriptor, for: Int16(POLLOUT), until: limit) else { return ETIMEDOUT }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errno }
+        return error
+    }
+
+    /// Waits for readiness or throws the timeout of `phase` (`.deadline` when the total
+    /// deadline is what ran out).
+    private func wait(for events: Int16, until limit: HTTPSDeadline, phase: HTTPSError.Phase) throws(HTTPSError) {
+        guard pollReady(descriptor, for: events, until: limit) else {
+            throw HTTPSError.timedOut(host: host, port: port, phase: deadline.hasPassed ? .deadline : phase)
+        }
+    }
+
+    private func handshake() throws(HTTPSError) {
+        let limit = deadline.capping(seconds: ioTimeout)
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let status = SSL_connect(ssl)
+            if status == 1 { break }
+            let savedErrno = errno
+            let reason = SSL_get_error(ssl, status)
+            switch reason {
+            case SSL_ERROR_WANT_READ:
+                try wait(for: Int16(POLLIN), until: limit, phase: .handshake)
+            case SSL_ERROR_WANT_WRITE:
+                try wait(for: Int16(POLLOUT), until: limit, phase: .handshake)
+            default:
+                try checkVerification()
+                let detail: String
+                if reason == SSL_ERROR_ZERO_RETURN {
+                    detail = "connection closed by peer"
+                } else if ERR_peek_error() != 0 {
+                    detail = PinnedHTTPSClient.openSSLErrorText()
+                } else if reason == SSL_ERROR_SYSCALL, savedErrno != 0 {
+                    detail = String(cString: strerror(savedErrno))
+                } else {
+                    detail = "connection closed by peer"
+                }
+                throw HTTPSError.handshakeFailed(host: host, port: port, detail: detail)
+            }
+        }
+        // SSL_VERIFY_PEER already aborted on failure; checked again so that nothing but a
+        // verified server certificate ever reaches the pin check.
+        guard SSL_get0_peer_certificate(ssl) != nil else {
+            throw HTTPSError.certificateVerificationFailed(
+                host: host, port: port, reason: "server presented no certificate")
+        }
+        try checkVerification()
+    }
+
+    private func checkVerification() throws(HTTPSError) {
+        let code = SSL_get_verify_result(ssl)
+        guard code != Int(X509_V_OK) else { return }
+        let text = X509_verify_cert_error_string(code).map { String(cString: $0) } ?? "verify error \(code)"
+        ERR_clear_error()
+        throw HTTPSError.certificateVerificationFailed(host: host, port: port, reason: text)
+    }
+
+    // MARK: Certificates
+
+    /// The verified and served chains; throws `.emptyVerifiedChain` when OpenSSL has no
+    /// verified chain.
+    func peerChain() throws(HTTPSError) -> PeerChain {
+        let verified = try certificates(SSL_get0_verified_chain(ssl), withDigests: true)
+        guard !verified.der.isEmpty else {
+            throw HTTPSError.emptyVerifiedChain(host: host, port: port)
+        }
+        let served = try certificates(SSL_get_peer_cert_chain(ssl), withDigests: false)
+        return PeerChain(
+            host: host, port: port, verifiedSPKISHA256: verified.digests, verifiedChainDER: verified.der,
+            servedChainDER: served.der)
+    }
+
+    private func certificates(_ stack: OpaquePointer?, withDigests: Bool) throws(HTTPSError)
+        -> (der: [[UInt8]], digests: [[UInt8]])
+    {
+        guard let stack else { return ([], []) }
+        let count = pinion_sk_X509_num(stack)
+        guard count > 0 else { return ([], []) }
+        var ders: [[UInt8]] = []
+        var digests: [[UInt8]] = []
+        for index in 0..<count {
+            guard let x509 = pinion_sk_X509_value(stack, index), let der = encode({ i2d_X509(x509, $0) }) else {
+                throw HTTPSError.certificateVerificationFailed(
+                    host: host, port: port, reason: "certificate #\(index) of the chain cannot be encoded")
+            }
+            ders.append(der)
+            if withDigests {
+                guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = encode({ i2d_X509_PUBKEY(pubkey, $0) }),
+                    let digest = sha256(spki)
+                else {
+                    throw HTTPSError.certificateVerificationFailed(
+                        host: host, port: port, reason: "certificate #\(index) has no usable SubjectPublicKeyInfo")
+                }
+                digests.append(digest)
+            }
+        }
+        return (ders, digests)
+    }
+
+    /// Runs an OpenSSL `i2d_*` function twice: for the length, then into a buffer.
+    private func encode(_ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
+        let length = Int(i2d(nil))
+        guard length > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: length)
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d(&cursor)
+        }
+        guard Int(written) == length else { return nil }
+        return out
+    }
+
+    /// SHA-256 (FIPS 180-4) of the DER SubjectPublicKeyInfo: the RFC 7469 §2.4 pin.
+    private func sha256(_ bytes: [UInt8]) -> [UInt8]? {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let status = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard status == 1, length == 32 else { return nil }
+        return digest
+    }
+
+    // MARK: I/O
+
+    /// Writes all of `bytes` (the context accepts a moving write buffer on retries).
+    func send(_ bytes: [UInt8]) throws(HTTPSError) {
+        var offset = 0
+        var limit = deadline.capping(seconds: ioTimeout)
+        while offset < bytes.count {
+            ERR_clear_error()
+            errno = 0
+            let written = bytes[offset...].withUnsafeBytes { buffer in
+                SSL_write(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+            }
+            if written > 0 {
+                offset += Int(written)
+                limit = deadline.capping(seconds: ioTimeout)
+                continue
+            }
+            let savedErrno = errno
+            switch SSL_get_error(ssl, written) {
+            case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), until: limit, phase: .request)
+            case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT), until: limit, phase: .request)
+            default: throw HTTPSError.connectionLost(host: host, port: port, detail: failureText(savedErrno))
+            }
+        }
+    }
+
+    /// Reads more bytes into `pending`; false at the end of the stream (then
+    /// `endedWithCloseNotify` says whether the peer closed TLS properly).
+    private func receive() throws(HTTPSError) -> Bool {
+        if ended { return false }
+        let limit = deadline.capping(seconds: ioTimeout)
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let count = readBuffer.withUnsafeMutableBytes { buffer in
+                SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
+            }
+            if count > 0 {
+                pending.append(contentsOf: readBuffer[0..<Int(count)])
+                return true
+            }
+            let savedErrno = errno
+            switch SSL_get_error(ssl, count) {
+            case SSL_ERROR_WANT_READ:
+                try wait(for: Int16(POLLIN), until: limit, phase: .response)
+            case SSL_ERROR_WANT_WRITE:
+                try wait(for: Int16(POLLOUT), until: limit, phase: .response)
+            case SSL_ERROR_ZERO_RETURN:
+                ended = true
+                endedWithCloseNotify = true
+                return false
+            case SSL_ERROR_SYSCALL where ERR_peek_error() == 0 && savedErrno == 0:
+                ended = true
+                return false
+            case SSL_ERROR_SSL where pinion_https_is_unexpected_eof(ERR_peek_error()) == 1:
+                ERR_clear_error()
+                ended = true
+                return false
+            default:
+                throw HTTPSError.connectionLost(host: host, port: port, detail: failureText(savedErrno))
+            }
+        }
+    }
+
+    private func failureText(_ savedErrno: Int32) -> String {
+        if ERR_peek_error() != 0 { return PinnedHTTPSClient.openSSLErrorText() }
+        if savedErrno != 0 { return String(cString: strerror(savedErrno)) }
+        return "connection closed by peer"
+    }
+
+    private func malformed(_ detail: String) -> HTTPSError {
+        HTTPSError.malformedResponse(host: host, port: port, detail: detail)
+    }
+
+    // MARK: HTTP/1.1 (RFC 9112)
+
+    /// Reads the final response head (interim 1xx heads skipped).
+    func readHead() throws(HTTPSError) -> HTTPResponseHead {
+        for _ in 0..<16 {
+            let lines = try readHeadLines()
+            let head: HTTPResponseHead
+            do {
+                head = try HTTPResponseHead(lines: lines)
+            } catch {
+                throw malformed(error.detail)
+            }
+            if head.status == 101 { throw malformed("unexpected 101 Switching Protocols") }
+            if head.status >= 200 { return head }
+        }
+        throw malformed("too many interim (1xx) responses")
+    }
+
+    /// The lines of one header block (status line first), without line ends; at most
+    /// `maximumHeaderBytes` bytes including the empty line.
+    private func readHeadLines() throws(HTTPSError) -> [ArraySlice<UInt8>] {
+        let limit = PinnedHTTPSClient.maximumHeaderBytes
+        while true {
+            // Find the empty line that ends the block: LF followed by (CR) LF.
+            var lineStart = 0
+            var index = 0
+            var end: Int?
+            while index < pending.count {
+                if pending[index] == 0x0a {
+                    let line = pending[lineStart..<index]
+                    if lineStart > 0, line.isEmpty || line == [0x0d] {
+                        end = index + 1
+                        break
+                    }
+                    lineStart = index + 1
+                }
+                index += 1
+            }
+            if let end {
+                guard end <= limit else {
+                    throw malformed("header block larger than \(limit) bytes")
+                }
+                let block = Array(pending[0..<end])
+                pending.removeFirst(end)
+                return Array(Self.lines(of: block).dropLast())
+            }
+            guard pending.count <= limit else { throw malformed("header block larger than \(limit) bytes") }
+            guard try receive() else {
+                throw pending.isEmpty
+                    ? HTTPSError.connectionLost(host: host, port: port, detail: "closed before sending a response")
+                    : malformed("connection closed inside the header block")
+            }
+        }
+    }
+
+    /// Splits at LF and strips one CR before each LF.
+    private static func lines(of block: [UInt8]) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        var start = 0
+        for index in block.indices where block[index] == 0x0a {
+            var end = index
+            if end > start, block[end - 1] == 0x0d { end -= 1 }
+            result.append(block[start..<end])
+            start = index + 1
+        }
+        return result
+    }
+
+    /// Reads the body as framed by the head (RFC 9112 §6.3), stopping as soon as it would
+    /// exceed `limit` bytes.
+    func readBody(status: Int, headers head: HTTPResponseHead, limit: Int) throws(HTTPSError) -> [UInt8] {
+        if status == 204 || status == 304 { return [] }
+        let framing: HTTPResponseHead.Framing
+        do {
+            framing = try head.framing()
+        } catch {
+            throw malformed(error.detail)
+        }
+        switch framing {
+        case .chunked: return try readChunkedBody(limit: limit)
+        case .length(let length):
+            guard length <= limit else {
+                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
+            }
+            while pending.count < length {
+                guard try receive() else {
+                    throw malformed("connection closed after \(pending.count) of \(length) body bytes")
+                }
+            }
+            return Array(pending[0..<length])
+        case .untilClose:
+            var body = pending
+            pending = []
+            while body.count <= limit, try receive() {
+                body += pending
+                pending = []
+            }
+            guard body.count <= limit else {
+                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
+            }
+            guard endedWithCloseNotify else {
+                throw HTTPSError.connectionLost(
+                    host: host, port: port,
+                    detail: "closed without TLS close_notify; the body, delimited by the close, may be truncated")
+            }
+            return body
+        }
+    }
+
+    /// RFC 9112 §7.1 chunked coding; extensions ignored, trailers read and discarded.
+    private func readChunkedBody(limit: Int) throws(HTTPSError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let line = try readLine(maximum: 1024, what: "chunk size line")
+            let sizeText = line.prefix { $0 != 0x3b && $0 != 0x20 && $0 != 0x09 }  // before ";" or OWS
+            guard !sizeText.isEmpty, sizeText.count <= 15,
+                let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16),
+                sizeText.allSatisfy({ HTTPResponseHead.isHexDigit($0) })
+            else {
+                throw malformed("invalid chunk size line")
+            }
+            if size == 0 { break }
+            guard size <= limit - body.count else {
+                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
+            }
+            while pending.count < size {
+                guard try receive() else { throw malformed("connection closed inside a chunk") }
+            }
+            body.append(contentsOf: pending[0..<size])
+            pending.removeFirst(size)
+            guard try readLine(maximum: 2, what: "chunk end").isEmpty else {
+                throw malformed("chunk data longer than its size")
+            }
+        }
+        var trailerBytes = 0
+        var trailerCount = 0
+        while true {
+            let line = try readLine(maximum: PinnedHTTPSClient.maximumHeaderBytes, what: "trailer field")
+            if line.isEmpty { return body }
+            trailerBytes += line.count + 2
+            trailerCount += 1
+            guard trailerBytes <= PinnedHTTPSClient.maximumHeaderBytes,
+                trailerCount <= PinnedHTTPSClient.maximumHeaderCount
+            else {
+                throw malformed("trailer section too large")
+            }
+        }
+    }
+
+    /// One line without its line end, at most `maximum` bytes before it.
+    private func readLine(maximum: Int, what: String) throws(HTTPSError) -> [UInt8] {
+        var searched = 0
+        while true {
+            if let index = pending[searched...].firstIndex(of: 0x0a) {
+                var line = Array(pending[0..<index])
+                pending.removeFirst(index + 1)
+                if line.last == 0x0d { line.removeLast() }
+                guard line.count <= maximum else { throw malformed("\(what) too long") }
+                return line
+            }
+            searched = pending.count
+            guard pending.count <= maximum + 1 else { throw malformed("\(what) too long") }
+            guard try receive() else { throw malformed("connection closed inside the chunked body") }
+        }
+    }
+}
+
+// MARK: - Response head
+
+/// A parsed status line and header fields (RFC 9112 §4, §5).
+private struct HTTPResponseHead {
+    /// Why a head is not acceptable.
+    struct Problem: Error {
+        let detail: String
+    }
+
+    /// How the body is delimited (RFC 9112 §6.3).
+    enum Framing {
+        case chunked
+        case length(Int)
+        case untilClose
+    }
+
+    let status: Int
+    /// Names lowercased, values trimmed, in order.
+    let fields: [(String, String)]
+
+    init(lines: [ArraySlice<UInt8>]) throws(Problem) {
+        guard let statusLine = lines.first else { throw Problem(detail: "empty header block") }
+        // HTTP-version SP 3DIGIT SP reason-phrase; a missing reason (and its SP) is tolerated.
+        let bytes = Array(statusLine)
+        let prefix = Array("HTTP/1.".utf8)
+        guard bytes.count >= 12, Array(bytes[0..<7]) == prefix, bytes[7] == 0x30 || bytes[7] == 0x31,
+            bytes[8] == 0x20, bytes[9...11].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            bytes.count == 12 || bytes[12] == 0x20
+        else {
+            throw Problem(detail: "invalid status line \"\(Self.printable(bytes.prefix(64)))\"")
+        }
+        let status = bytes[9...11].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard (100...599).contains(status) else { throw Problem(detail: "status code \(status) out of range") }
+        guard lines.count - 1 <= PinnedHTTPSClient.maximumHeaderCount else {
+            throw Problem(detail: "more than \(PinnedHTTPSClient.maximumHeaderCount) header fields")
+        }
+
+        var fields: [(String, String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: 0x3a) else {
+                throw Problem(detail: "header line without a colon")
+            }
+            let name = line[line.startIndex..<colon]
+            // Also refuses obs-fold lines (leading white space) and space before the colon.
+            guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else {
+                throw Problem(detail: "invalid header field name \"\(Self.printable(name.prefix(64)))\"")
+            }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+            guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7f) }) else {
+                throw Problem(detail: "control character in header field \"\(Self.printable(name))\"")
+            }
+            let lowered = String(decoding: name, as: UTF8.self).lowercased()
+            fields.append((lowered, String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))))
+        }
+        self.status = status
+        self.fields = fields
+    }
+
+    func value(_ name: String) -> String? {
+        fields.first { $0.0 == name }?.1
+    }
+
+    /// Transfer-Encoding (only `chunked` is understood) overrides Content-Length; several
+    /// Content-Length values must agree.
+    func framing() throws(Problem) -> Framing {
+        let codings = fields.filter { $0.0 == "transfer-encoding" }
+            .flatMap { $0.1.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+        if !codings.isEmpty {
+            guard codings == ["chunked"] else {
+                throw Problem(detail: "unsupported transfer coding \"\(codings.joined(separator: ", "))\"")
+            }
+            return .chunked
+        }
+        let lengths = fields.filter { $0.0 == "content-length" }
+            .flatMap { $0.1.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = lengths.first else { return .untilClose }
+        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
+            first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first)
+        else {
+            throw Problem(detail: "invalid Content-Length")
+        }
+        return .length(length)
+    }
+
+    /// RFC 9110 §5.6.2 tchar.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2a, 0x2b, 0x2d, 0x2e, 0x5e, 0x5f, 0x60, 0x7c, 0x7e: return true
+        default: return false
+        }
+    }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+    }
+
+    /// Bytes for an error message: printable ASCII kept, everything else as `?`.
+    static func printable<S: Sequence<UInt8>>(_ bytes: S) -> String {
+        String(decoding: bytes.map { $0 >= 0x20 && $0 < 0x7f ? $0 : 0x3f }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,408 @@
+// The client state file (DESIGN.md §6 step 6) as strict JSON with a content checksum, so a
+// torn, truncated or bit-flipped file is refused as corrupt instead of being half-trusted.
+
+import PinionCore
+import PinionCrypto
+
+/// Why a stored state was refused at start-up, or why a save failed.
+///
+/// Every refusal at start-up drops the store (DESIGN.md §6: "a corrupt or foreign store is
+/// dropped and reported"); every save failure leaves the previous files in place.
+public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Reading or writing the storage failed (disk full, read-only, I/O error, symbolic link).
+    case storage(StorageError)
+    /// The file is not a well-formed file of its kind: over its size limit, truncated, not
+    /// UTF-8 JSON, another document type, a missing or unknown member, or a value that breaks
+    /// its rule. `FormatError.file` names the file and `path` the member.
+    case corrupt(FormatError)
+    /// The file was written by a newer format version than this build reads (an app
+    /// downgrade); it is dropped like a corrupt file.
+    case unsupportedFormatVersion(file: String, found: Int64, supported: Int64)
+    /// The content does not match its `contentSHA256` member (bit rot, a torn sector, an edit).
+    case checksumMismatch(file: String)
+    /// The state belongs to another scope than the store's (a foreign store).
+    case foreignScope(expected: String, found: String)
+    /// The state file is missing although the enforced-domains file records that one was
+    /// committed: the file was lost after a save completed.
+    case stateFileMissing
+    /// `save` refused the state because it breaks a rule of the state format (for example
+    /// more than `StateCodec.maxAcceptedRoots` roots), so it could not be loaded back.
+    /// Nothing was written.
+    case invalidState(FormatError)
+
+    /// What went wrong, naming the file and the rule.
+    public var description: String {
+        switch self {
+        case .storage(let error): return error.description
+        case .corrupt(let error): return "corrupt state: \(error.description)"
+        case .unsupportedFormatVersion(let file, let found, let supported):
+            return "\(file): formatVersion \(found) is not supported (this build reads \(supported))"
+        case .checksumMismatch(let file): return "\(file): content does not match contentSHA256 (corrupt file)"
+        case .foreignScope(let expected, let found):
+            return "the stored state belongs to scope \(found), not \(expected)"
+        case .stateFileMissing:
+            return "\(StateStore.stateFileName) is missing although a committed state was recorded"
+        case .invalidState(let error): return "the state cannot be stored: \(error.description)"
+        }
+    }
+}
+
+/// Encodes a `ClientState` as the bytes of `state.json` and decodes them strictly.
+///
+/// The file is JSON written by `JSONWriter` and read by `StrictJSONParser` (DESIGN.md §5
+/// strictness): every member is required (absent optionals are `null`), unknown members are
+/// refused (including `x-` names: only this code writes the file), and envelopes are kept as
+/// canonical padded base64 of their exact bytes:
+///
+///     {
+///       "type": "pinion.client-state", "formatVersion": 1, "scope": "com.example.app",
+///       "acceptedRoots": ["<base64 envelope>", ...], "manifest": "<base64 envelope>" | null,
+///       "floor": {"rootVersion": 3, "version": 7} | null,
+///       "lastKnownTime": "2026-11-30T09:00:00Z" | null,
+///       "revokedPins": ["sha256/<base64>", ...], "revokedSetPinsRole": ["<key id>", ...],
+///       "manifestDomainNames": ["api.example.com", ...], "manifestETag": "\"...\"" | null,
+///       "contentSHA256": "<hex>"
+///     }
+///
+/// `contentSHA256` is the SHA-256 (FIPS 180-4) of the document without that member as
+/// `JSONWriter` writes it. It is not a security measure (anyone who can write the file can
+/// recompute it, and every envelope is re-verified from its signatures at start-up); it
+/// makes bit flips in the unsigned fields (floor, lastKnownTime, domain names, ETag) and in
+/// base64 text detectable, which the JSON grammar alone would not.
+public enum StateCodec {
+    /// The `type` member of a state file.
+    public static let documentType = "pinion.client-state"
+    /// The `formatVersion` this build reads and writes.
+    public static let formatVersion: Int64 = 1
+    /// Largest state file read or written, in bytes (64 MiB), checked before parsing. Real
+    /// states are a few KiB to a few MiB (roots are small; one manifest is at most
+    /// `Limits.maxEnvelopeBytes`); a state that would encode larger is refused by `save`.
+    public static let maxStateBytes = 64 * 1024 * 1024
+    /// Most accepted roots (envelopes after the embedded one) a state holds.
+    public static let maxAcceptedRoots = 256
+    /// Most pins in the revoked set R.
+    public static let maxRevokedPins = 1 << 20
+    /// Longest `manifestETag`, in UTF-8 bytes.
+    public static let maxETagBytes = 4096
+
+    static let checksumMember = "contentSHA256"
+    static let domainsDocumentType = "pinion.enforced-domains"
+
+    /// Encodes `state` with its checksum. Deterministic: the same state gives the same bytes.
+    ///
+    /// The state is not validated here; `StateStore.save` refuses a state that `decode` would
+    /// refuse.
+    ///
+    /// - Parameter state: the state to encode.
+    /// - Returns: UTF-8 JSON bytes ending with a newline.
+    public static func encode(_ state: ClientState) -> [UInt8] {
+        var content: [JSONObject.Member] = [
+            .init("type", .string(documentType)),
+            .init("formatVersion", .number(String(formatVersion))),
+            .init("scope", .string(state.scope)),
+            .init("acceptedRoots", .array(state.acceptedRoots.map { .string(Base64.encode($0)) })),
+            .init("manifest", state.manifest.map { .string(Base64.encode($0)) } ?? .null),
+        ]
+        if let floor = state.floor {
+            let order = JSONObject([
+                .init("rootVersion", .number(String(floor.rootVersion))),
+                .init("version", .number(String(floor.version))),
+            ])
+            content.append(.init("floor", .object(order)))
+        } else {
+            content.append(.init("floor", .null))
+        }
+        content += [
+            .init("lastKnownTime", state.lastKnownTime.map { .string($0.description) } ?? .null),
+            .init("revokedPins", .array(state.revokedPins.map { .string($0.description) })),
+            .init("revokedSetPinsRole", .array(state.revokedSetPinsRole.map { .string($0) })),
+            .init("manifestDomainNames", .array(state.manifestDomainNames.map { .string($0) })),
+            .init("manifestETag", state.manifestETag.map { .string($0) } ?? .null),
+        ]
+        return seal(JSONObject(content))
+    }
+
+    /// Decodes a state file strictly.
+    ///
+    /// Checks, in order: size (before parsing), JSON strictness and limits, `type`,
+    /// `formatVersion`, `contentSHA256`, then every member: scope (DESIGN.md §5), at most
+    /// `maxAcceptedRoots` roots, envelopes as canonical base64 of 1 ... `maxEnvelopeBytes`
+    /// bytes, floor integers 1 ... 2^53-1, an RFC 3339 time, unique canonical pins, unique key
+    /// ids, unique host names (`HostName.validate`, at most `maxDomains`), an ETag without
+    /// control characters. The scope is not compared with anything here (`StateStore` does).
+    ///
+    /// - Parameters:
+    ///   - bytes: the content of `state.json`.
+    ///   - limits: `maxEnvelopeBytes` bounds each envelope and `maxDomains` the domain names.
+    /// - Returns: the state.
+    /// - Throws: `StateError.corrupt` (with the file, member path and rule),
+    ///   `.unsupportedFormatVersion` or `.checksumMismatch`.
+    public static func decode(_ bytes: [UInt8], limits: Limits = .standard) throws(StateError) -> ClientState {
+        let file = StateStore.stateFileName
+        let json = JSONLimits(
+            maxBytes: maxStateBytes, maxDepth: 4, maxElements: max(maxRevokedPins, limits.maxDomains),
+            maxElementsByMember: [
+                "acceptedRoots": maxAcceptedRoots, "revokedPins": maxRevokedPins,
+                "revokedSetPinsRole": limits.json.maxElements, "manifestDomainNames": limits.maxDomains,
+            ])
+        var reader = try open(bytes, type: documentType, maxBytes: maxStateBytes, json: json, file: file)
+
+        let scope = try reader.scope("scope")
+        var acceptedRoots: [[UInt8]] = []
+        for (index, text) in try reader.strings("acceptedRoots", max: maxAcceptedRoots).enumerated() {
+            acceptedRoots.append(try reader.envelope(text, path: "acceptedRoots[\(index)]", limits: limits))
+        }
+        var manifest: [UInt8]?
+        if let text = try reader.optionalString("manifest") {
+            manifest = try reader.envelope(text, path: "manifest", limits: limits)
+        }
+        let floor = try reader.floor("floor")
+        var lastKnownTime: Timestamp?
+        if let text = try reader.optionalString("lastKnownTime") {
+            do { lastKnownTime = try Timestamp(rfc3339: text) } catch { throw reader.fail("lastKnownTime", error) }
+        }
+        var revokedPins: [Pin] = []
+        var seenPins = Set<Pin>()
+        for (index, text) in try reader.strings("revokedPins", max: maxRevokedPins).enumerated() {
+            let path = "revokedPins[\(index)]"
+            let pin: Pin
+            do { pin = try Pin(text) } catch { throw reader.fail(path, error) }
+            guard seenPins.insert(pin).inserted else { throw reader.fail(path, .duplicatePin(text)) }
+            revokedPins.append(pin)
+        }
+        var role: [String] = []
+        for (index, keyID) in try reader.strings("revokedSetPinsRole", max: limits.json.maxElements).enumerated() {
+            let path = "revokedSetPinsRole[\(index)]"
+            do { try KeyID.validate(keyID) } catch { throw reader.fail(path, error) }
+            guard !role.contains(keyID) else {
+                throw reader.fail(path, .invalidRoleKey("key id \(keyID) listed twice"))
+            }
+            role.append(keyID)
+        }
+        let names = try reader.hostNames("manifestDomainNames", max: limits.maxDomains)
+        let etag = try reader.optionalString("manifestETag")
+        if let etag {
+            guard etag.utf8.count <= maxETagBytes else {
+                throw reader.fail("manifestETag", .tooLarge(bytes: etag.utf8.count, limit: maxETagBytes))
+            }
+            // The ETag goes back out in an If-None-Match header: no CR, LF or other controls.
+            guard !etag.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw reader.fail("manifestETag", .wrongType(expected: "an entity tag without control characters"))
+            }
+        }
+        try reader.finish()
+        return ClientState(
+            scope: scope, acceptedRoots: acceptedRoots, manifest: manifest, floor: floor,
+            lastKnownTime: lastKnownTime, revokedPins: revokedPins, revokedSetPinsRole: role,
+            manifestDomainNames: names, manifestETag: etag)
+    }
+
+    // MARK: - The enforced-domains file
+
+    /// The small second file that keeps the domain names enforced when `state.json` is lost
+    /// or refused (DESIGN.md §6 start-up rules).
+    struct EnforcedDomains: Sendable, Equatable {
+        /// The scope of the store that wrote it.
+        var scope: String
+        /// Domain names of the manifest of the state being (or last) saved.
+        var names: [String]
+        /// A state file was known to exist when this was written; a missing state file is
+        /// then a loss, not the crash window of the very first save.
+        var stateCommitted: Bool
+    }
+
+    /// Largest enforced-domains file: every name at its longest plus JSON framing.
+    static func maxDomainsFileBytes(_ limits: Limits) -> Int {
+        limits.maxDomains * (HostName.maxLength + 16) + 4096
+    }
+
+    static func encodeEnforcedDomains(_ domains: EnforcedDomains) -> [UInt8] {
+        seal(
+            JSONObject([
+                .init("type", .string(domainsDocumentType)),
+                .init("formatVersion", .number(String(formatVersion))),
+                .init("scope", .string(domains.scope)),
+                .init("stateCommitted", .bool(domains.stateCommitted)),
+                .init("names", .array(domains.names.map { .string($0) })),
+            ]))
+    }
+
+    static func decodeEnforcedDomains(_ bytes: [UInt8], limits: Limits) throws(StateError) -> EnforcedDomains {
+        let maxBytes = maxDomainsFileBytes(limits)
+        let json = JSONLimits(
+            maxBytes: maxBytes, maxDepth: 3, maxElements: limits.maxDomains,
+            maxElementsByMember: ["names": limits.maxDomains])
+        var reader = try open(
+            bytes, type: domainsDocumentType, maxBytes: maxBytes, json: json, file: StateStore.enforcedDomainsFileName)
+        let scope = try reader.scope("scope")
+        let committed = try reader.bool("stateCommitted")
+        let names = try reader.hostNames("names", max: limits.maxDomains)
+        try reader.finish()
+        return EnforcedDomains(scope: scope, names: names, stateCommitted: committed)
+    }
+
+    // MARK: - Sealing and opening
+
+    private static func checksum(of content: JSONObject) -> String {
+        Hex.encode(SodiumSHA256().sha256(JSONWriter.write(.object(content))))
+    }
+
+    /// `content` plus its `contentSHA256` as the last member.
+    private static func seal(_ content: JSONObject) -> [UInt8] {
+        var sealed = content
+        sealed.set(checksumMember, .string(checksum(of: content)))
+        return JSONWriter.write(.object(sealed))
+    }
+
+    /// Size, strict parse, `type`, `formatVersion` and checksum; returns a reader for the rest.
+    private static func open(
+        _ bytes: [UInt8], type expected: String, maxBytes: Int, json: JSONLimits, file: String
+    ) throws(StateError) -> Reader {
+        guard bytes.count <= maxBytes else {
+            throw .corrupt(FormatError(file: file, path: "", rule: .tooLarge(bytes: bytes.count, limit: maxBytes)))
+        }
+        let value: JSONValue
+        do { value = try StrictJSONParser.parse(bytes, limits: json) } catch { throw .corrupt(error.inFile(file)) }
+        guard case .object(let object) = value else {
+            throw .corrupt(FormatError(file: file, path: "", rule: .wrongType(expected: "an object")))
+        }
+        var reader = Reader(object: object, file: file)
+        let type = try reader.string("type")
+        guard type == expected else { throw reader.fail("type", .wrongDocumentType(expected: expected, found: type)) }
+        let version = try reader.integer("formatVersion")
+        guard version == formatVersion else {
+            throw .unsupportedFormatVersion(file: file, found: version, supported: formatVersion)
+        }
+        let recorded = try reader.string(checksumMember)
+        let content = JSONObject(object.members.filter { $0.name != checksumMember })
+        guard recorded == checksum(of: content) else { throw .checksumMismatch(file: file) }
+        return reader
+    }
+
+    /// Typed reads of one object's members; `finish()` refuses any member not read.
+    private struct Reader {
+        let object: JSONObject
+        let file: String
+        private var read = Set<String>()
+
+        init(object: JSONObject, file: String) {
+            self.object = object
+            self.file = file
+        }
+
+        func fail(_ path: String, _ rule: FormatRule) -> StateError {
+            .corrupt(FormatError(file: file, path: path, rule: rule))
+        }
+
+        /// A required member; `null` is a value here (absent optionals are written as null).
+        mutating func value(_ name: String) throws(StateError) -> JSONValue {
+            read.insert(name)
+            guard let value = object[name] else { throw fail("", .missingMember(name)) }
+            return value
+        }
+
+        mutating func string(_ name: String) throws(StateError) -> String {
+            guard case .string(let text) = try value(name) else { throw fail(name, .wrongType(expected: "a string")) }
+            return text
+        }
+
+        mutating func optionalString(_ name: String) throws(StateError) -> String? {
+            switch try value(name) {
+            case .null: return nil
+            case .string(let text): return text
+            default: throw fail(name, .wrongType(expected: "a string or null"))
+            }
+        }
+
+        mutating func bool(_ name: String) throws(StateError) -> Bool {
+            guard case .bool(let flag) = try value(name) else {
+                throw fail(name, .wrongType(expected: "true or false"))
+            }
+            return flag
+        }
+
+        mutating func integer(_ name: String) throws(StateError) -> Int64 {
+            try Reader.integer(try value(name), path: name, file: file)
+        }
+
+        static func integer(_ value: JSONValue, path: String, file: String) throws(StateError) -> Int64 {
+            func fail(_ rule: FormatRule) -> StateError { .corrupt(FormatError(file: file, path: path, rule: rule)) }
+            guard case .number(let text) = value else { throw fail(.wrongType(expected: "an integer")) }
+            if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { throw fail(.notAnInteger) }
+            guard let number = Int64(text), (1...Limits.maxInteger).contains(number) else {
+                throw fail(.integerOutOfRange(min: 1, max: Limits.maxInteger))
+            }
+            return number
+        }
+
+        mutating func strings(_ name: String, max: Int) throws(StateError) -> [String] {
+            guard case .array(let elements) = try value(name) else {
+                throw fail(name, .wrongType(expected: "an array"))
+            }
+            guard elements.count <= max else { throw fail(name, .tooManyElements(limit: max)) }
+            var texts: [String] = []
+            texts.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                guard case .string(let text) = element else {
+                    throw fail("\(name)[\(index)]", .wrongType(expected: "a string"))
+                }
+                texts.append(text)
+            }
+            return texts
+        }
+
+        mutating func scope(_ name: String) throws(StateError) -> String {
+            let scope = try string(name)
+            do { try Scope.validate(scope) } catch { throw fail(name, error) }
+            return scope
+        }
+
+        mutating func hostNames(_ name: String, max: Int) throws(StateError) -> [String] {
+            var names: [String] = []
+            var seen = Set<String>()
+            for (index, host) in try strings(name, max: max).enumerated() {
+                let path = "\(name)[\(index)]"
+                do { try HostName.validate(host) } catch { throw fail(path, error) }
+                guard seen.insert(host).inserted else { throw fail(path, .duplicateDomain(host)) }
+                names.append(host)
+            }
+            return names
+        }
+
+        mutating func floor(_ name: String) throws(StateError) -> ManifestOrder? {
+            switch try value(name) {
+            case .null: return nil
+            case .object(let order):
+                var inner = Reader(object: order, file: file)
+                let rootVersion = try Reader.integer(
+                    try inner.value("rootVersion"), path: "\(name).rootVersion", file: file)
+                let version = try Reader.integer(try inner.value("version"), path: "\(name).version", file: file)
+                try inner.finish(path: name)
+                return ManifestOrder(rootVersion: rootVersion, version: version)
+            default: throw fail(name, .wrongType(expected: "an object or null"))
+            }
+        }
+
+        /// Exact envelope bytes from canonical base64, 1 ... `maxEnvelopeBytes` bytes; the
+        /// length is checked on the text before decoding.
+        func envelope(_ text: String, path: String, limits: Limits) throws(StateError) -> [UInt8] {
+            let maxText = (limits.maxEnvelopeBytes / 3 + 1) * 4
+            guard text.utf8.count <= maxText else {
+                throw fail(path, .tooLarge(bytes: text.utf8.count / 4 * 3, limit: limits.maxEnvelopeBytes))
+            }
+            guard let bytes = Base64.decodeCanonical(text) else { throw fail(path, .invalidBase64) }
+            guard !bytes.isEmpty else { throw fail(path, .empty) }
+            guard bytes.count <= limits.maxEnvelopeBytes else {
+                throw fail(path, .tooLarge(bytes: bytes.count, limit: limits.maxEnvelopeBytes))
+            }
+            return bytes
+        }
+
+        /// Refuses the first member that was not read (no `x-` exception: only Pinion writes it).
+        func finish(path: String = "") throws(StateError) {
+            for member in object.members where !read.contains(member.name) {
+                throw fail(path, .unknownMember(member.name))
+            }
+        }
+    }
+}

@@ -1,0 +1,893 @@
+// The client state store (DESIGN.md §6 step 6 and the start-up rules): round trips, a crash
+// or a failure at every step of a save, corrupt and foreign stores dropped with their domain
+// names kept, and the directory storage's modes and refusals.
+
+import Foundation
+import PinionClient
+import PinionCore
+import PinionCrypto
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: - Fixtures
+
+private let scope = "com.example.app"
+
+/// Bytes shaped like an envelope; the store keeps them exactly and never verifies them.
+private func envelope(_ tag: String) -> [UInt8] {
+    let payload = Base64.encode(Array(#"{"type":"pinion.root","tag":"\#(tag)"}"#.utf8))
+    return Array(#"{"payloadType":"application/vnd.pinion.root+json","payload":"\#(payload)","signatures":[]}"#.utf8)
+}
+
+private func pin(_ byte: UInt8) throws -> Pin { try Pin(digest: [UInt8](repeating: byte, count: 32)) }
+
+/// A state with every member set.
+private func fullState(
+    scope: String = scope, names: [String] = ["api.example.com", "cdn.example.com"], version: Int64 = 7
+) throws -> ClientState {
+    ClientState(
+        scope: scope, acceptedRoots: [envelope("root-2"), envelope("root-3")],
+        manifest: envelope("manifest-\(version)"), floor: ManifestOrder(rootVersion: 3, version: version),
+        lastKnownTime: Timestamp(secondsSince1970: 1_796_029_200 + version),
+        revokedPins: [try pin(9), try pin(10)], revokedSetPinsRole: [String(repeating: "ab", count: 32)],
+        manifestDomainNames: names, manifestETag: "\"" + String(repeating: "0f", count: 32) + "\"")
+}
+
+/// The JSON object of a state file, to edit in tests.
+private func object(_ bytes: [UInt8]) throws -> JSONObject {
+    guard case .object(let object) = try StrictJSONParser.parse(bytes, limits: Limits.standard.json) else {
+        throw StateTestFailure("not an object")
+    }
+    return object
+}
+
+/// Writes `object` with a correct `contentSHA256` (the documented checksum: SHA-256 of the
+/// document without that member as JSONWriter writes it), so schema rules are reached.
+private func resealed(_ object: JSONObject) -> [UInt8] {
+    var content = JSONObject(object.members.filter { $0.name != "contentSHA256" })
+    let digest = Hex.encode(SodiumSHA256().sha256(JSONWriter.write(.object(content))))
+    content.set("contentSHA256", .string(digest))
+    return JSONWriter.write(.object(content))
+}
+
+private struct StateTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private func decodeError(_ bytes: [UInt8], limits: Limits = .standard) -> StateError? {
+    do {
+        _ = try StateCodec.decode(bytes, limits: limits)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+private func saveError(_ store: StateStore, _ state: ClientState) -> StateError? {
+    do {
+        try store.save(state)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// An in-memory `StateStorage` that can fail or "crash" at a chosen step.
+///
+/// Steps: each `read` is one; `writeAtomically` is two (write the temporary file, then
+/// rename it over the target); `remove` is one. `.fail(errno)` makes that step throw and the
+/// storage goes on working (a failed rename removes its temporary file, as DirectoryStorage
+/// does). `.crash` makes that step and every later one throw without touching the files, as
+/// when the process dies at that instant; a crash at the rename leaves the temporary file.
+private final class MemoryStateStorage: StateStorage {
+    enum Fault: Sendable {
+        case fail(Int32)
+        case crash
+    }
+
+    private struct Inner: Sendable {
+        var files: [String: [UInt8]] = [:]
+        var steps = 0
+        var faultAt: Int?
+        var fault = Fault.crash
+        var dead = false
+    }
+
+    private let inner: Mutex<Inner>
+
+    init(files: [String: [UInt8]] = [:]) {
+        inner = Mutex(Inner(files: files))
+    }
+
+    var files: [String: [UInt8]] { inner.withLock { $0.files } }
+    var steps: Int { inner.withLock { $0.steps } }
+
+    func arm(at step: Int, _ fault: Fault) {
+        inner.withLock {
+            $0.faultAt = step
+            $0.fault = fault
+        }
+    }
+
+    /// The process starts again: no fault, the files as the crash left them.
+    func restart() {
+        inner.withLock {
+            $0.faultAt = nil
+            $0.dead = false
+        }
+    }
+
+    func set(_ name: String, _ bytes: [UInt8]?) { inner.withLock { $0.files[name] = bytes } }
+    func get(_ name: String) -> [UInt8]? { inner.withLock { $0.files[name] } }
+
+    /// Counts a step; returns the errno to fail it with, marks death on a crash.
+    private func step(_ inner: inout Inner, _ operation: StorageError.Operation, _ name: String) throws(StorageError) {
+        if inner.dead { throw StorageError(operation, name, code: EIO, detail: "process is dead") }
+        defer { inner.steps += 1 }
+        guard inner.steps == inner.faultAt else { return }
+        switch inner.fault {
+        case .fail(let code): throw StorageError(operation, name, code: code)
+        case .crash:
+            inner.dead = true
+            throw StorageError(operation, name, code: EIO, detail: "crash")
+        }
+    }
+
+    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
+        try inner.withLock { (inner: inout Inner) throws(StorageError) -> [UInt8]? in
+            try step(&inner, .read, name)
+            return inner.files[name].map { Array($0.prefix(maxBytes + 1)) }
+        }
+    }
+
+    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
+        try inner.withLock { (inner: inout Inner) throws(StorageError) in
+            let temporary = ".\(name).tmp"
+            try step(&inner, .write, name)
+            inner.files[temporary] = bytes
+            do throws(StorageError) {
+                try step(&inner, .rename, name)
+            } catch {
+                if !inner.dead { inner.files[temporary] = nil }
+                throw error
+            }
+            inner.files[name] = bytes
+            inner.files[temporary] = nil
+        }
+    }
+
+    func remove(_ name: String) throws(StorageError) {
+        try inner.withLock { (inner: inout Inner) throws(StorageError) in
+            try step(&inner, .remove, name)
+            inner.files[name] = nil
+        }
+    }
+}
+
+/// A fresh directory under the system's temporary directory, removed at the end.
+private final class StateTestDirectory {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-state-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func entries(_ directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    }
+}
+
+private func mode(_ path: String) -> mode_t? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return info.st_mode & 0o7777
+}
+
+/// One way to damage `state.json`, and the reason the store must give (nil: any reason).
+struct StateFileDamage: Sendable, CustomTestStringConvertible {
+    let name: String
+    let reason: StateError?
+    let apply: @Sendable ([UInt8]) throws -> [UInt8]
+
+    var testDescription: String { name }
+
+    init(_ name: String, reason: StateError? = nil, _ apply: @escaping @Sendable ([UInt8]) throws -> [UInt8]) {
+        self.name = name
+        self.reason = reason
+        self.apply = apply
+    }
+}
+
+private func corrupt(_ path: String, _ rule: FormatRule) -> StateError {
+    .corrupt(FormatError(file: StateStore.stateFileName, path: path, rule: rule))
+}
+
+private func replacing(_ old: String, _ new: String) -> @Sendable ([UInt8]) throws -> [UInt8] {
+    { bytes in
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains(old) else { throw StateTestFailure("fixture text not found: \(old)") }
+        return Array(text.replacingOccurrences(of: old, with: new).utf8)
+    }
+}
+
+private func editing(_ edit: @escaping @Sendable (inout JSONObject) -> Void) -> @Sendable ([UInt8]) throws -> [UInt8] {
+    { bytes in
+        var value = try object(bytes)
+        edit(&value)
+        return resealed(value)
+    }
+}
+
+let stateFileDamages: [StateFileDamage] = [
+    StateFileDamage("empty file") { _ in [] },
+    StateFileDamage("binary garbage") { _ in [0xFF, 0xFE, 0x00, 0x13, 0x37, 0xC0, 0x80] },
+    StateFileDamage("NUL bytes (a zero-filled block)") { bytes in [UInt8](repeating: 0, count: bytes.count) },
+    StateFileDamage("text garbage") { _ in Array("this is not a state file\n".utf8) },
+    StateFileDamage("a JSON array", reason: corrupt("", .wrongType(expected: "an object"))) { _ in Array("[]".utf8) },
+    StateFileDamage(
+        "valid JSON of another type (a manifest payload)",
+        reason: corrupt("type", .wrongDocumentType(expected: "pinion.client-state", found: "pinion.pins"))
+    ) { _ in
+        Array(#"{"type":"pinion.pins","specVersion":1,"scope":"com.example.app","domains":[]}"#.utf8)
+    },
+    StateFileDamage(
+        "the enforced-domains file in place of the state",
+        reason: corrupt("type", .wrongDocumentType(expected: "pinion.client-state", found: "pinion.enforced-domains"))
+    ) { _ in
+        Array(
+            resealed(
+                JSONObject([
+                    .init("type", .string("pinion.enforced-domains")), .init("formatVersion", .number("1")),
+                    .init("scope", .string(scope)), .init("stateCommitted", .bool(true)), .init("names", .array([])),
+                ])))
+    },
+    StateFileDamage("an unknown member", reason: corrupt("", .unknownMember("extra"))) {
+        try editing { $0.set("extra", .bool(true)) }($0)
+    },
+    StateFileDamage("an x- member (only Pinion writes this file)", reason: corrupt("", .unknownMember("x-note"))) {
+        try editing { $0.set("x-note", .string("hello")) }($0)
+    },
+    StateFileDamage("an unknown member in floor", reason: corrupt("floor", .unknownMember("epoch"))) {
+        try editing {
+            $0.set(
+                "floor",
+                .object(
+                    JSONObject([
+                        .init("rootVersion", .number("3")), .init("version", .number("7")),
+                        .init("epoch", .number("1")),
+                    ])))
+        }($0)
+    },
+    StateFileDamage("a missing member", reason: corrupt("", .missingMember("manifestETag"))) {
+        try editing { value in value = JSONObject(value.members.filter { $0.name != "manifestETag" }) }($0)
+    },
+    StateFileDamage(
+        "a newer formatVersion",
+        reason: .unsupportedFormatVersion(file: StateStore.stateFileName, found: 2, supported: 1)
+    ) { try editing { $0.set("formatVersion", .number("2")) }($0) },
+    StateFileDamage(
+        "the floor edited down without the checksum (rollback by editing the file)",
+        reason: .checksumMismatch(file: StateStore.stateFileName), replacing("\"version\": 7", "\"version\": 6")),
+    StateFileDamage(
+        "a domain name removed without the checksum",
+        reason: .checksumMismatch(file: StateStore.stateFileName),
+        replacing("\"api.example.com\",\n", "")),
+    StateFileDamage("the checksum member removed", reason: corrupt("", .missingMember("contentSHA256"))) {
+        let value = try object($0)
+        return JSONWriter.write(.object(JSONObject(value.members.filter { $0.name != "contentSHA256" })))
+    },
+    StateFileDamage(
+        "an invalid domain name", reason: corrupt("manifestDomainNames[0]", .invalidHostName("trailing dot"))
+    ) {
+        try editing { $0.set("manifestDomainNames", .array([.string("api.example.com.")])) }($0)
+    },
+    StateFileDamage("an envelope that is not canonical base64", reason: corrupt("manifest", .invalidBase64)) {
+        try editing { $0.set("manifest", .string("e30")) }($0)
+    },
+    StateFileDamage(
+        "a floor of zero", reason: corrupt("floor.version", .integerOutOfRange(min: 1, max: Limits.maxInteger))
+    ) {
+        try editing {
+            $0.set(
+                "floor",
+                .object(JSONObject([.init("rootVersion", .number("3")), .init("version", .number("0"))])))
+        }($0)
+    },
+    StateFileDamage(
+        "an ETag with CR LF (header injection on the next request)",
+        reason: corrupt("manifestETag", .wrongType(expected: "an entity tag without control characters"))
+    ) { try editing { $0.set("manifestETag", .string("\"x\"\r\nX-Evil: 1")) }($0) },
+    StateFileDamage("a duplicate member", reason: corrupt("", .duplicateKey("scope"))) {
+        try replacing("\"scope\": \"com.example.app\",", "\"scope\": \"com.example.app\", \"scope\": \"x\",")($0)
+    },
+    StateFileDamage("bytes after the document", reason: nil) { $0 + Array("{}".utf8) },
+    StateFileDamage(
+        "over the size limit (refused before parsing)",
+        reason: corrupt("", .tooLarge(bytes: StateCodec.maxStateBytes + 1, limit: StateCodec.maxStateBytes))
+    ) { _ in [UInt8](repeating: UInt8(ascii: " "), count: StateCodec.maxStateBytes + 1) },
+]
+
+// MARK: - Tests
+
+@Suite("State store")
+struct StateStoreTests {
+    // MARK: Codec
+
+    @Test func roundTripsAFullState() throws {
+        let state = try fullState()
+        #expect(try StateCodec.decode(StateCodec.encode(state)) == state)
+    }
+
+    @Test func roundTripsAnEmptyState() throws {
+        let state = ClientState(scope: scope)
+        #expect(try StateCodec.decode(StateCodec.encode(state)) == state)
+    }
+
+    @Test func encodingIsDeterministicWithHeaderFirstAndChecksumLast() throws {
+        let state = try fullState()
+        let bytes = StateCodec.encode(state)
+        #expect(bytes == StateCodec.encode(state))
+        let members = try object(bytes).members.map(\.name)
+        #expect(members.first == "type")
+        #expect(members.dropFirst().first == "formatVersion")
+        #expect(members.last == "contentSHA256")
+        #expect(try object(bytes)["type"] == .string("pinion.client-state"))
+        #expect(try object(bytes)["formatVersion"] == .number("1"))
+    }
+
+    @Test func envelopesAreStoredAsTheirExactBytes() throws {
+        var state = try fullState()
+        // Bytes that are not even JSON survive unchanged: nothing is re-serialised.
+        state.manifest = [0x00, 0xFF, 0x7B, 0x0A, 0x80]
+        #expect(try StateCodec.decode(StateCodec.encode(state)).manifest == state.manifest)
+    }
+
+    @Test(arguments: stateFileDamages)
+    func refusesADamagedStateFile(damage: StateFileDamage) throws {
+        let bytes = try damage.apply(StateCodec.encode(try fullState()))
+        let error = decodeError(bytes)
+        #expect(error != nil, "decoded a state file with \(damage.name)")
+        if let expected = damage.reason { #expect(error == expected) }
+    }
+
+    @Test func detectsEverySingleBitFlip() throws {
+        let bytes = StateCodec.encode(try fullState())
+        var undetected: [String] = []
+        for offset in bytes.indices {
+            for bit in 0..<8 {
+                var flipped = bytes
+                flipped[offset] ^= UInt8(1 << bit)
+                if decodeError(flipped) == nil { undetected.append("byte \(offset) bit \(bit)") }
+            }
+        }
+        #expect(undetected.isEmpty)
+    }
+
+    @Test func refusesAnEnvelopeOverTheLimit() throws {
+        var state = try fullState()
+        state.acceptedRoots.append([UInt8](repeating: 0x41, count: 1001))
+        let limits = Limits(maxEnvelopeBytes: 1000)
+        #expect(
+            decodeError(StateCodec.encode(state), limits: limits)
+                == corrupt("acceptedRoots[2]", .tooLarge(bytes: 1001, limit: 1000)))
+    }
+
+    // MARK: Store round trips
+
+    @Test func loadOfAnEmptyStorageIsEmpty() {
+        #expect(StateStore(storage: MemoryStateStorage(), scope: scope).load() == .empty)
+    }
+
+    @Test func savedStateLoadsBack() throws {
+        let store = StateStore(storage: MemoryStateStorage(), scope: scope)
+        let old = try fullState(version: 7)
+        let new = try fullState(names: ["api.example.com"], version: 8)
+        try store.save(old)
+        #expect(store.load() == .loaded(old))
+        try store.save(new)
+        #expect(store.load() == .loaded(new))
+    }
+
+    @Test func clearRemovesBothFiles() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        try store.save(try fullState())
+        try store.clear()
+        #expect(storage.files.isEmpty)
+        #expect(store.load() == .empty)
+    }
+
+    // MARK: Crash safety
+
+    /// Runs `save(new)` over a copy of `files` with a fault at every step (and once past the
+    /// last), and hands each outcome to `check`.
+    private func atEveryStep(
+        of files: [String: [UInt8]], saving new: ClientState, fault: MemoryStateStorage.Fault,
+        check: (_ step: Int, _ storage: MemoryStateStorage, _ error: StateError?) -> Void
+    ) throws {
+        let dryRun = MemoryStateStorage(files: files)
+        try StateStore(storage: dryRun, scope: scope).save(new)
+        #expect(dryRun.steps >= 4, "expected the reads and two atomic writes")
+        for step in 0...dryRun.steps {
+            let storage = MemoryStateStorage(files: files)
+            storage.arm(at: step, fault)
+            let error = saveError(StateStore(storage: storage, scope: scope), new)
+            storage.restart()
+            check(step, storage, error)
+        }
+    }
+
+    @Test func crashAtEveryStepOfASaveLeavesTheOldOrTheNewState() throws {
+        let old = try fullState(names: ["api.example.com", "old.example.com"], version: 7)
+        let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
+        let before = MemoryStateStorage()
+        try StateStore(storage: before, scope: scope).save(old)
+        var outcomes = Set<String>()
+        var crashesLeavingATemporaryFile = 0
+        try atEveryStep(of: before.files, saving: new, fault: .crash) { step, storage, _ in
+            let load = StateStore(storage: storage, scope: scope).load()
+            #expect(load == .loaded(old) || load == .loaded(new), "crash at step \(step): \(load)")
+            outcomes.insert(load == .loaded(old) ? "old" : "new")
+            if storage.files.keys.contains(where: { $0.hasPrefix(".") }) { crashesLeavingATemporaryFile += 1 }
+        }
+        #expect(outcomes == ["old", "new"])
+        // A crash between writing a temporary file and renaming it, for each of the two files.
+        #expect(crashesLeavingATemporaryFile == 2)
+    }
+
+    @Test func crashAtEveryStepOfTheFirstSaveLeavesNoStateOrTheNewOne() throws {
+        let new = try fullState()
+        var outcomes = Set<String>()
+        try atEveryStep(of: [:], saving: new, fault: .crash) { step, storage, _ in
+            let load = StateStore(storage: storage, scope: scope).load()
+            // In particular never `.dropped`: the domains file written before a crash is not
+            // mistaken for a lost state.
+            #expect(load == .empty || load == .loaded(new), "crash at step \(step): \(load)")
+            outcomes.insert(load == .empty ? "empty" : "new")
+        }
+        #expect(outcomes == ["empty", "new"])
+    }
+
+    @Test(arguments: [ENOSPC, EROFS, EIO])
+    func failedStepOfASaveLeavesThePreviousFilesIntact(code: Int32) throws {
+        let old = try fullState(names: ["api.example.com", "old.example.com"], version: 7)
+        let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
+        let before = MemoryStateStorage()
+        try StateStore(storage: before, scope: scope).save(old)
+        try atEveryStep(of: before.files, saving: new, fault: .fail(code)) { step, storage, error in
+            let load = StateStore(storage: storage, scope: scope).load()
+            if let error {
+                guard case .storage(let storageError) = error else {
+                    Issue.record("step \(step): \(error) is not a storage error")
+                    return
+                }
+                #expect(storageError.code == code)
+                #expect(storage.files == before.files, "step \(step): files changed by a failed save")
+                #expect(load == .loaded(old))
+            } else {
+                #expect(load == .loaded(new), "step \(step)")
+            }
+        }
+    }
+
+    @Test(arguments: [ENOSPC, EROFS])
+    func failedFirstSaveLeavesNoFiles(code: Int32) throws {
+        let new = try fullState()
+        try atEveryStep(of: [:], saving: new, fault: .fail(code)) { step, storage, error in
+            let load = StateStore(storage: storage, scope: scope).load()
+            if error != nil {
+                #expect(storage.files.isEmpty, "step \(step)")
+                #expect(load == .empty)
+            } else {
+                // Only the best-effort note after the commit may fail without failing the save.
+                #expect(load == .loaded(new), "step \(step)")
+            }
+        }
+    }
+
+    // MARK: Corrupt and foreign stores
+
+    @Test(arguments: stateFileDamages)
+    func damagedStateFileIsDroppedWithItsDomainNamesKept(damage: StateFileDamage) throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        storage.set(StateStore.stateFileName, try damage.apply(storage.get(StateStore.stateFileName) ?? []))
+        guard case .dropped(let reason, let kept) = store.load() else {
+            Issue.record("\(damage.name): not dropped")
+            return
+        }
+        #expect(kept == state.manifestDomainNames)
+        if let expected = damage.reason { #expect(reason == expected) }
+    }
+
+    @Test func truncationAtEvery97thByteIsDroppedWithTheDomainNamesKept() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        let bytes = storage.get(StateStore.stateFileName) ?? []
+        // Up to, not including, the final newline: without it the document is still whole.
+        for length in stride(from: 0, to: bytes.count - 1, by: 97) {
+            storage.set(StateStore.stateFileName, Array(bytes.prefix(length)))
+            guard case .dropped(.corrupt, let kept) = store.load() else {
+                Issue.record("truncated to \(length) bytes: not dropped as corrupt")
+                continue
+            }
+            #expect(kept == state.manifestDomainNames)
+        }
+        storage.set(StateStore.stateFileName, Array(bytes.dropLast()))
+        #expect(store.load() == .loaded(state))
+    }
+
+    @Test func bitFlippedStateFilesAreDroppedWithTheDomainNamesKept() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        let bytes = storage.get(StateStore.stateFileName) ?? []
+        for offset in stride(from: 0, to: bytes.count, by: 11) {
+            var flipped = bytes
+            flipped[offset] ^= UInt8(1 << (offset % 8))
+            storage.set(StateStore.stateFileName, flipped)
+            guard case .dropped(_, let kept) = store.load() else {
+                Issue.record("bit flip at byte \(offset) not detected")
+                continue
+            }
+            #expect(kept == state.manifestDomainNames)
+        }
+    }
+
+    @Test func bothFilesCorruptIsDroppedWithNoNames() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        try store.save(try fullState())
+        storage.set(StateStore.stateFileName, Array("garbage".utf8))
+        storage.set(StateStore.enforcedDomainsFileName, Array("{\"type\": \"pinion.enforced-dom".utf8))
+        guard case .dropped(.corrupt, let kept) = store.load() else {
+            Issue.record("not dropped as corrupt")
+            return
+        }
+        #expect(kept.isEmpty)
+    }
+
+    @Test func corruptDomainsFileAloneStillLoadsAndTheNextSaveRepairsIt() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        storage.set(StateStore.enforcedDomainsFileName, [0xFF])
+        #expect(store.load() == .loaded(state))
+        try store.save(state)
+        storage.set(StateStore.stateFileName, [])
+        guard case .dropped(_, let kept) = store.load() else {
+            Issue.record("not dropped")
+            return
+        }
+        #expect(kept == state.manifestDomainNames)
+    }
+
+    @Test func lostStateFileAfterACommittedSaveIsDroppedWithTheDomainNamesKept() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        storage.set(StateStore.stateFileName, nil)
+        #expect(store.load() == .dropped(reason: .stateFileMissing, keptDomainNames: state.manifestDomainNames))
+    }
+
+    @Test func unreadableStateFileIsDroppedWithTheDomainNamesKept() throws {
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        let state = try fullState()
+        try store.save(state)
+        storage.arm(at: storage.steps, .fail(EIO))
+        guard case .dropped(.storage(let error), let kept) = store.load() else {
+            Issue.record("not dropped for a read error")
+            return
+        }
+        #expect(error.code == EIO)
+        #expect(kept == state.manifestDomainNames)
+    }
+
+    @Test func stateOfAnotherScopeIsDroppedAndItsDomainNamesKept() throws {
+        let storage = MemoryStateStorage()
+        let foreign = try fullState(scope: "com.other.app", names: ["other.example.net"])
+        try StateStore(storage: storage, scope: "com.other.app").save(foreign)
+        #expect(
+            StateStore(storage: storage, scope: scope).load()
+                == .dropped(
+                    reason: .foreignScope(expected: scope, found: "com.other.app"),
+                    keptDomainNames: ["other.example.net"]))
+    }
+
+    @Test func foreignStateOverOurDomainsFileKeepsTheNamesOfBoth() throws {
+        let storage = MemoryStateStorage()
+        try StateStore(storage: storage, scope: scope).save(try fullState(names: ["api.example.com"]))
+        let foreign = StateCodec.encode(try fullState(scope: "com.other.app", names: ["other.example.net"]))
+        storage.set(StateStore.stateFileName, foreign)
+        #expect(
+            StateStore(storage: storage, scope: scope).load()
+                == .dropped(
+                    reason: .foreignScope(expected: scope, found: "com.other.app"),
+                    keptDomainNames: ["other.example.net", "api.example.com"]))
+    }
+
+    // MARK: Save refusals
+
+    @Test func saveRefusesAStateOfAnotherScope() throws {
+        let storage = MemoryStateStorage()
+        let error = saveError(StateStore(storage: storage, scope: scope), try fullState(scope: "com.other.app"))
+        #expect(error == .foreignScope(expected: scope, found: "com.other.app"))
+        #expect(storage.files.isEmpty)
+    }
+
+    @Test func saveRefusesAStateThatWouldNotLoadAndWritesNothing() throws {
+        let base = try fullState()
+        var tooManyRoots = base
+        tooManyRoots.acceptedRoots = Array(repeating: envelope("root"), count: StateCodec.maxAcceptedRoots + 1)
+        var emptyEnvelope = base
+        emptyEnvelope.manifest = []
+        var badName = base
+        badName.manifestDomainNames = ["*.example.com"]
+        var duplicateName = base
+        duplicateName.manifestDomainNames = ["api.example.com", "api.example.com"]
+        var duplicatePin = base
+        duplicatePin.revokedPins = [try pin(1), try pin(1)]
+        var badETag = base
+        badETag.manifestETag = "\"x\"\nX-Injected: 1"
+        var zeroFloor = base
+        zeroFloor.floor = ManifestOrder(rootVersion: 0, version: 1)
+        let cases: [(ClientState, String)] = [
+            (tooManyRoots, "acceptedRoots"), (emptyEnvelope, "manifest"), (badName, "manifestDomainNames[0]"),
+            (duplicateName, "manifestDomainNames[1]"), (duplicatePin, "revokedPins[1]"),
+            (badETag, "manifestETag"), (zeroFloor, "floor.rootVersion"),
+        ]
+        let storage = MemoryStateStorage()
+        let store = StateStore(storage: storage, scope: scope)
+        try store.save(base)
+        let before = storage.files
+        for (state, path) in cases {
+            guard case .invalidState(let reason) = saveError(store, state) else {
+                Issue.record("\(path): not refused as an invalid state")
+                continue
+            }
+            #expect(reason.path == path)
+            #expect(storage.files == before)
+        }
+        #expect(store.load() == .loaded(base))
+    }
+
+    @Test func saveRefusesAnEnvelopeOverTheConfiguredLimit() throws {
+        let storage = MemoryStateStorage()
+        var state = try fullState()
+        state.manifest = [UInt8](repeating: 0x7B, count: 1001)
+        let limits = Limits(maxEnvelopeBytes: 1000)
+        let error = saveError(StateStore(storage: storage, scope: scope, limits: limits), state)
+        #expect(error == .invalidState(FormatError(path: "manifest", rule: .tooLarge(bytes: 1001, limit: 1000))))
+        #expect(storage.files.isEmpty)
+    }
+
+    // MARK: DirectoryStorage
+
+    @Test func createsTheDirectory0700AndFiles0600() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/missing/parent/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        #expect(mode(path) == 0o700)
+        #expect(mode(temporary.path + "/missing") == 0o700)
+        try store.save(try fullState())
+        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
+        #expect(mode(path + "/" + StateStore.enforcedDomainsFileName) == 0o600)
+    }
+
+    @Test func roundTripOnDiskLeavesNoTemporaryFiles() throws {
+        let temporary = try StateTestDirectory()
+        let store = StateStore(storage: try DirectoryStorage(path: temporary.path + "/state/"), scope: scope)
+        let old = try fullState(version: 7)
+        let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
+        try store.save(old)
+        #expect(store.load() == .loaded(old))
+        for _ in 0..<3 { try store.save(new) }
+        #expect(store.load() == .loaded(new))
+        let reopened = StateStore(storage: try DirectoryStorage(path: temporary.path + "/state"), scope: scope)
+        #expect(reopened.load() == .loaded(new))
+        #expect(
+            try temporary.entries(temporary.path + "/state")
+                == [StateStore.enforcedDomainsFileName, StateStore.stateFileName].sorted())
+    }
+
+    @Test func refusesASymlinkedStateDirectory() throws {
+        let temporary = try StateTestDirectory()
+        let real = temporary.path + "/real"
+        let link = temporary.path + "/link"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        #expect(symlink(real, link) == 0)
+        for path in [link, link + "/", link + "//"] {
+            #expect(throws: StorageError.self, "\(path)") { try DirectoryStorage(path: path) }
+            do {
+                _ = try DirectoryStorage(path: path)
+            } catch {
+                #expect(error.code == ELOOP)
+            }
+        }
+    }
+
+    @Test func refusesADirectorySwappedForASymlinkAfterOpening() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        try store.save(try fullState())
+        #expect(rename(path, temporary.path + "/elsewhere") == 0)
+        #expect(symlink(temporary.path + "/elsewhere", path) == 0)
+        guard case .dropped(.storage(let error), _) = store.load() else {
+            Issue.record("followed a symbolic link to the state directory")
+            return
+        }
+        #expect(error.code == ELOOP)
+        guard case .storage(let saveFailure) = saveError(store, try fullState()) else {
+            Issue.record("saved through a symbolic link")
+            return
+        }
+        #expect(saveFailure.code == ELOOP)
+    }
+
+    @Test func refusesAPathThatIsARegularFile() throws {
+        let temporary = try StateTestDirectory()
+        let file = temporary.path + "/file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        do {
+            _ = try DirectoryStorage(path: file)
+            Issue.record("accepted a regular file as the state directory")
+        } catch {
+            #expect(error.code == ENOTDIR)
+        }
+    }
+
+    /// Root ignores permission bits, so an unwritable location is made with a parent that is a
+    /// regular file: creating the directory fails with ENOTDIR, a typed error.
+    @Test func unwritableLocationIsATypedError() throws {
+        let temporary = try StateTestDirectory()
+        let file = temporary.path + "/file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        do {
+            _ = try DirectoryStorage(path: file + "/state")
+            Issue.record("created a directory under a regular file")
+        } catch {
+            #expect(error == StorageError(.createDirectory, file + "/state", code: ENOTDIR))
+        }
+    }
+
+    @Test func removedDirectoryMakesSaveFailWithATypedError() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        try FileManager.default.removeItem(atPath: path)
+        #expect(saveError(store, try fullState()) == .storage(StorageError(.open, path, code: ENOENT)))
+    }
+
+    /// Permission bits only bind a non-root user; as root this test cannot mean anything and
+    /// is skipped rather than faked.
+    @Test(.enabled(if: geteuid() != 0, "root ignores directory permissions"))
+    func readOnlyDirectoryMakesSaveFailAndLeavesTheOldState() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let old = try fullState()
+        try store.save(old)
+        #expect(chmod(path, 0o500) == 0)
+        defer { _ = chmod(path, 0o700) }
+        guard case .storage(let error) = saveError(store, try fullState(version: 8)) else {
+            Issue.record("saved into a read-only directory")
+            return
+        }
+        #expect(error.code == EACCES)
+        #expect(store.load() == .loaded(old))
+    }
+
+    @Test func failedRenameLeavesNoTemporaryFile() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        let storage = try DirectoryStorage(path: path)
+        // rename(2) of a file over a directory fails with EISDIR after the temporary file is
+        // written and synced: the last possible failure of an atomic replace.
+        try FileManager.default.createDirectory(atPath: path + "/target", withIntermediateDirectories: false)
+        #expect(throws: StorageError(.rename, "target", code: EISDIR)) {
+            try storage.writeAtomically("target", [1, 2])
+        }
+        #expect(try temporary.entries(path) == ["target"])
+    }
+
+    @Test func saveOverADirectoryAtTheStateFileFailsAndLeavesNoOtherFile() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        try FileManager.default.createDirectory(
+            atPath: path + "/" + StateStore.stateFileName, withIntermediateDirectories: false)
+        #expect(
+            saveError(store, try fullState())
+                == .storage(StorageError(.rename, StateStore.stateFileName, code: EISDIR)))
+        // The enforced-domains file written first was removed again: there was none before.
+        #expect(try temporary.entries(path) == [StateStore.stateFileName])
+    }
+
+    @Test func refusesASymlinkedStateFileAndTheNextSaveReplacesTheLink() throws {
+        let temporary = try StateTestDirectory()
+        let elsewhere = StateStore(storage: try DirectoryStorage(path: temporary.path + "/elsewhere"), scope: scope)
+        let planted = try fullState(names: ["planted.example.com"])
+        try elsewhere.save(planted)
+        let path = temporary.path + "/state"
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let target = temporary.path + "/elsewhere/" + StateStore.stateFileName
+        #expect(symlink(target, path + "/" + StateStore.stateFileName) == 0)
+        guard case .dropped(.storage(let error), _) = store.load() else {
+            Issue.record("followed a symbolic link to the state file")
+            return
+        }
+        #expect(error.code == ELOOP)
+        let state = try fullState()
+        try store.save(state)
+        #expect(store.load() == .loaded(state))
+        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
+        #expect(elsewhere.load() == .loaded(planted))
+    }
+
+    @Test func refusesAFIFOWithoutHanging() throws {
+        let temporary = try StateTestDirectory()
+        let storage = try DirectoryStorage(path: temporary.path + "/state")
+        #expect(mkfifo(temporary.path + "/state/" + StateStore.stateFileName, 0o600) == 0)
+        #expect(throws: StorageError.self) { try storage.read(StateStore.stateFileName, maxBytes: 100) }
+    }
+
+    @Test func refusesAWorldWritableDirectory() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/shared"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        #expect(chmod(path, 0o777) == 0)
+        do {
+            _ = try DirectoryStorage(path: path)
+            Issue.record("accepted a world-writable directory")
+        } catch {
+            #expect(error.code == EPERM)
+        }
+    }
+
+    @Test func temporaryFilesOfDeadProcessesAreRemovedWhenOpened() throws {
+        let temporary = try StateTestDirectory()
+        let path = temporary.path + "/state"
+        _ = try DirectoryStorage(path: path)
+        // A pid above Linux's largest pid_max (2^22) belongs to no process.
+        let stale = path + "/.state.json.tmp-999999999-5678"
+        let inFlight = path + "/.state.json.tmp-\(getpid())-5678"
+        #expect(FileManager.default.createFile(atPath: stale, contents: Data("half".utf8)))
+        #expect(FileManager.default.createFile(atPath: inFlight, contents: Data("half".utf8)))
+        _ = try DirectoryStorage(path: path)
+        #expect(try temporary.entries(path) == [".state.json.tmp-\(getpid())-5678"])
+    }
+
+    @Test func readStopsOneBytePastTheLimit() throws {
+        let temporary = try StateTestDirectory()
+        let storage = try DirectoryStorage(path: temporary.path + "/state")
+        try storage.writeAtomically("big", [UInt8](repeating: 7, count: 100_000))
+        #expect(try storage.read("big", maxBytes: 10)?.count == 11)
+        #expect(try storage.read("big", maxBytes: 100_000)?.count == 100_000)
+        #expect(try storage.read("absent", maxBytes: 10) == nil)
+    }
+
+    @Test func refusesNamesThatAreNotPlainFileNames() throws {
+        let temporary = try StateTestDirectory()
+        let storage = try DirectoryStorage(path: temporary.path + "/state")
+        for name in ["", "../escape", "a/b", ".hidden", "."] {
+            #expect(throws: StorageError.self, "\(name)") { try storage.writeAtomically(name, [1]) }
+        }
+    }
+}
