@@ -41,14 +41,15 @@ let package = Package(
         // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The `pinion` commands as a library, so tests can run them in-process.
-        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto"]),
+        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Fixtures shared by the test targets (keys, signed roots and manifests).
         .target(name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionClientTests", dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
+            name: "PinionClientTests",
+            dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
         .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
     ],
     swiftLanguageModes: [.v6]

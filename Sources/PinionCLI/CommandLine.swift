@@ -70,6 +70,7 @@ public enum PinionCommandLine {
             RootRotateCommand.self,
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
+            ClientRefreshCommand.self, ClientConnectCommand.self,
         ]
     }
 

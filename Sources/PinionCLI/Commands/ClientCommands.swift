@@ -1,0 +1,241 @@
+// `pinion client refresh|connect`: the client SDK from the shell, exactly as an app runs it,
+// for operators and for tests of a deployment.
+
+import Foundation
+import PinionClient
+import PinionCore
+import PinionCrypto
+
+/// Options and set-up shared by the client commands.
+enum ClientSetup {
+    static let options: [OptionSpec] = [
+        .value("root"), .value("scope"), .value("state"), .value("baseline"), .value("cafile"),
+        .value("publisher-pin", repeatable: true), .value("stale-grace"), .value("timeout"), .flag("json"),
+    ]
+
+    static func client(_ arguments: ParsedArguments, baseURL: URL?, context: CLIContext, events: EventLog) throws
+        -> PinningClient
+    {
+        let rootPath = try arguments.required("root")
+        let scope = try arguments.required("scope")
+        let stateDirectory = try arguments.required("state")
+        let rootBytes = try Files.read(rootPath, limit: maxInputBytes)
+        var baseline = Baseline.empty
+        if let path = arguments.value("baseline") {
+            do { baseline = try Baseline.parse(try Files.read(path, limit: maxInputBytes)) } catch let error
+                as FormatError
+            {
+                throw CLIError.failure(error.inFile(path).description)
+            }
+        }
+        var publisherPins: [Pin] = []
+        for text in arguments.values("publisher-pin") { publisherPins.append(try ManifestEdit.pin(text)) }
+        var staleGrace: Int64 = 0
+        if let text = arguments.value("stale-grace") {
+            staleGrace = try DurationText.seconds(text, option: "stale-grace")
+        }
+        var timeout = 30.0
+        if let text = arguments.value("timeout") {
+            guard let value = Double(text), value > 0, value <= 600 else {
+                throw CLIError.usage("--timeout must be a number of seconds in (0, 600], got \"\(text)\"")
+            }
+            timeout = value
+        }
+        let configuration = ClientConfiguration(
+            scope: scope, baseURL: baseURL, embeddedRoot: rootBytes, baseline: baseline, stateDirectory: stateDirectory,
+            caFile: arguments.value("cafile"), publisherPins: publisherPins, staleGrace: staleGrace,
+            connectTimeout: timeout, ioTimeout: timeout, totalDeadline: timeout * 2, clock: context.now)
+        do {
+            return try PinningClient(configuration: configuration, onEvent: { events.append($0) })
+        } catch {
+            switch error {
+            case .trust(let trust): throw CLIError.failure("\(rootPath): \(trust)")
+            case .storage(let storage): throw CLIError.io("\(stateDirectory): \(storage)")
+            }
+        }
+    }
+
+    static func policyLines(_ policy: MergedPolicy) -> [String] {
+        guard !policy.domains.isEmpty else { return ["policy      no pinned domains"] }
+        var lines = ["policy      \(policy.domains.count) domain(s)"]
+        let width = max(6, policy.domains.map(\.name.count).max() ?? 0) + 2
+        for domain in policy.domains {
+            let mode = domain.enforce ? "enforce" : "report-only"
+            let subdomains = domain.includeSubdomains ? "+subdomains" : ""
+            let pins =
+                domain.pins.isEmpty ? "(no usable pin: refused)" : domain.pins.map(\.description).joined(separator: " ")
+            lines.append(
+                "  " + domain.name + String(repeating: " ", count: width - domain.name.count) + mode + " " + subdomains
+                    + "  "
+                    + pins)
+        }
+        return lines
+    }
+
+    static func policyJSON(_ policy: MergedPolicy) -> JSONValue {
+        .array(
+            policy.domains.map { domain in
+                .object(
+                    JSONObject([
+                        .init("name", .string(domain.name)), .init("enforce", .bool(domain.enforce)),
+                        .init("includeSubdomains", .bool(domain.includeSubdomains)),
+                        .init("pins", .array(domain.pins.map { .string($0.description) })),
+                    ]))
+            })
+    }
+}
+
+/// Collects events from the SDK's callback.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [ClientEvent] = []
+
+    func append(_ event: ClientEvent) { lock.withLock { items.append(event) } }
+    var events: [ClientEvent] { lock.withLock { items } }
+
+    static func describe(_ event: ClientEvent) -> String {
+        switch event {
+        case .updated(let order): return "updated to \(order)"
+        case .unchanged: return "unchanged"
+        case .rootAccepted(let version): return "accepted root version \(version)"
+        case .rejected(let error): return "rejected: \(error)"
+        case .networkFailure(let reason): return "network failure: \(reason)"
+        case .clockSteppedBack(let wall, let last):
+            return "clock stepped back: wall clock \(wall), last known time \(last)"
+        case .futureDated(let issuedAt, let start): return "future-dated manifest: issuedAt \(issuedAt), start \(start)"
+        case .equivocation(let order): return "EQUIVOCATION at \(order): report this to the security team"
+        case .storeDropped(let reason): return "stored state dropped: \(reason)"
+        case .manifestNotCurrent(let reason): return "manifest not current: \(reason)"
+        }
+    }
+}
+
+struct ClientRefreshCommand: Command {
+    static let path = ["client", "refresh"]
+    static let summary = "run one client refresh as an app would; print the effective policy"
+    static let options: [OptionSpec] = ClientSetup.options + [.value("url")]
+    static let help = """
+        usage: pinion client refresh --root ROOT_ENVELOPE --scope S --url BASE_URL --state DIR
+                                     [--baseline FILE] [--cafile F] [--publisher-pin P ...]
+                                     [--stale-grace D] [--timeout SECONDS] [--json]
+
+        Runs one refresh exactly as the SDK in an app does (DESIGN.md section 6): walks
+        BASE_URL/v1/S/root/N.json from the root state, fetches manifest.json (conditional
+        GET), verifies everything against ROOT_ENVELOPE (the root the app embeds), persists
+        the state in DIR, and prints the outcome, the events and the effective policy.
+        Exit 0 updated or unchanged, 1 rejected, 2 usage, 3 network or storage failure.
+
+        --baseline FILE is the app's baseline pins (see docs/CLIENT.md): {"type":
+        "pinion.baseline", "specVersion": 1, "domains": [...]} with manifest domain entries.
+
+        """
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        let urlText = try arguments.required("url")
+        guard let url = URL(string: urlText), url.scheme == "https", url.host != nil else {
+            throw CLIError.usage("--url must be an https URL, got \"\(urlText)\"")
+        }
+        let events = EventLog()
+        let client = try ClientSetup.client(arguments, baseURL: url, context: context, events: events)
+        let report = client.refresh()
+        let policy = client.policyNow()
+        let state = client.trustedState
+        let outcomeText: String
+        let exitCode: Int32
+        switch report.outcome {
+        case .updated(let order):
+            outcomeText = "updated to \(order)"
+            exitCode = ExitCode.success
+        case .unchanged:
+            outcomeText = "unchanged"
+            exitCode = ExitCode.success
+        case .rejected(let error):
+            outcomeText = "rejected: \(error)"
+            exitCode = ExitCode.failure
+        case .networkFailure(let error):
+            outcomeText = "network failure: \(error)"
+            exitCode = ExitCode.io
+        }
+        if arguments.flag("json") {
+            let document = JSONValue.object(
+                JSONObject([
+                    .init("outcome", .string(outcomeText)),
+                    .init("events", .array(events.events.map { .string(EventLog.describe($0)) })),
+                    .init("rootVersion", .number(String(state.chain.newest.version))),
+                    .init("floor", state.floor.map { .string($0.description) } ?? .null),
+                    .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
+                    .init("policy", ClientSetup.policyJSON(policy)),
+                ]))
+            context.out(String(decoding: JSONWriter.write(document), as: UTF8.self))
+        } else {
+            context.print("outcome     \(outcomeText)")
+            for event in events.events { context.print("event       \(EventLog.describe(event))") }
+            context.print("root        version \(state.chain.newest.version)")
+            context.print("floor       \(state.floor?.description ?? "none")")
+            for line in ClientSetup.policyLines(policy) { context.print(line) }
+        }
+        if exitCode != ExitCode.success { throw CLIError(exitCode: exitCode, outcomeText) }
+    }
+}
+
+struct ClientConnectCommand: Command {
+    static let path = ["client", "connect"]
+    static let summary = "make one pinned TLS connection; print trusted / not pinned / rejected"
+    static let options: [OptionSpec] = ClientSetup.options + [.value("connect-to")]
+    static let help = """
+        usage: pinion client connect --root ROOT_ENVELOPE --scope S --state DIR [--baseline FILE]
+                                     [--cafile F] [--connect-to ADDRESS[:PORT]] HOST:PORT
+
+        Makes one connection to HOST:PORT (or to ADDRESS when given, validating and pinning
+        for HOST) with the SDK's policy from DIR and the baseline: normal X.509 and
+        hostname validation first, then the pins on the verified chain, before any request
+        byte. Prints trusted (with the matching pin), not pinned, report-only failure, or
+        rejected with the reason. Exit 0 trusted, not pinned or report-only; 1 rejected
+        (X.509 or pins); 3 network. It does not refresh: run pinion client refresh first.
+
+        """
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        let target = try arguments.positional(["HOST:PORT"])[0]
+        let (host, port) = try SPKICommand.splitHostPort(target)
+        var connectTo: (host: String, port: UInt16)?
+        if let address = arguments.value("connect-to") {
+            if let split = try? SPKICommand.splitHostPort(address) {
+                connectTo = split
+            } else {
+                connectTo = (address, port)
+            }
+        }
+        let events = EventLog()
+        let client = try ClientSetup.client(arguments, baseURL: nil, context: context, events: events)
+        for event in events.events { context.print("event       \(EventLog.describe(event))") }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        guard let url = URL(string: "https://\(hostPart):\(port)/") else {
+            throw CLIError.usage("\(target): not a usable host name")
+        }
+        do {
+            let (response, verdict) = try client.get(url, connectTo: connectTo)
+            switch verdict {
+            case .trusted(let pin, let entry): context.print("trusted: \(host) matches \(pin) of \(entry)")
+            case .notPinned: context.print("not pinned: no entry covers \(host); normal X.509 validation passed")
+            case .reportOnly(let failure):
+                context.print("report-only failure: \(failure.reason) for \(failure.entry); the connection went on")
+            case .rejected(let failure): context.print("rejected: \(failure.reason)")
+            }
+            context.print("HTTP status \(response.status)")
+        } catch {
+            switch error {
+            case .pinningRefused(_, _, let reason):
+                throw CLIError.failure("rejected: \(host): \(reason)")
+            case .emptyVerifiedChain:
+                throw CLIError.failure("rejected: \(host): no verified chain")
+            case .certificateVerificationFailed(_, _, let reason):
+                throw CLIError.failure("rejected: \(host): X.509 validation failed: \(reason)")
+            default:
+                if error.isNetworkError { throw CLIError.io("\(target): \(error)") }
+                throw CLIError.failure("\(target): \(error)")
+            }
+        }
+    }
+}

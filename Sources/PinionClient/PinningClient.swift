@@ -1,0 +1,301 @@
+// The SDK object an app creates: keeps the pins up to date from the publisher, persists
+// them, and checks every connection against the effective policy (DESIGN.md §6-§8).
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import Synchronization
+
+/// Everything the SDK needs from the app.
+public struct ClientConfiguration: Sendable {
+    /// The app's scope (the embedded root's).
+    public var scope: String
+    /// The publisher's base URL (the server root; `v1/{scope}/...` is appended); nil for a
+    /// client that only evaluates connections against the stored and baseline pins.
+    public var baseURL: URL?
+    /// Exact envelope bytes of the newest root at build time.
+    public var embeddedRoot: [UInt8]
+    /// Pins compiled into the app.
+    public var baseline: Baseline
+    /// Directory of the persisted state (created 0700 if missing).
+    public var stateDirectory: String
+    /// Trust anchors (PEM) for every connection, update channel included; nil: the system store.
+    public var caFile: String?
+    /// Optional pins for the publisher host. Manifest pins never apply to the update
+    /// channel, so no manifest can cut a client off from the next one (DESIGN.md §6).
+    public var publisherPins: [Pin]
+    /// Seconds after expiry during which the manifest still counts as current (default 0).
+    public var staleGrace: Int64
+    /// Size and count limits for fetched documents.
+    public var limits: Limits
+    /// Polling interval, Cache-Control bounds, jitter and back-off.
+    public var schedule: UpdateSchedule
+    /// Timeouts of HTTPS requests (the response limit is the envelope limit).
+    public var connectTimeout: Double
+    public var ioTimeout: Double
+    public var totalDeadline: Double
+    /// The wall clock (injectable for tests).
+    public var clock: @Sendable () -> Timestamp
+
+    public init(
+        scope: String, baseURL: URL?, embeddedRoot: [UInt8], baseline: Baseline = .empty, stateDirectory: String,
+        caFile: String? = nil, publisherPins: [Pin] = [], staleGrace: Int64 = 0, limits: Limits = .standard,
+        schedule: UpdateSchedule = UpdateSchedule(), connectTimeout: Double = 10, ioTimeout: Double = 30,
+        totalDeadline: Double = 60, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+    ) {
+        self.scope = scope
+        self.baseURL = baseURL
+        self.embeddedRoot = embeddedRoot
+        self.baseline = baseline
+        self.stateDirectory = stateDirectory
+        self.caFile = caFile
+        self.publisherPins = publisherPins
+        self.staleGrace = staleGrace
+        self.limits = limits
+        self.schedule = schedule
+        self.connectTimeout = connectTimeout
+        self.ioTimeout = ioTimeout
+        self.totalDeadline = totalDeadline
+        self.clock = clock
+    }
+}
+
+/// Why the SDK could not start.
+public enum ClientSetupError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The embedded root does not verify or names another scope.
+    case trust(ClientError)
+    /// The state directory cannot be used.
+    case storage(StorageError)
+
+    public var description: String {
+        switch self {
+        case .trust(let error): return error.description
+        case .storage(let error): return error.description
+        }
+    }
+}
+
+/// The outcome of one pinned connection check, as `pinion client connect` prints it.
+public enum ConnectionVerdict: Sendable, Equatable {
+    case trusted(pin: Pin, entry: String)
+    case notPinned
+    /// A failure on a report-only domain: the connection went on and was reported.
+    case reportOnly(PinFailure)
+    case rejected(PinFailure)
+}
+
+/// Keeps one scope's pins current and checks connections against them. Readers of the
+/// policy never block on a refresh and never see a half-merged policy: the trusted state
+/// and its merged policy are swapped together under a lock held only for the swap.
+public final class PinningClient: Sendable {
+    public let configuration: ClientConfiguration
+    private let core: TrustCore
+    private let store: StateStore
+    private let https: PinnedHTTPSClient
+    private let current: Mutex<(state: TrustedState, policy: PolicySnapshot)>
+    private let refreshing = Mutex<Void>(())
+    private let throttle = Mutex(ReportThrottle())
+    private let onEvent: @Sendable (ClientEvent) -> Void
+    private let onPinFailure: @Sendable (PinFailureReport) -> Void
+
+    /// Loads and re-verifies the stored state (DESIGN.md §6, start-up), or starts from the
+    /// embedded root; computes the effective policy.
+    ///
+    /// - Parameters:
+    ///   - onEvent: every refresh and start-up event.
+    ///   - onPinFailure: RFC 7469 §3 reports of pin failures, at most one identical report
+    ///     per 24 hours.
+    /// - Throws: `ClientSetupError` for an invalid embedded root or an unusable state directory.
+    public init(
+        configuration: ClientConfiguration, onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in },
+        onPinFailure: @escaping @Sendable (PinFailureReport) -> Void = { _ in }
+    ) throws(ClientSetupError) {
+        self.configuration = configuration
+        self.onEvent = onEvent
+        self.onPinFailure = onPinFailure
+        do {
+            core = try TrustCore(
+                scope: configuration.scope, embeddedRoot: configuration.embeddedRoot, crypto: .sodium,
+                limits: configuration.limits)
+        } catch {
+            throw .trust(error)
+        }
+        do {
+            store = StateStore(
+                storage: try DirectoryStorage(path: configuration.stateDirectory), scope: configuration.scope,
+                limits: configuration.limits)
+        } catch {
+            throw .storage(error)
+        }
+        https = PinnedHTTPSClient(
+            configuration: .init(
+                caFile: configuration.caFile, connectTimeout: configuration.connectTimeout,
+                ioTimeout: configuration.ioTimeout, totalDeadline: configuration.totalDeadline,
+                maxResponseBytes: configuration.limits.maxEnvelopeBytes))
+        let state: TrustedState
+        var events: [ClientEvent] = []
+        switch store.load() {
+        case .empty:
+            state = core.initialState()
+        case .loaded(let stored):
+            (state, events) = core.restore(stored)
+        case .dropped(let reason, let names):
+            state = core.initialState(forcedDomains: names)
+            events = [.storeDropped(reason.description)]
+        }
+        current = Mutex((state, PinningClient.snapshot(state, configuration)))
+        for event in events { onEvent(event) }
+    }
+
+    static func snapshot(_ state: TrustedState, _ configuration: ClientConfiguration) -> PolicySnapshot {
+        PolicySnapshot(
+            baseline: configuration.baseline, manifest: state.manifest, manifestValid: state.manifestValid,
+            revoked: state.revoked, staleGrace: configuration.staleGrace, forcedDomains: state.forcedDomains)
+    }
+
+    /// The trusted state (roots, manifest, floor) as of the last completed refresh.
+    public var trustedState: TrustedState { current.withLock { $0.state } }
+
+    /// Both merges of the effective policy; `policy.policy(at:)` picks by time.
+    public var policy: PolicySnapshot { current.withLock { $0.policy } }
+
+    /// The effective time: `max(wall clock, lastKnownTime)` (DESIGN.md §6).
+    public var effectiveNow: Timestamp {
+        let wall = configuration.clock()
+        return max(wall, trustedState.persisted.lastKnownTime ?? wall)
+    }
+
+    /// The merged policy for a connection made now (expiry is evaluated every time).
+    public func policyNow() -> MergedPolicy { policy.policy(at: effectiveNow) }
+
+    // MARK: - Refresh
+
+    /// Runs one refresh now, blocking on the network, exactly as the poller does: root
+    /// walk, conditional manifest fetch, verification, persistence (a failed save keeps
+    /// the previous state and policy), then the swap. Concurrent calls run one at a time.
+    public func refresh() -> RefreshReport {
+        refreshing.withLock { _ in
+            let start = trustedState
+            let t0 = configuration.clock()
+            guard let baseURL = configuration.baseURL else {
+                let error = ClientError.fetchFailed(resource: "manifest.json", reason: "no publisher URL configured")
+                onEvent(.networkFailure(error.description))
+                return RefreshReport(outcome: .networkFailure(error))
+            }
+            let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
+            let maxAge = Mutex<Double?>(nil)
+            let result = core.refresh(
+                start, startTime: t0,
+                fetchRoot: { version in
+                    switch self.fetch(scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"))
+                    {
+                    case .success(let response) where response.status == 200: return .found(response.body)
+                    case .success(let response) where response.status == 404: return .notFound
+                    case .success(let response): return .failed("HTTP \(response.status)")
+                    case .failure(let error): return .failed(error.description)
+                    }
+                },
+                fetchManifest: { etag in
+                    let url = scopeURL.appendingPathComponent("manifest.json")
+                    switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? []) {
+                    case .success(let response) where response.status == 200:
+                        maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
+                        return .found(response.body, etag: response.value(forHeader: "etag"))
+                    case .success(let response) where response.status == 304:
+                        maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
+                        return .notModified
+                    case .success(let response): return .failed("HTTP \(response.status)")
+                    case .failure(let error): return .failed(error.description)
+                    }
+                })
+            var outcome = result.outcome
+            var events = result.events
+            if result.stateChanged {
+                do {
+                    try store.save(result.state.persisted)
+                    let snapshot = PinningClient.snapshot(result.state, configuration)
+                    current.withLock { $0 = (result.state, snapshot) }
+                } catch {
+                    let failure = ClientError.fetchFailed(resource: "state", reason: "could not persist: \(error)")
+                    outcome = .networkFailure(failure)
+                    events.append(.networkFailure(failure.description))
+                }
+            }
+            for event in events { onEvent(event) }
+            return RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 })
+        }
+    }
+
+    private func fetch(_ url: URL, headers: [(String, String)] = []) -> Result<HTTPSResponse, HTTPSError> {
+        let pins = Set(configuration.publisherPins.map(\.digest))
+        do {
+            return .success(
+                try https.get(url, headers: headers) { chain in
+                    // The update channel: X.509 validation already passed; only the app's
+                    // publisher pins apply, never manifest pins.
+                    guard !pins.isEmpty else { return .proceed }
+                    return chain.verifiedSPKISHA256.contains(where: pins.contains)
+                        ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A poller for this client (start it with `start()`, stop with `stop()`).
+    public func makeUpdater() -> Updater {
+        Updater(schedule: configuration.schedule) { [self] in
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: self.refresh()) }
+            }
+        }
+    }
+
+    // MARK: - Connections
+
+    /// Evaluates a verified chain for `host` against the policy now (DESIGN.md §8), and
+    /// reports a failure (RFC 7469 §3) to `onPinFailure`, throttled.
+    public func check(_ chain: PeerChain) -> ConnectionVerdict {
+        let now = effectiveNow
+        let snapshot = policy
+        switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: snapshot.policy(at: now)) {
+        case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
+        case .notPinned: return .notPinned
+        case .reportOnly(let failure):
+            report(failure, chain: chain, at: now, snapshot: snapshot)
+            return .reportOnly(failure)
+        case .rejected(let failure):
+            report(failure, chain: chain, at: now, snapshot: snapshot)
+            return .rejected(failure)
+        }
+    }
+
+    private func report(_ failure: PinFailure, chain: PeerChain, at now: Timestamp, snapshot: PolicySnapshot) {
+        let report = PinFailureReport(
+            failure: failure, port: Int(chain.port), dateTime: configuration.clock(),
+            servedCertificateChain: chain.servedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
+            validatedCertificateChain: chain.verifiedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
+            effectiveExpirationDate: snapshot.isManifestCurrent(at: now) ? snapshot.manifestExpiresAt : nil)
+        if throttle.withLock({ $0.shouldSend(report, at: now) }) { onPinFailure(report) }
+    }
+
+    /// A pinned HTTPS GET: normal X.509 validation, then the pin check on the verified
+    /// chain before any request byte is sent; redirects under the same checks.
+    ///
+    /// - Returns: the response and the verdict of the last connection's pin check.
+    /// - Throws: `HTTPSError` (`.pinningRefused` when the policy rejects the chain).
+    public func get(_ url: URL, headers: [(String, String)] = [], connectTo: (host: String, port: UInt16)? = nil)
+        throws(HTTPSError) -> (HTTPSResponse, ConnectionVerdict)
+    {
+        let verdict = Mutex<ConnectionVerdict?>(nil)
+        let response = try https.get(url, headers: headers, connectTo: connectTo) { chain in
+            let result = self.check(chain)
+            verdict.withLock { $0 = result }
+            switch result {
+            case .trusted, .notPinned, .reportOnly: return .proceed
+            case .rejected(let failure): return .refuse(reason: failure.reason.description)
+            }
+        }
+        return (response, verdict.withLock { $0 } ?? .notPinned)
+    }
+}

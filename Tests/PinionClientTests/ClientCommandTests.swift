@@ -1,0 +1,110 @@
+// `pinion client refresh` and `pinion client connect` against real TLS servers on 127.0.0.1.
+
+import Foundation
+import PinionCLI
+import PinionClient
+import PinionCore
+import PinionTestSupport
+import Testing
+
+@Suite struct ClientCommandTests {
+    /// Output of one in-process command.
+    final class Output: @unchecked Sendable {
+        private let lock = NSLock()
+        private var outText = ""
+        private var errText = ""
+        func out(_ text: String) { lock.withLock { outText += text } }
+        func err(_ text: String) { lock.withLock { errText += text } }
+        var texts: (String, String) { lock.withLock { (outText, errText) } }
+    }
+
+    func run(_ arguments: [String], now: Timestamp) -> (status: Int32, out: String, err: String) {
+        let output = Output()
+        let status = PinionCommandLine.run(
+            arguments, context: CLIContext(out: { output.out($0) }, err: { output.err($0) }, now: { now }))
+        let (out, err) = output.texts
+        return (status, out, err)
+    }
+
+    @Test func refreshThenConnectTrustedAndRejected() throws {
+        let pki = try HTTPSTestPKI.shared()
+        let setup = try Setup()
+        let directory = try makeTemporaryDirectory(prefix: "pinion-client-cli")
+        let rootPath = directory + "/root.json"
+        try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: rootPath))
+        let now = Timestamp(Date())
+        let leafPin = try Pin(digest: try pki.spkiSHA256(.leaf))
+        let payload = manifestPayload(
+            issuedAt: now, domains: [.init(name: "api.example.test", pins: [leafPin, pin(0xEE)])])
+        let manifestText = String(
+            decoding: try sign(.pins, payload.serialized(), with: [setup.pinsKey]).serialized(), as: UTF8.self)
+        let publisher = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: ["/v1/com.example.app/manifest.json": .init(headers: [("ETag", "\"a\"")], body: manifestText)])
+        defer { publisher.stop() }
+        let common = [
+            "--root", rootPath, "--scope", "com.example.app", "--state", directory + "/state", "--cafile",
+            pki.path(.root),
+        ]
+
+        let refreshed = run(["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
+        #expect(refreshed.status == 0, "\(refreshed.err)")
+        #expect(refreshed.out.contains("updated to (rootVersion 1, version 1)"))
+        #expect(refreshed.out.contains(leafPin.description))
+
+        let json = run(
+            ["client", "refresh", "--json", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
+        #expect(json.status == 0)
+        #expect(json.out.contains("\"manifestCurrent\": true"))
+
+        let good = try TestTLSServer(
+            chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf), routes: ["*": .init(body: "ok")]
+        )
+        defer { good.stop() }
+        let trusted = run(
+            ["client", "connect", "--connect-to", "127.0.0.1", "api.example.test:\(good.port)"] + common, now: now)
+        #expect(trusted.status == 0, "\(trusted.err)")
+        #expect(trusted.out.contains("trusted: api.example.test matches \(leafPin)"))
+
+        let bad = try TestTLSServer(
+            chain: [pki.path(.secondLeaf), pki.path(.intermediate)], key: pki.keyPath(.secondLeaf),
+            routes: ["*": .init(body: "no")])
+        defer { bad.stop() }
+        let rejected = run(
+            ["client", "connect", "--connect-to", "127.0.0.1", "api.example.test:\(bad.port)"] + common, now: now)
+        #expect(rejected.status == 1)
+        #expect(rejected.err.contains("rejected"))
+        #expect(try bad.connections(atLeast: 1).allSatisfy { $0.received == 0 })
+
+        let unpinned = try TestTLSServer(
+            chain: [pki.path(.otherNameLeaf), pki.path(.intermediate)], key: pki.keyPath(.otherNameLeaf),
+            routes: ["*": .init(body: "ok")])
+        defer { unpinned.stop() }
+        let notPinned = run(
+            ["client", "connect", "--connect-to", "127.0.0.1", "other.example.test:\(unpinned.port)"] + common, now: now
+        )
+        #expect(notPinned.status == 0)
+        #expect(notPinned.out.contains("not pinned"))
+
+        // The publisher gone: a network failure, exit 3, the stored policy unchanged.
+        publisher.stop()
+        let down = run(["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
+        #expect(down.status == 3)
+        #expect(down.out.contains(leafPin.description))
+    }
+
+    @Test func refusesBadArguments() throws {
+        let now = Timestamp(secondsSince1970: 1_796_029_200)
+        #expect(run(["client", "refresh", "--url", "http://x/"], now: now).status == 2)
+        #expect(run(["client", "connect"], now: now).status == 2)
+        let directory = try makeTemporaryDirectory(prefix: "pinion-client-cli")
+        try Data("not a root".utf8).write(to: URL(fileURLWithPath: directory + "/root.json"))
+        let bad = run(
+            [
+                "client", "refresh", "--url", "https://127.0.0.1:1/", "--root", directory + "/root.json", "--scope",
+                "a.b",
+                "--state", directory + "/state",
+            ], now: now)
+        #expect(bad.status == 1)
+    }
+}
