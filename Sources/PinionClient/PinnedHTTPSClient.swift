@@ -4,6 +4,7 @@
 import COpenSSL
 import CPinionShims
 import Foundation
+import PinionCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -344,7 +345,7 @@ public struct PinnedHTTPSClient: Sendable {
         pinCheck: @Sendable (PeerChain) -> PinDecision
     ) throws(HTTPSError) -> HTTPSResponse {
         try Self.validate(configuration)
-        let deadline = HTTPSDeadline(seconds: configuration.totalDeadline)
+        let deadline = IODeadline(seconds: configuration.totalDeadline)
         try Self.validate(headers)
         let first = try HTTPSTarget(url)
         var dialOverride: (host: String, port: UInt16)?
@@ -471,11 +472,6 @@ extension PinnedHTTPSClient {
         }
         return address
     }
-
-    fileprivate static func isIPLiteral(_ text: String) -> Bool {
-        var buffer = in6_addr()
-        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
-    }
 }
 
 /// One hop's URL, checked and split into what the connection needs.
@@ -516,7 +512,7 @@ private struct HTTPSTarget {
 
         var name = host.lowercased()
         if name.hasSuffix("."), !name.hasSuffix("..") { name.removeLast() }
-        let ipLiteral = PinnedHTTPSClient.isIPLiteral(name)
+        let ipLiteral = SocketSupport.isIPLiteral(name)
         if !ipLiteral {
             // LDH names with underscores (as seen in practice); empty labels and anything
             // that could reach a header or OpenSSL in a surprising form are refused.
@@ -560,27 +556,21 @@ extension PinnedHTTPSClient {
     private static func makeContext(caFile: String?) throws(HTTPSError) -> OpaquePointer {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+            throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         do throws(HTTPSError) {
             guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1,
                 pinion_https_configure_context(context) == 1
             else {
-                throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+                throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
             }
-            if let caFile {
-                // Checked first so that a missing file gets the system's reason, not OpenSSL's.
-                let descriptor = open(caFile, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    throw HTTPSError.caFileUnreadable(path: caFile, detail: String(cString: strerror(errno)))
-                }
-                close(descriptor)
-                guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                    throw HTTPSError.caFileUnreadable(path: caFile, detail: openSSLErrorText())
-                }
-            } else {
-                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                    throw HTTPSError.tlsSetupFailed(detail: openSSLErrorText())
+            do throws(OpenSSLSupport.TrustStoreFailure) {
+                try OpenSSLSupport.loadTrustAnchors(into: context, caFile: caFile)
+            } catch {
+                switch error {
+                case .caFileUnreadable(let path, let detail):
+                    throw HTTPSError.caFileUnreadable(path: path, detail: detail)
+                case .defaultPathsUnavailable(let detail): throw HTTPSError.tlsSetupFailed(detail: detail)
                 }
             }
             // Verification failures abort the handshake; the pin check only ever sees
@@ -591,66 +581,6 @@ extension PinnedHTTPSClient {
             SSL_CTX_free(context)
             throw error
         }
-    }
-
-    /// Empties the calling thread's OpenSSL error queue and returns its entries as text.
-    fileprivate static func openSSLErrorText() -> String {
-        var messages: [String] = []
-        var buffer = [CChar](repeating: 0, count: 256)
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            if messages.count < 8 {
-                ERR_error_string_n(code, &buffer, buffer.count)
-                messages.append(
-                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-            }
-        }
-        return messages.isEmpty ? "no OpenSSL error detail" : messages.joined(separator: "; ")
-    }
-}
-
-// MARK: - Time
-
-/// A point in time on the monotonic clock.
-private struct HTTPSDeadline {
-    let end: ContinuousClock.Instant
-
-    init(seconds: Double) {
-        end = ContinuousClock.now + .seconds(seconds)
-    }
-
-    private init(end: ContinuousClock.Instant) {
-        self.end = end
-    }
-
-    /// `seconds` from now, but no later than `self`.
-    func capping(seconds: Double) -> HTTPSDeadline {
-        HTTPSDeadline(end: min(end, ContinuousClock.now + .seconds(seconds)))
-    }
-
-    var hasPassed: Bool { ContinuousClock.now >= end }
-
-    /// Milliseconds left, rounded up, for poll(2); 0 when passed.
-    var remainingMilliseconds: Int32 {
-        let left = end - ContinuousClock.now
-        guard left > .zero else { return 0 }
-        let (seconds, attoseconds) = left.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
-    }
-}
-
-/// Waits until `descriptor` is ready for `events`; false when `deadline` passed.
-private func pollReady(_ descriptor: Int32, for events: Int16, until deadline: HTTPSDeadline) -> Bool {
-    while true {
-        let milliseconds = deadline.remainingMilliseconds
-        if milliseconds == 0 { return false }
-        var entry = pollfd(fd: descriptor, events: events, revents: 0)
-        let ready = poll(&entry, 1, milliseconds)
-        if ready > 0 { return true }
-        if ready == 0 { continue }  // recheck the deadline: poll may wake early
-        if errno != EINTR { return true }  // let the next socket call report the error
     }
 }
 
@@ -663,7 +593,7 @@ private final class HTTPSConnection {
     private let host: String
     private let port: UInt16
     private let ioTimeout: Double
-    private let deadline: HTTPSDeadline
+    private let deadline: IODeadline
     /// Received bytes not yet consumed by the parser.
     private var pending: [UInt8] = []
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
@@ -671,7 +601,7 @@ private final class HTTPSConnection {
     private var endedWithCloseNotify = false
 
     private init(
-        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: HTTPSDeadline
+        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: IODeadline
     ) {
         self.ssl = ssl
         self.descriptor = descriptor
@@ -690,20 +620,20 @@ private final class HTTPSConnection {
     /// Connects, sets up names and completes the handshake with verification.
     static func open(
         target: HTTPSTarget, dialHost: String, dialPort: UInt16, context: OpaquePointer,
-        configuration: PinnedHTTPSClient.Configuration, deadline: HTTPSDeadline
+        configuration: PinnedHTTPSClient.Configuration, deadline: IODeadline
     ) throws(HTTPSError) -> HTTPSConnection {
         let descriptor = try connectSocket(
             address: dialHost, port: dialPort, timeout: configuration.connectTimeout, deadline: deadline)
         ERR_clear_error()
         guard let ssl = SSL_new(context) else {
             close(descriptor)
-            throw HTTPSError.tlsSetupFailed(detail: PinnedHTTPSClient.openSSLErrorText())
+            throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         let connection = HTTPSConnection(
             ssl: ssl, descriptor: descriptor, host: target.host, port: target.port,
             ioTimeout: configuration.ioTimeout, deadline: deadline)
         guard pinion_https_set_socket(ssl, descriptor) == 1 else {
-            throw HTTPSError.tlsSetupFailed(detail: PinnedHTTPSClient.openSSLErrorText())
+            throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         try connection.configureNames(target)
         try connection.handshake()
@@ -721,7 +651,7 @@ private final class HTTPSConnection {
                 ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
             guard SSL_set1_host(ssl, name) == 1, pinion_x509_SSL_set_tlsext_host_name(ssl, name) == 1 else {
                 throw HTTPSError.tlsSetupFailed(
-                    detail: "cannot set host name \(name): \(PinnedHTTPSClient.openSSLErrorText())")
+                    detail: "cannot set host name \(name): \(OpenSSLSupport.errorText())")
             }
         }
     }
@@ -730,64 +660,26 @@ private final class HTTPSConnection {
 
     /// Resolves `address` and returns a connected non-blocking TCP socket.
     private static func connectSocket(
-        address: String, port: UInt16, timeout: Double, deadline: HTTPSDeadline
+        address: String, port: UInt16, timeout: Double, deadline: IODeadline
     ) throws(HTTPSError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | (PinnedHTTPSClient.isIPLiteral(address) ? AI_NUMERICHOST : 0)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(address, String(port), &hints, &list)
-        guard status == 0 else {
-            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw HTTPSError.resolutionFailed(host: address, detail: detail)
-        }
-        defer { freeaddrinfo(list) }
-
-        var lastError = HTTPSError.resolutionFailed(host: address, detail: "no addresses")
-        var next = list
-        while let info = next {
-            next = info.pointee.ai_next
-            guard !deadline.hasPassed else {
-                throw HTTPSError.timedOut(host: address, port: port, phase: .deadline)
-            }
-            let type = Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
-            let descriptor = socket(info.pointee.ai_family, type, info.pointee.ai_protocol)
-            guard descriptor >= 0 else {
-                lastError = .connectionFailed(host: address, port: port, errno: errno)
-                continue
-            }
-            let limit = deadline.capping(seconds: timeout)
-            let code = connectOne(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, until: limit)
-            if code == 0 { return descriptor }
-            close(descriptor)
-            switch code {
-            case ETIMEDOUT:
-                lastError = .timedOut(host: address, port: port, phase: deadline.hasPassed ? .deadline : .connect)
-            case ECONNREFUSED: lastError = .connectionRefused(host: address, port: port)
-            default: lastError = .connectionFailed(host: address, port: port, errno: code)
+        do throws(SocketSupport.ConnectFailure) {
+            return try SocketSupport.connectTCP(
+                address: address, port: port, attemptTimeout: timeout, deadline: deadline)
+        } catch {
+            switch error {
+            case .resolutionFailed(let detail): throw HTTPSError.resolutionFailed(host: address, detail: detail)
+            case .refused: throw HTTPSError.connectionRefused(host: address, port: port)
+            case .failed(let code): throw HTTPSError.connectionFailed(host: address, port: port, errno: code)
+            case .timedOut(let deadlinePassed):
+                throw HTTPSError.timedOut(host: address, port: port, phase: deadlinePassed ? .deadline : .connect)
             }
         }
-        throw lastError
-    }
-
-    /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
-    private static func connectOne(
-        _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, until limit: HTTPSDeadline
-    ) -> Int32 {
-        if connect(descriptor, address, length) == 0 { return 0 }
-        guard errno == EINPROGRESS || errno == EINTR else { return errno }
-        guard pollReady(descriptor, for: Int16(POLLOUT), until: limit) else { return ETIMEDOUT }
-        var error: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errno }
-        return error
     }
 
     /// Waits for readiness or throws the timeout of `phase` (`.deadline` when the total
     /// deadline is what ran out).
-    private func wait(for events: Int16, until limit: HTTPSDeadline, phase: HTTPSError.Phase) throws(HTTPSError) {
-        guard pollReady(descriptor, for: events, until: limit) else {
+    private func wait(for events: Int16, until limit: IODeadline, phase: HTTPSError.Phase) throws(HTTPSError) {
+        guard SocketSupport.waitReady(descriptor, for: events, until: limit) else {
             throw HTTPSError.timedOut(host: host, port: port, phase: deadline.hasPassed ? .deadline : phase)
         }
     }
@@ -808,16 +700,11 @@ private final class HTTPSConnection {
                 try wait(for: Int16(POLLOUT), until: limit, phase: .handshake)
             default:
                 try checkVerification()
-                let detail: String
-                if reason == SSL_ERROR_ZERO_RETURN {
-                    detail = "connection closed by peer"
-                } else if ERR_peek_error() != 0 {
-                    detail = PinnedHTTPSClient.openSSLErrorText()
-                } else if reason == SSL_ERROR_SYSCALL, savedErrno != 0 {
-                    detail = String(cString: strerror(savedErrno))
-                } else {
-                    detail = "connection closed by peer"
-                }
+                // Only SSL_ERROR_SYSCALL leaves a meaningful errno.
+                let detail =
+                    reason == SSL_ERROR_ZERO_RETURN
+                    ? "connection closed by peer"
+                    : OpenSSLSupport.ioFailureText(savedErrno: reason == SSL_ERROR_SYSCALL ? savedErrno : 0)
                 throw HTTPSError.handshakeFailed(host: host, port: port, detail: detail)
             }
         }
@@ -862,14 +749,15 @@ private final class HTTPSConnection {
         var ders: [[UInt8]] = []
         var digests: [[UInt8]] = []
         for index in 0..<count {
-            guard let x509 = pinion_sk_X509_value(stack, index), let der = encode({ i2d_X509(x509, $0) }) else {
+            guard let x509 = pinion_sk_X509_value(stack, index), let der = OpenSSLSupport.certificateDER(of: x509)
+            else {
                 throw HTTPSError.certificateVerificationFailed(
                     host: host, port: port, reason: "certificate #\(index) of the chain cannot be encoded")
             }
             ders.append(der)
             if withDigests {
-                guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = encode({ i2d_X509_PUBKEY(pubkey, $0) }),
-                    let digest = sha256(spki)
+                guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey),
+                    let digest = OpenSSLSupport.sha256(spki)
                 else {
                     throw HTTPSError.certificateVerificationFailed(
                         host: host, port: port, reason: "certificate #\(index) has no usable SubjectPublicKeyInfo")
@@ -878,32 +766,6 @@ private final class HTTPSConnection {
             }
         }
         return (ders, digests)
-    }
-
-    /// Runs an OpenSSL `i2d_*` function twice: for the length, then into a buffer.
-    private func encode(_ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
-        let length = Int(i2d(nil))
-        guard length > 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: length)
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d(&cursor)
-        }
-        guard Int(written) == length else { return nil }
-        return out
-    }
-
-    /// SHA-256 (FIPS 180-4) of the DER SubjectPublicKeyInfo: the RFC 7469 §2.4 pin.
-    private func sha256(_ bytes: [UInt8]) -> [UInt8]? {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let status = bytes.withUnsafeBytes { input in
-            digest.withUnsafeMutableBufferPointer { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
-            }
-        }
-        guard status == 1, length == 32 else { return nil }
-        return digest
     }
 
     // MARK: I/O
@@ -927,7 +789,9 @@ private final class HTTPSConnection {
             switch SSL_get_error(ssl, written) {
             case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), until: limit, phase: .request)
             case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT), until: limit, phase: .request)
-            default: throw HTTPSError.connectionLost(host: host, port: port, detail: failureText(savedErrno))
+            default:
+                throw HTTPSError.connectionLost(
+                    host: host, port: port, detail: OpenSSLSupport.ioFailureText(savedErrno: savedErrno))
             }
         }
     }
@@ -965,15 +829,10 @@ private final class HTTPSConnection {
                 ended = true
                 return false
             default:
-                throw HTTPSError.connectionLost(host: host, port: port, detail: failureText(savedErrno))
+                throw HTTPSError.connectionLost(
+                    host: host, port: port, detail: OpenSSLSupport.ioFailureText(savedErrno: savedErrno))
             }
         }
-    }
-
-    private func failureText(_ savedErrno: Int32) -> String {
-        if ERR_peek_error() != 0 { return PinnedHTTPSClient.openSSLErrorText() }
-        if savedErrno != 0 { return String(cString: strerror(savedErrno)) }
-        return "connection closed by peer"
     }
 
     private func malformed(_ detail: String) -> HTTPSError {

@@ -406,11 +406,11 @@ private struct Place {
     /// `invalidDER` with `detail`, or OpenSSL's error queue as the detail.
     func invalidDER(detail: String? = nil) -> SPKIError {
         .invalidDER(
-            file: file, label: label, line: line, detail: detail ?? SPKIEncoding.openSSLErrorText())
+            file: file, label: label, line: line, detail: detail ?? OpenSSLSupport.errorText())
     }
 
     func failure() -> SPKIError {
-        .openSSLFailure(file: file, detail: SPKIEncoding.openSSLErrorText())
+        .openSSLFailure(file: file, detail: OpenSSLSupport.errorText())
     }
 }
 
@@ -485,7 +485,7 @@ extension SPKIReader {
             raw, place: place, { d2i_X509_REQ(nil, $0, $1) }, free: { X509_REQ_free($0) })
         defer { X509_REQ_free(request) }
         guard let pubkey = X509_REQ_get_X509_PUBKEY(request) else { throw place.invalidDER() }
-        guard let spki = SPKIEncoding.der(of: pubkey) else { throw place.failure() }
+        guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
         let subject = SPKIEncoding.subject(X509_REQ_get_subject_name(request))
         guard
             let object = SPKIObject(
@@ -499,7 +499,7 @@ extension SPKIReader {
         let pubkey = try decode(
             raw, place: place, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) })
         defer { X509_PUBKEY_free(pubkey) }
-        guard let spki = SPKIEncoding.der(of: pubkey) else { throw place.failure() }
+        guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
         let keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
         guard
             let object = SPKIObject(
@@ -625,7 +625,7 @@ extension SPKIReader {
     private static func keyObject(_ key: OpaquePointer, kind: SPKIObject.Kind, place: Place) throws
         -> SPKIObject
     {
-        guard let spki = SPKIEncoding.publicKeyDER(of: key) else { throw place.failure() }
+        guard let spki = OpenSSLSupport.publicKeyDER(of: key) else { throw place.failure() }
         let keyType = SPKIEncoding.keyType(ofKey: key)
         let prefix = kind == .privateKey ? "private key" : "public key"
         guard
@@ -639,7 +639,7 @@ extension SPKIReader {
 extension SPKIObject {
     /// Builds the object and its pin from the SPKI bytes; nil when SHA-256 fails.
     fileprivate init?(kind: Kind, label: String, keyType: String, spkiDER: [UInt8]) {
-        guard let digest = SPKIEncoding.sha256(spkiDER) else { return nil }
+        guard let digest = OpenSSLSupport.sha256(spkiDER) else { return nil }
         self.kind = kind
         self.label = label
         self.keyType = keyType
@@ -650,7 +650,7 @@ extension SPKIObject {
     /// The certificate object of an `X509 *` (not consumed); nil when OpenSSL cannot
     /// encode or hash its SubjectPublicKeyInfo.
     init?(certificate x509: OpaquePointer) {
-        guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = SPKIEncoding.der(of: pubkey) else {
+        guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey) else {
             return nil
         }
         self.init(
@@ -841,27 +841,11 @@ private enum PEMScanner {
     }
 }
 
-// MARK: - OpenSSL helpers shared with TLSProbe.swift
+// MARK: - Encodings
 
-/// Encodings, digests and descriptions of keys and names, and OpenSSL error text.
+/// Encodings of pins and descriptions of keys and names (OpenSSL error text, DER
+/// encoding and SHA-256 are in `OpenSSLSupport`).
 enum SPKIEncoding {
-    /// Empties the calling thread's OpenSSL error queue and returns its entries as text
-    /// (`error:...:reason`), oldest first, separated by "; ".
-    static func openSSLErrorText() -> String {
-        var messages: [String] = []
-        var buffer = [CChar](repeating: 0, count: 256)
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            if messages.count < 8 {
-                ERR_error_string_n(code, &buffer, buffer.count)
-                messages.append(
-                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-            }
-        }
-        return messages.isEmpty ? "no OpenSSL error detail" : messages.joined(separator: "; ")
-    }
-
     private static let alphabet = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -907,49 +891,6 @@ enum SPKIEncoding {
             out.append(digits[Int(byte & 0x0f)])
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// SHA-256 (FIPS 180-4) with OpenSSL's EVP interface; 32 bytes, or nil when OpenSSL
-    /// cannot allocate or its configuration provides no SHA-256.
-    static func sha256(_ bytes: [UInt8]) -> [UInt8]? {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let status = bytes.withUnsafeBytes { input in
-            digest.withUnsafeMutableBufferPointer { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
-            }
-        }
-        guard status == 1, length == 32 else { return nil }
-        return digest
-    }
-
-    /// `i2d_X509_PUBKEY`: the DER SubjectPublicKeyInfo; nil when OpenSSL cannot encode it.
-    static func der(of pubkey: OpaquePointer) -> [UInt8]? {
-        encode { i2d_X509_PUBKEY(pubkey, $0) }
-    }
-
-    /// `i2d_PUBKEY`: the DER SubjectPublicKeyInfo of an `EVP_PKEY`'s public half.
-    static func publicKeyDER(of key: OpaquePointer) -> [UInt8]? {
-        encode { i2d_PUBKEY(key, $0) }
-    }
-
-    /// `i2d_X509`: the DER certificate.
-    static func certificateDER(of x509: OpaquePointer) -> [UInt8]? {
-        encode { i2d_X509(x509, $0) }
-    }
-
-    private static func encode(_ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32)
-        -> [UInt8]?
-    {
-        let length = Int(i2d(nil))
-        guard length > 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: length)
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d(&cursor)
-        }
-        guard Int(written) == length else { return nil }
-        return out
     }
 
     /// Key type of a SubjectPublicKeyInfo; `unknown (<algorithm>)` when OpenSSL does not

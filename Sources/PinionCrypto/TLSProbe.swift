@@ -161,7 +161,7 @@ public enum TLSProbe {
         let context = try makeContext(caFile: caFile)
         defer { SSL_CTX_free(context) }
         guard let ssl = SSL_new(context) else {
-            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+            throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         defer { SSL_free(ssl) }
         try configure(ssl, checkedName: checkedName)
@@ -170,7 +170,7 @@ public enum TLSProbe {
             address: address, displayHost: host, port: port, timeout: timeout)
         defer { close(descriptor) }
         guard SSL_set_fd(ssl, descriptor) == 1 else {
-            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+            throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         try handshake(ssl, descriptor: descriptor, host: host, port: port, timeout: timeout)
         return try result(of: ssl, host: host, port: port)
@@ -199,11 +199,6 @@ extension TLSProbe {
         guard !result.isEmpty, !result.utf8.contains(0), result.utf8.count <= 1024 else { return nil }
         return result
     }
-
-    private static func isIPLiteral(_ text: String) -> Bool {
-        var buffer = in6_addr()
-        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
-    }
 }
 
 // MARK: - OpenSSL setup
@@ -213,27 +208,19 @@ extension TLSProbe {
     private static func makeContext(caFile: String?) throws -> OpaquePointer {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+            throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         do {
             guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-                throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+                throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
             }
-            if let caFile {
-                // Checked first so that a missing file gets the system's reason, not OpenSSL's.
-                let descriptor = open(caFile, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    throw TLSProbeError.caFileUnreadable(
-                        path: caFile, detail: String(cString: strerror(errno)))
-                }
-                close(descriptor)
-                guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                    throw TLSProbeError.caFileUnreadable(
-                        path: caFile, detail: SPKIEncoding.openSSLErrorText())
-                }
-            } else {
-                guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                    throw TLSProbeError.tlsSetupFailed(detail: SPKIEncoding.openSSLErrorText())
+            do throws(OpenSSLSupport.TrustStoreFailure) {
+                try OpenSSLSupport.loadTrustAnchors(into: context, caFile: caFile)
+            } catch {
+                switch error {
+                case .caFileUnreadable(let path, let detail):
+                    throw TLSProbeError.caFileUnreadable(path: path, detail: detail)
+                case .defaultPathsUnavailable(let detail): throw TLSProbeError.tlsSetupFailed(detail: detail)
                 }
             }
             // The handshake must finish even when verification fails, so that the chain can
@@ -247,7 +234,7 @@ extension TLSProbe {
     }
 
     private static func configure(_ ssl: OpaquePointer, checkedName: String) throws {
-        if isIPLiteral(checkedName) {
+        if SocketSupport.isIPLiteral(checkedName) {
             guard let parameters = SSL_get0_param(ssl),
                 X509_VERIFY_PARAM_set1_ip_asc(parameters, checkedName) == 1
             else { throw TLSProbeError.invalidServerName(checkedName) }
@@ -266,100 +253,30 @@ extension TLSProbe {
 
 // MARK: - Network
 
-/// A point in time `seconds` from now on the monotonic clock.
-private struct Deadline {
-    let end: ContinuousClock.Instant
-
-    init(seconds: Double) {
-        end = ContinuousClock.now + .seconds(seconds)
-    }
-
-    /// Milliseconds left, rounded up, for poll(2); 0 when passed.
-    var remainingMilliseconds: Int32 {
-        let left = end - ContinuousClock.now
-        guard left > .zero else { return 0 }
-        let (seconds, attoseconds) = left.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
-    }
-}
-
 extension TLSProbe {
-    /// Waits until `descriptor` is ready for `events`; false when the deadline passed.
-    private static func wait(_ descriptor: Int32, for events: Int16, until deadline: Deadline) -> Bool {
-        while true {
-            let milliseconds = deadline.remainingMilliseconds
-            if milliseconds == 0 { return false }
-            var entry = pollfd(fd: descriptor, events: events, revents: 0)
-            let ready = poll(&entry, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready == 0 { continue }  // recheck the deadline: poll may wake early
-            if errno != EINTR { return true }  // let the next socket call report the error
-        }
-    }
-
     /// Resolves `address` and returns a connected non-blocking TCP socket.
     private static func openConnection(
         address: String, displayHost: String, port: UInt16, timeout: Double
     ) throws
         -> Int32
     {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(address) ? AI_NUMERICHOST : 0)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(address, String(port), &hints, &list)
-        guard status == 0 else {
-            let detail =
-                status == EAI_SYSTEM
-                ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw TLSProbeError.resolutionFailed(host: displayHost, detail: detail)
-        }
-        defer { freeaddrinfo(list) }
-
-        var lastError = TLSProbeError.resolutionFailed(host: displayHost, detail: "no addresses")
-        var next = list
-        while let info = next {
-            next = info.pointee.ai_next
-            let type = Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
-            let descriptor = socket(info.pointee.ai_family, type, info.pointee.ai_protocol)
-            guard descriptor >= 0 else {
-                lastError = .connectionFailed(host: displayHost, port: port, errno: errno)
-                continue
-            }
-            let code = connectOne(
-                descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout)
-            if code == 0 { return descriptor }
-            close(descriptor)
-            switch code {
-            case ETIMEDOUT: lastError = .timedOut(host: displayHost, port: port, phase: .connect)
-            case ECONNREFUSED: lastError = .connectionRefused(host: displayHost, port: port)
-            default: lastError = .connectionFailed(host: displayHost, port: port, errno: code)
+        do throws(SocketSupport.ConnectFailure) {
+            return try SocketSupport.connectTCP(address: address, port: port, attemptTimeout: timeout, deadline: nil)
+        } catch {
+            switch error {
+            case .resolutionFailed(let detail):
+                throw TLSProbeError.resolutionFailed(host: displayHost, detail: detail)
+            case .refused: throw TLSProbeError.connectionRefused(host: displayHost, port: port)
+            case .failed(let code): throw TLSProbeError.connectionFailed(host: displayHost, port: port, errno: code)
+            case .timedOut: throw TLSProbeError.timedOut(host: displayHost, port: port, phase: .connect)
             }
         }
-        throw lastError
-    }
-
-    /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
-    private static func connectOne(
-        _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t,
-        timeout: Double
-    ) -> Int32 {
-        let deadline = Deadline(seconds: timeout)
-        if connect(descriptor, address, length) == 0 { return 0 }
-        guard errno == EINPROGRESS || errno == EINTR else { return errno }
-        guard wait(descriptor, for: Int16(POLLOUT), until: deadline) else { return ETIMEDOUT }
-        var error: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errno }
-        return error
     }
 
     private static func handshake(
         _ ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, timeout: Double
     ) throws {
-        let deadline = Deadline(seconds: timeout)
+        let deadline = IODeadline(seconds: timeout)
         while true {
             ERR_clear_error()
             errno = 0
@@ -375,20 +292,13 @@ extension TLSProbe {
                 throw TLSProbeError.handshakeFailed(
                     host: host, port: port, detail: "connection closed by peer")
             case SSL_ERROR_SYSCALL:
-                let detail: String
-                if ERR_peek_error() != 0 {
-                    detail = SPKIEncoding.openSSLErrorText()
-                } else if savedErrno != 0 {
-                    detail = String(cString: strerror(savedErrno))
-                } else {
-                    detail = "connection closed by peer"
-                }
-                throw TLSProbeError.handshakeFailed(host: host, port: port, detail: detail)
+                throw TLSProbeError.handshakeFailed(
+                    host: host, port: port, detail: OpenSSLSupport.ioFailureText(savedErrno: savedErrno))
             default:
                 throw TLSProbeError.handshakeFailed(
-                    host: host, port: port, detail: SPKIEncoding.openSSLErrorText())
+                    host: host, port: port, detail: OpenSSLSupport.errorText())
             }
-            guard wait(descriptor, for: events, until: deadline) else {
+            guard SocketSupport.waitReady(descriptor, for: events, until: deadline) else {
                 throw TLSProbeError.timedOut(host: host, port: port, phase: .handshake)
             }
         }
@@ -408,7 +318,7 @@ extension TLSProbe {
         for index in 0..<count {
             guard let x509 = pinion_sk_X509_value(stack, index),
                 let object = SPKIObject(certificate: x509),
-                let der = SPKIEncoding.certificateDER(of: x509)
+                let der = OpenSSLSupport.certificateDER(of: x509)
             else {
                 throw TLSProbeError.invalidPeerCertificate(host: host, port: port, position: Int(index))
             }
