@@ -344,6 +344,37 @@ public struct PinnedHTTPSClient: Sendable {
         _ url: URL, headers: [(String, String)] = [], connectTo: (host: String, port: UInt16)? = nil,
         pinCheck: @Sendable (PeerChain) -> PinDecision
     ) throws(HTTPSError) -> HTTPSResponse {
+        try perform(Request(method: "GET", body: nil), url, headers: headers, connectTo: connectTo, pinCheck: pinCheck)
+    }
+
+    /// Sends `body` with POST under exactly the checks of `get` (X.509 first, `pinCheck`
+    /// before any request byte) and returns the response. Redirects are not followed (a
+    /// redirect is returned as the response), so a body is never re-sent elsewhere.
+    ///
+    /// - Parameters:
+    ///   - body: the request body (sent with Content-Length).
+    ///   - contentType: the Content-Type value, e.g. `application/json`.
+    /// - Throws: `HTTPSError`, as `get`.
+    public func post(
+        _ url: URL, body: [UInt8], contentType: String, headers: [(String, String)] = [],
+        connectTo: (host: String, port: UInt16)? = nil, pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse {
+        try Self.validate([("Content-Type", contentType)])
+        return try perform(
+            Request(method: "POST", body: (contentType, body)), url, headers: headers, connectTo: connectTo,
+            pinCheck: pinCheck)
+    }
+
+    /// The method and, for POST, the content type and body.
+    private struct Request {
+        let method: String
+        let body: (contentType: String, bytes: [UInt8])?
+    }
+
+    private func perform(
+        _ method: Request, _ url: URL, headers: [(String, String)], connectTo: (host: String, port: UInt16)?,
+        pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse {
         try Self.validate(configuration)
         let deadline = IODeadline(seconds: configuration.totalDeadline)
         try Self.validate(headers)
@@ -374,10 +405,12 @@ public struct PinnedHTTPSClient: Sendable {
             if case .refuse(let reason) = pinCheck(chain) {
                 throw HTTPSError.pinningRefused(host: target.host, port: target.port, reason: reason)
             }
-            try connection.send(request(for: target, headers: requestHeaders))
+            try connection.send(request(method, for: target, headers: requestHeaders))
             let head = try connection.readHead()
 
-            if [301, 302, 303, 307, 308].contains(head.status), let location = head.value("location") {
+            if method.body == nil, [301, 302, 303, 307, 308].contains(head.status),
+                let location = head.value("location")
+            {
                 guard redirects < configuration.maxRedirects else {
                     throw HTTPSError.tooManyRedirects(limit: configuration.maxRedirects)
                 }
@@ -403,8 +436,8 @@ public struct PinnedHTTPSClient: Sendable {
         }
     }
 
-    private func request(for target: HTTPSTarget, headers: [(String, String)]) -> [UInt8] {
-        var text = "GET \(target.requestTarget) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
+    private func request(_ method: Request, for target: HTTPSTarget, headers: [(String, String)]) -> [UInt8] {
+        var text = "\(method.method) \(target.requestTarget) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
         let callerSetsAgent = headers.contains { $0.0.lowercased() == "user-agent" }
         if !configuration.userAgent.isEmpty, !callerSetsAgent {
             text += "User-Agent: \(configuration.userAgent)\r\n"
@@ -413,9 +446,12 @@ public struct PinnedHTTPSClient: Sendable {
         for (name, value) in headers {
             text += "\(name): \(value)\r\n"
         }
+        if let body = method.body {
+            text += "Content-Type: \(body.contentType)\r\nContent-Length: \(body.bytes.count)\r\n"
+        }
         text += "\r\n"
         // Validated to be free of control characters; non-ASCII values go out as UTF-8.
-        return Array(text.utf8)
+        return Array(text.utf8) + (method.body?.bytes ?? [])
     }
 }
 

@@ -36,13 +36,22 @@ public struct ClientConfiguration: Sendable {
     public var totalDeadline: Double
     /// The wall clock (injectable for tests).
     public var clock: @Sendable () -> Timestamp
+    /// Where pin-failure reports are POSTed as JSON (RFC 7469 §3), at most one identical
+    /// report per 24 hours; nil: reports only reach the `onPinFailure` callback.
+    public var reportURI: URL?
+    /// An address (and port) to dial for the publisher instead of `baseURL`'s host, which
+    /// is still the name validated (like curl's --connect-to); nil: dial the URL's host.
+    public var publisherConnectTo: (host: String, port: UInt16)?
 
     public init(
         scope: String, baseURL: URL?, embeddedRoot: [UInt8], baseline: Baseline = .empty, stateDirectory: String,
         caFile: String? = nil, publisherPins: [Pin] = [], staleGrace: Int64 = 0, limits: Limits = .standard,
         schedule: UpdateSchedule = UpdateSchedule(), connectTimeout: Double = 10, ioTimeout: Double = 30,
-        totalDeadline: Double = 60, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+        totalDeadline: Double = 60, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
+        reportURI: URL? = nil, publisherConnectTo: (host: String, port: UInt16)? = nil
     ) {
+        self.reportURI = reportURI
+        self.publisherConnectTo = publisherConnectTo
         self.scope = scope
         self.baseURL = baseURL
         self.embeddedRoot = embeddedRoot
@@ -230,7 +239,7 @@ public final class PinningClient: Sendable {
         let pins = Set(configuration.publisherPins.map(\.digest))
         do {
             return .success(
-                try https.get(url, headers: headers) { chain in
+                try https.get(url, headers: headers, connectTo: configuration.publisherConnectTo) { chain in
                     // The update channel: X.509 validation already passed; only the app's
                     // publisher pins apply, never manifest pins.
                     guard !pins.isEmpty else { return .proceed }
@@ -276,7 +285,26 @@ public final class PinningClient: Sendable {
             servedCertificateChain: chain.servedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
             validatedCertificateChain: chain.verifiedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
             effectiveExpirationDate: snapshot.isManifestCurrent(at: now) ? snapshot.manifestExpiresAt : nil)
-        if throttle.withLock({ $0.shouldSend(report, at: now) }) { onPinFailure(report) }
+        guard throttle.withLock({ $0.shouldSend(report, at: now) }) else { return }
+        onPinFailure(report)
+        if let reportURI = configuration.reportURI { post(report, to: reportURI) }
+    }
+
+    /// POSTs a report in the background. The report host's connection is checked against
+    /// the policy like any other, but its own failures are not reported again.
+    private func post(_ report: PinFailureReport, to uri: URL) {
+        let client = https
+        let policy = policyNow()
+        DispatchQueue.global().async {
+            _ = try? client.post(uri, body: report.jsonBytes(), contentType: "application/json") { chain in
+                if case .rejected(let failure) = evaluate(
+                    host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: policy)
+                {
+                    return .refuse(reason: failure.reason.description)
+                }
+                return .proceed
+            }
+        }
     }
 
     /// A pinned HTTPS GET: normal X.509 validation, then the pin check on the verified

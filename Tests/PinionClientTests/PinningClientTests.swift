@@ -53,11 +53,16 @@ final class Recorded: @unchecked Sendable {
             ])
     }
 
-    func client(publisherPort: UInt16?, recorded: Recorded, now: Timestamp) throws -> PinningClient {
+    func client(
+        publisherPort: UInt16?, recorded: Recorded, now: Timestamp, publisherHost: String = "127.0.0.1",
+        reportURI: URL? = nil
+    ) throws -> PinningClient {
         let configuration = ClientConfiguration(
-            scope: "com.example.app", baseURL: publisherPort.flatMap { URL(string: "https://127.0.0.1:\($0)/") },
+            scope: "com.example.app",
+            baseURL: publisherPort.flatMap { URL(string: "https://\(publisherHost):\($0)/") },
             embeddedRoot: setup.rootEnvelope.serialized(), stateDirectory: stateDirectory, caFile: pki.path(.root),
-            connectTimeout: 20, ioTimeout: 20, totalDeadline: 60, clock: { now })
+            connectTimeout: 20, ioTimeout: 20, totalDeadline: 60, clock: { now }, reportURI: reportURI,
+            publisherConnectTo: publisherPort.map { ("127.0.0.1", $0) })
         return try PinningClient(
             configuration: configuration, onEvent: { recorded.event($0) }, onPinFailure: { recorded.report($0) })
     }
@@ -144,5 +149,68 @@ final class Recorded: @unchecked Sendable {
                 == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 1, valid: 0, threshold: 1))))
         #expect(client.trustedState == before)
         #expect(client.policyNow().domains.isEmpty)
+    }
+
+    @Test func manifestPinningThePublisherHostWithJunkDoesNotCutOffUpdates() throws {
+        let now = self.now
+        // The publisher is api.example.test itself; manifest 1 pins it to junk.
+        let first = try TestTLSServer(
+            chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf),
+            routes: ["/v1/com.example.app/manifest.json": .init(body: try manifest(pinning: [], issuedAt: now))])
+        let client1 = try client(
+            publisherPort: first.port, recorded: Recorded(), now: now, publisherHost: "api.example.test")
+        #expect(client1.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
+        #expect(throws: HTTPSError.self) {
+            _ = try client1.get(
+                URL(string: "https://api.example.test:\(first.port)/")!, connectTo: ("127.0.0.1", first.port))
+        }
+        first.stop()
+        // The next manifest still arrives over the update channel, which manifest pins never cover.
+        let second = try TestTLSServer(
+            chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf),
+            routes: [
+                "/v1/com.example.app/manifest.json": .init(
+                    body: try manifest(version: 2, pinning: [.leaf], issuedAt: now))
+            ])
+        defer { second.stop() }
+        let client2 = try client(
+            publisherPort: second.port, recorded: Recorded(), now: now, publisherHost: "api.example.test")
+        #expect(client2.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
+        let (_, verdict) = try client2.get(
+            URL(string: "https://api.example.test:\(second.port)/x")!, connectTo: ("127.0.0.1", second.port))
+        guard case .trusted = verdict else {
+            Issue.record("expected trusted after the fix, got \(verdict)")
+            return
+        }
+    }
+
+    @Test func pinFailureIsPostedToTheReportURIOnce() throws {
+        let now = self.now
+        let publisher = try publisher(try manifest(pinning: [.leaf], issuedAt: now))
+        defer { publisher.stop() }
+        let collector = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: ["/report": .init(status: 204)])
+        defer { collector.stop() }
+        let recorded = Recorded()
+        let client = try client(
+            publisherPort: publisher.port, recorded: recorded, now: now,
+            reportURI: URL(string: "https://127.0.0.1:\(collector.port)/report"))
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
+        let other = try TestTLSServer(
+            chain: [pki.path(.secondLeaf), pki.path(.intermediate)], key: pki.keyPath(.secondLeaf),
+            routes: ["*": .init(body: "no")])
+        defer { other.stop() }
+        for _ in 0..<2 {
+            #expect(throws: HTTPSError.self) {
+                _ = try client.get(
+                    URL(string: "https://api.example.test:\(other.port)/")!, connectTo: ("127.0.0.1", other.port))
+            }
+        }
+        #expect(recorded.reports.count == 1)
+        let posted = try collector.connections(atLeast: 1)
+        #expect(posted.count == 1)
+        #expect(posted.first?.request.hasPrefix("POST /report HTTP/1.1\r\n") == true)
+        #expect(posted.first?.request.contains("\"hostname\": \"api.example.test\"") == true)
     }
 }
