@@ -213,4 +213,32 @@ final class Recorded: @unchecked Sendable {
         #expect(posted.first?.request.hasPrefix("POST /report HTTP/1.1\r\n") == true)
         #expect(posted.first?.request.contains("\"hostname\": \"api.example.test\"") == true)
     }
+
+    @Test func corruptStateAtStartUpKeepsItsDomainsRefused() throws {
+        let now = self.now
+        let publisher = try publisher(try manifest(pinning: [.leaf], issuedAt: now))
+        let client = try client(publisherPort: publisher.port, recorded: Recorded(), now: now)
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
+        publisher.stop()
+        // Damage the state file: the restarted client drops it, reports it, and refuses
+        // api.example.test (its pins are unknown) instead of leaving it unpinned.
+        let statePath = stateDirectory + "/" + StateStore.stateFileName
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: statePath)))
+        bytes[bytes.count / 2] ^= 0x55
+        try Data(bytes).write(to: URL(fileURLWithPath: statePath))
+        let recorded = Recorded()
+        let restarted = try self.client(publisherPort: nil, recorded: recorded, now: now)
+        #expect(recorded.events.contains { if case .storeDropped = $0 { return true } else { return false } })
+        let entry = restarted.policyNow().entry(named: "api.example.test")
+        #expect(entry?.enforce == true)
+        #expect(entry?.pins == [])
+        let good = try TestTLSServer(
+            chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf), routes: ["*": .init(body: "ok")]
+        )
+        defer { good.stop() }
+        #expect(throws: HTTPSError.self) {
+            _ = try restarted.get(
+                URL(string: "https://api.example.test:\(good.port)/")!, connectTo: ("127.0.0.1", good.port))
+        }
+    }
 }

@@ -423,6 +423,21 @@ func expectRefused(
             .trust(.thresholdNotMet(role: .pins, rootVersion: 2, valid: 0, threshold: 1)), from: result.state)
     }
 
+    @Test func refusesManifestNamingARootOlderThanTheNewest() throws {
+        let world = try ClientWorld()
+        let root2 = try rotation(
+            world, to: 2, rootKeys: [world.setup.rootKey], pinsKeys: [world.setup.pinsKey],
+            signers: [world.setup.rootKey])
+        let state = world.core.refresh(
+            try world.accepted(), startTime: t0, fetchRoot: { $0 == 2 ? .found(root2) : .notFound },
+            fetchManifest: { _ in .notModified }
+        ).state
+        // Signed by the (unchanged) pins key, but naming root 1 while root 2 is the newest.
+        expectRefused(
+            world.refresh(state, manifest: try world.manifest(version: 2, rootVersion: 1)),
+            .trust(.rootVersionMismatch(expected: 2, found: 1)), from: state)
+    }
+
     @Test func rootRotationMakesStoredManifestNotCurrent() throws {
         let world = try ClientWorld()
         let state = try world.accepted()
