@@ -81,13 +81,15 @@ public struct PolicySnapshot: Sendable, Equatable {
     ///     role last changed. Revoked pins never count, whatever B or M say.
     ///   - staleGrace: seconds after `M.expiresAt` during which M still counts as current
     ///     (default 0 in the SDK); negative values count as 0.
+    ///   - rootExpiresAt: the newest root's `expiresAt`; M stops counting as current then,
+    ///     whatever its own expiry and `staleGrace`.
     ///   - forcedDomains: domain names of a dropped store (DESIGN.md §6): each becomes an
     ///     enforced entry with no pins (every connection refused) until a fresh manifest
     ///     arrives, even if B lists it, since the lost manifest may have replaced B's pins;
     ///     its subdomains are refused too, since the lost entry may have covered them.
     public init(
         baseline: Baseline, manifest: ManifestPayload?, manifestValid: Bool, revoked: Set<Pin>,
-        staleGrace: Int64, forcedDomains: [String] = []
+        staleGrace: Int64, forcedDomains: [String] = [], rootExpiresAt: Timestamp? = nil
     ) {
         let base = Dictionary(baseline.domains.map { ($0.name, $0) }, uniquingKeysWith: MergedPolicy.strictest)
         let manifestEntries = manifest.map { payload in
@@ -98,7 +100,10 @@ public struct PolicySnapshot: Sendable, Equatable {
         if let manifest, manifestValid {
             self.current = PolicySnapshot.merge(
                 base, manifestEntries, manifestCurrent: true, revoked: revoked, forced: forcedDomains)
-            self.manifestCurrentUntil = manifest.expiresAt.adding(seconds: max(0, staleGrace))
+            // Only the newest root's expiry ends everything signed under it (DESIGN.md §4);
+            // staleGrace never extends it.
+            let graceEnd = manifest.expiresAt.adding(seconds: max(0, staleGrace))
+            self.manifestCurrentUntil = rootExpiresAt.map { min(graceEnd, $0) } ?? graceEnd
         } else {
             self.current = expired
             self.manifestCurrentUntil = nil

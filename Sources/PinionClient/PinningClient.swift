@@ -159,7 +159,8 @@ public final class PinningClient: Sendable {
     static func snapshot(_ state: TrustedState, _ configuration: ClientConfiguration) -> PolicySnapshot {
         PolicySnapshot(
             baseline: configuration.baseline, manifest: state.manifest, manifestValid: state.manifestValid,
-            revoked: state.revoked, staleGrace: configuration.staleGrace, forcedDomains: state.forcedDomains)
+            revoked: state.revoked, staleGrace: configuration.staleGrace, forcedDomains: state.forcedDomains,
+            rootExpiresAt: state.chain.newest.payload.expiresAt)
     }
 
     /// The trusted state (roots, manifest, floor) as of the last completed refresh.
@@ -183,13 +184,19 @@ public final class PinningClient: Sendable {
     /// walk, conditional manifest fetch, verification, persistence (a failed save keeps
     /// the previous state and policy), then the swap. Concurrent calls run one at a time.
     public func refresh() -> RefreshReport {
+        // Events are delivered after the lock is released, so a handler may call back in.
+        let (report, events) = refreshLocked()
+        for event in events { onEvent(event) }
+        return report
+    }
+
+    private func refreshLocked() -> (RefreshReport, [ClientEvent]) {
         refreshing.withLock { _ in
             let start = trustedState
             let t0 = configuration.clock()
             guard let baseURL = configuration.baseURL else {
                 let error = ClientError.fetchFailed(resource: "manifest.json", reason: "no publisher URL configured")
-                onEvent(.networkFailure(error.description))
-                return RefreshReport(outcome: .networkFailure(error))
+                return (RefreshReport(outcome: .networkFailure(error)), [.networkFailure(error.description)])
             }
             let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
             let maxAge = Mutex<Double?>(nil)
@@ -230,8 +237,7 @@ public final class PinningClient: Sendable {
                     events.append(.networkFailure(failure.description))
                 }
             }
-            for event in events { onEvent(event) }
-            return RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 })
+            return (RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 }), events)
         }
     }
 
@@ -284,7 +290,7 @@ public final class PinningClient: Sendable {
             failure: failure, port: Int(chain.port), dateTime: configuration.clock(),
             servedCertificateChain: chain.servedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
             validatedCertificateChain: chain.verifiedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
-            effectiveExpirationDate: snapshot.isManifestCurrent(at: now) ? snapshot.manifestExpiresAt : nil)
+            effectiveExpirationDate: snapshot.isManifestCurrent(at: now) ? snapshot.manifestCurrentUntil : nil)
         guard throttle.withLock({ $0.shouldSend(report, at: now) }) else { return }
         onPinFailure(report)
         if let reportURI = configuration.reportURI { post(report, to: reportURI) }

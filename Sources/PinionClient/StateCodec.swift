@@ -79,7 +79,9 @@ public enum StateCodec {
     /// `Limits.maxEnvelopeBytes`); a state that would encode larger is refused by `save`.
     public static let maxStateBytes = 64 * 1024 * 1024
     /// Most accepted roots (envelopes after the embedded one) a state holds.
-    public static let maxAcceptedRoots = 256
+    /// Roots accepted since the embedded one. Far above the 256 rotations one refresh may
+    /// follow (DESIGN.md §4): rotations accumulate over the life of an install.
+    public static let maxAcceptedRoots = 65_536
     /// Most pins in the revoked set R.
     public static let maxRevokedPins = 1 << 20
     /// Longest `manifestETag`, in UTF-8 bytes.

@@ -99,7 +99,7 @@ public struct TrustCore: Sendable {
     /// The state of a first run: the embedded root, no manifest.
     public func initialState(forcedDomains: [String] = []) -> TrustedState {
         var persisted = ClientState(scope: scope)
-        persisted.revokedSetPinsRole = anchor.newest.payload.pinsRole.keyIDs
+        persisted.revokedSetPinsRole = TrustCore.roleKey(anchor.newest.payload.pinsRole)
         persisted.manifestDomainNames = forcedDomains
         return TrustedState(
             persisted: persisted, chain: anchor, manifest: nil, manifestValid: false, forcedDomains: forcedDomains)
@@ -140,10 +140,6 @@ public struct TrustCore: Sendable {
         persisted.acceptedRoots = keptRoots
         var state = TrustedState(
             persisted: persisted, chain: chain, manifest: nil, manifestValid: false, forcedDomains: [])
-        if state.persisted.revokedSetPinsRole != chain.newest.payload.pinsRole.keyIDs {
-            state.persisted.revokedPins = []
-            state.persisted.revokedSetPinsRole = chain.newest.payload.pinsRole.keyIDs
-        }
         guard let manifestBytes = stored.manifest else {
             state.forcedDomains = stored.manifestDomainNames
             return (state, events)
@@ -161,6 +157,7 @@ public struct TrustCore: Sendable {
             if state.persisted.floor.map({ $0 < order }) ?? true { state.persisted.floor = order }
         case .failure(let reason):
             state.persisted.manifest = nil
+            state.persisted.manifestETag = nil
             state.forcedDomains = stored.manifestDomainNames
             events.append(.storeDropped("the stored manifest no longer verifies: \(reason)"))
         }
@@ -181,6 +178,15 @@ public struct TrustCore: Sendable {
             return .failure(error.description)
         }
         guard let root = chain.root(version: rootVersion) else {
+            if rootVersion < chain.roots[0].version,
+                let payload = try? ManifestPayload.parse(
+                    Envelope.parse(bytes, limits: limits).payload, limits: limits)
+            {
+                // Signed under a root older than the one this app build embeds, which is no
+                // longer available to check it. It is kept only as a non-current manifest,
+                // which can take trust away (B ∩ M) but never grant it (DESIGN.md §6, §7).
+                return .success(payload)
+            }
             return .failure("it names root \(rootVersion), which is not in the trusted chain")
         }
         do {
@@ -194,7 +200,8 @@ public struct TrustCore: Sendable {
 
     /// Accepts the next root of the chain (DESIGN.md §4): exactly newest + 1, same scope,
     /// both thresholds. The stored manifest stops being current (a rotation means
-    /// re-signing it), and the revoked set restarts if the pins role changed.
+    /// re-signing it). The revoked set restarts when the first manifest signed by a
+    /// changed pins role is accepted.
     ///
     /// - Throws: `ClientError.trust` naming the rule broken; `state` is not modified.
     public func acceptRoot(_ bytes: [UInt8], into state: TrustedState) throws(ClientError) -> TrustedState {
@@ -207,10 +214,8 @@ public struct TrustCore: Sendable {
         next.persisted.acceptedRoots.append(bytes)
         let newest = next.chain.newest.payload
         next.manifestValid = next.manifest?.rootVersion == newest.version
-        if next.persisted.revokedSetPinsRole != newest.pinsRole.keyIDs {
-            next.persisted.revokedPins = []
-            next.persisted.revokedSetPinsRole = newest.pinsRole.keyIDs
-        }
+        // R is kept until a manifest signed by the new pins role is accepted (then it
+        // restarts): until then, revoked pins stay revoked, even in the baseline.
         return next
     }
 
@@ -246,13 +251,20 @@ public struct TrustCore: Sendable {
         let order = ManifestOrder(rootVersion: payload.rootVersion, version: payload.version)
         if let floor = state.persisted.floor {
             if order < floor { throw .rollback(offered: order, floor: floor) }
-            if order == floor {
-                let storedPayload = state.persisted.manifest.flatMap { try? Envelope.parse($0, limits: limits).payload }
+            if order == floor, let stored = state.persisted.manifest {
+                let storedPayload = try? Envelope.parse(stored, limits: limits).payload
                 if storedPayload == verified.envelope.payload { return .unchanged }
                 throw .equivocation(order: order)
             }
+            // At the floor with no stored copy (a dropped store): nothing to compare with,
+            // so a manifest that verifies re-establishes the state.
         }
-        do { try verified.checkCurrent(at: now) } catch { throw .trust(error) }
+        do {
+            try state.chain.checkNewestCurrent(at: now)
+            try verified.checkCurrent(at: now)
+        } catch {
+            throw .trust(error)
+        }
 
         var events: [ClientEvent] = []
         if payload.issuedAt > t0.adding(seconds: TrustCore.futureDatedTolerance) {
@@ -260,10 +272,10 @@ public struct TrustCore: Sendable {
         }
         var next = state
         next.persisted.manifest = bytes
-        next.persisted.manifestETag = etag
+        next.persisted.manifestETag = TrustCore.storableETag(etag)
         next.persisted.floor = order
         next.persisted.lastKnownTime = max(state.persisted.lastKnownTime ?? t0, t0)
-        let pinsRole = state.chain.newest.payload.pinsRole.keyIDs
+        let pinsRole = TrustCore.roleKey(state.chain.newest.payload.pinsRole)
         var revoked = next.persisted.revokedSetPinsRole == pinsRole ? next.persisted.revokedPins : []
         for pin in payload.revokedPins where !revoked.contains(pin) { revoked.append(pin) }
         next.persisted.revokedPins = revoked
@@ -274,6 +286,18 @@ public struct TrustCore: Sendable {
         next.forcedDomains = []
         events.append(.updated(order))
         return .updated(next, events)
+    }
+
+    /// A role's key ids in a canonical order, so that listing the same keys in another
+    /// order is not a role change.
+    static func roleKey(_ role: RootPayload.Role) -> [String] { role.keyIDs.sorted() }
+
+    /// An ETag worth storing and sending back: at most 1,024 printable ASCII bytes; any
+    /// other value is dropped (the next fetch is then unconditional), never an error.
+    static func storableETag(_ etag: String?) -> String? {
+        guard let etag, !etag.isEmpty, etag.utf8.count <= 1024, etag.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        else { return nil }
+        return etag
     }
 
     // MARK: - Whole refresh
@@ -333,10 +357,17 @@ public struct TrustCore: Sendable {
             }
         }
 
-        switch fetchManifest(current.persisted.manifestETag) {
-        case .notModified:
+        // A refresh that succeeds without a new manifest still moves lastKnownTime (the
+        // highest start time of a successful refresh, DESIGN.md §6).
+        func succeededUnchanged(etag: String??) -> RefreshResult {
+            current.persisted.lastKnownTime = max(current.persisted.lastKnownTime ?? t0, t0)
+            if let etag, let storable = TrustCore.storableETag(etag) { current.persisted.manifestETag = storable }
             events.append(.unchanged)
             return finish(.unchanged)
+        }
+        switch fetchManifest(current.persisted.manifestETag) {
+        case .notModified:
+            return succeededUnchanged(etag: nil)
         case .failed(let reason):
             let error = ClientError.fetchFailed(resource: "manifest.json", reason: reason)
             events.append(.networkFailure(error.description))
@@ -345,8 +376,7 @@ public struct TrustCore: Sendable {
             do {
                 switch try acceptManifest(bytes, etag: etag, into: current, startTime: t0) {
                 case .unchanged:
-                    events.append(.unchanged)
-                    return finish(.unchanged)
+                    return succeededUnchanged(etag: .some(etag))
                 case .updated(let next, let stepEvents):
                     current = next
                     events += stepEvents

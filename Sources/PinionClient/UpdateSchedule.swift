@@ -21,12 +21,14 @@ public struct UpdateSchedule: Sendable, Equatable {
         interval: Double = 3600, jitter: Double = 0.1, minimumInterval: Double = 60, maximumInterval: Double = 86_400,
         initialBackoff: Double = 30, maximumBackoff: Double = 3600
     ) {
-        self.interval = interval
-        self.jitter = min(max(jitter, 0), 0.5)
-        self.minimumInterval = max(minimumInterval, 1)
-        self.maximumInterval = max(maximumInterval, self.minimumInterval)
-        self.initialBackoff = max(initialBackoff, 1)
-        self.maximumBackoff = max(maximumBackoff, self.initialBackoff)
+        // Clamped so that no setting (0, negative, NaN) makes the poller hammer the publisher.
+        let finite = { (value: Double, fallback: Double) in value.isFinite ? value : fallback }
+        self.jitter = min(max(finite(jitter, 0.1), 0), 0.5)
+        self.minimumInterval = max(finite(minimumInterval, 60), 1)
+        self.maximumInterval = max(finite(maximumInterval, 86_400), self.minimumInterval)
+        self.interval = min(max(finite(interval, 3600), self.minimumInterval), self.maximumInterval)
+        self.initialBackoff = max(finite(initialBackoff, 30), 1)
+        self.maximumBackoff = max(finite(maximumBackoff, 3600), self.initialBackoff)
     }
 
     /// The delay before the next refresh.

@@ -201,7 +201,9 @@ struct ClientConnectCommand: Command {
         let (host, port) = try SPKICommand.splitHostPort(target)
         var connectTo: (host: String, port: UInt16)?
         if let address = arguments.value("connect-to") {
-            if let split = try? SPKICommand.splitHostPort(address) {
+            // ADDRESS, ADDRESS:PORT, [IPv6]:PORT, or a bare IPv6 literal (several colons).
+            let bareIPv6 = address.filter { $0 == ":" }.count > 1 && !address.hasPrefix("[")
+            if !bareIPv6, let split = try? SPKICommand.splitHostPort(address) {
                 connectTo = split
             } else {
                 connectTo = (address, port)
