@@ -192,6 +192,23 @@ public final class PinningClient: Sendable {
 
     private func refreshLocked() -> (RefreshReport, [ClientEvent]) {
         refreshing.withLock { _ in
+            // Another process may share the state directory: hold its lock for the whole
+            // load-refresh-save, and build on what it last saved, so floors never go down.
+            let directoryLock: StorageLock
+            do { directoryLock = try store.storage.lockExclusively() } catch {
+                let failure = ClientError.fetchFailed(resource: "state", reason: "\(error)")
+                return (RefreshReport(outcome: .networkFailure(failure)), [.networkFailure(failure.description)])
+            }
+            defer { withExtendedLifetime(directoryLock) {} }
+            if case .loaded(let stored) = store.load(), stored != trustedState.persisted {
+                let (reloaded, _) = core.restore(stored)
+                if (reloaded.floor ?? ManifestOrder(rootVersion: 0, version: 0))
+                    >= (trustedState.floor ?? ManifestOrder(rootVersion: 0, version: 0))
+                {
+                    let snapshot = PinningClient.snapshot(reloaded, configuration)
+                    current.withLock { $0 = (reloaded, snapshot) }
+                }
+            }
             let start = trustedState
             let t0 = configuration.clock()
             guard let baseURL = configuration.baseURL else {
@@ -205,6 +222,9 @@ public final class PinningClient: Sendable {
                 fetchRoot: { version in
                     switch self.fetch(scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"))
                     {
+                    case .success(let response) where !PinningClient.isIdentityCoded(response):
+                        return .failed(
+                            "unsupported Content-Encoding \(response.value(forHeader: "content-encoding") ?? "")")
                     case .success(let response) where response.status == 200: return .found(response.body)
                     case .success(let response) where response.status == 404: return .notFound
                     case .success(let response): return .failed("HTTP \(response.status)")
@@ -214,6 +234,9 @@ public final class PinningClient: Sendable {
                 fetchManifest: { etag in
                     let url = scopeURL.appendingPathComponent("manifest.json")
                     switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? []) {
+                    case .success(let response) where !PinningClient.isIdentityCoded(response):
+                        return .failed(
+                            "unsupported Content-Encoding \(response.value(forHeader: "content-encoding") ?? "")")
                     case .success(let response) where response.status == 200:
                         maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
                         return .found(response.body, etag: response.value(forHeader: "etag"))
@@ -234,11 +257,25 @@ public final class PinningClient: Sendable {
                 } catch {
                     let failure = ClientError.fetchFailed(resource: "state", reason: "could not persist: \(error)")
                     outcome = .networkFailure(failure)
+                    // Nothing was adopted: do not announce what was not kept.
+                    events.removeAll {
+                        switch $0 {
+                        case .updated, .rootAccepted: return true
+                        default: return false
+                        }
+                    }
                     events.append(.networkFailure(failure.description))
                 }
             }
             return (RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 }), events)
         }
+    }
+
+    /// The SDK sends no Accept-Encoding; a compressed body is a transport fault, not a
+    /// document to verify.
+    static func isIdentityCoded(_ response: HTTPSResponse) -> Bool {
+        guard let coding = response.value(forHeader: "content-encoding") else { return true }
+        return coding.trimmingCharacters(in: .whitespaces).lowercased() == "identity"
     }
 
     private func fetch(_ url: URL, headers: [(String, String)] = []) -> Result<HTTPSResponse, HTTPSError> {

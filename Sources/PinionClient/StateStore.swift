@@ -90,6 +90,35 @@ public protocol StateStorage: Sendable {
     /// - Parameter name: the file name.
     /// - Throws: `StorageError` when the file exists and cannot be removed.
     func remove(_ name: String) throws(StorageError)
+
+    /// Takes an exclusive lock shared by every process using this storage, held until the
+    /// returned lock is released, so that two processes sharing a state directory never
+    /// interleave a load-refresh-save (which could lower the floor or lose revocations).
+    ///
+    /// - Throws: `StorageError` when the lock cannot be taken.
+    func lockExclusively() throws(StorageError) -> StorageLock
+}
+
+extension StateStorage {
+    /// Storage private to one process (tests, memory) needs no cross-process lock.
+    public func lockExclusively() throws(StorageError) -> StorageLock { StorageLock(descriptor: -1) }
+}
+
+/// An exclusive `flock(2)` lock, released (and its descriptor closed) when this is released.
+public final class StorageLock: Sendable {
+    private let descriptor: Int32
+
+    /// - Parameter descriptor: a locked descriptor this object owns, or -1 for no lock.
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        if descriptor >= 0 {
+            _ = flock(descriptor, LOCK_UN)
+            _ = close(descriptor)
+        }
+    }
 }
 
 /// What `StateStore.load()` found.
@@ -342,6 +371,21 @@ public struct DirectoryStorage: StateStorage {
         let directory = try openDirectory()
         close(directory)
         removeStaleTemporaryFiles()
+    }
+
+    /// Locks the state directory itself with `flock(2)` (waiting for another process's
+    /// refresh to finish).
+    ///
+    /// - Throws: `StorageError` when the directory cannot be opened or locked.
+    public func lockExclusively() throws(StorageError) -> StorageLock {
+        let directory = try openDirectory()
+        while flock(directory, LOCK_EX) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(directory)
+            throw StorageError(.open, path, code: code, detail: "cannot lock the state directory")
+        }
+        return StorageLock(descriptor: directory)
     }
 
     /// Reads `name` (regular files only; a symbolic link is refused with `ELOOP`).

@@ -241,4 +241,32 @@ final class Recorded: @unchecked Sendable {
                 URL(string: "https://api.example.test:\(good.port)/")!, connectTo: ("127.0.0.1", good.port))
         }
     }
+
+    @Test func twoClientsSharingAStateDirectoryNeverLowerTheFloor() throws {
+        let now = self.now
+        let v2 = try publisher(try manifest(version: 2, pinning: [.leaf], issuedAt: now))
+        defer { v2.stop() }
+        let v3 = try publisher(try manifest(version: 3, pinning: [.leaf], issuedAt: now))
+        defer { v3.stop() }
+        let v4 = try publisher(try manifest(version: 4, pinning: [.leaf], issuedAt: now))
+        defer { v4.stop() }
+        let first = try client(publisherPort: v2.port, recorded: Recorded(), now: now)
+        #expect(first.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
+        // B starts now (it holds version 2 in memory) and will talk to a slower publisher of v3.
+        let second = try client(publisherPort: v3.port, recorded: Recorded(), now: now)
+        // Meanwhile another process accepts version 4.
+        let third = try client(publisherPort: v4.port, recorded: Recorded(), now: now)
+        #expect(third.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 4)))
+        // B builds on what was saved: version 3 is now a rollback, and the floor stays at 4.
+        let report = second.refresh()
+        #expect(
+            report.outcome
+                == .rejected(
+                    .rollback(
+                        offered: ManifestOrder(rootVersion: 1, version: 3),
+                        floor: ManifestOrder(rootVersion: 1, version: 4))))
+        #expect(second.trustedState.floor == ManifestOrder(rootVersion: 1, version: 4))
+        let restarted = try client(publisherPort: nil, recorded: Recorded(), now: now)
+        #expect(restarted.trustedState.floor == ManifestOrder(rootVersion: 1, version: 4))
+    }
 }

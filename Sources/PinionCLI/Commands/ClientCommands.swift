@@ -234,6 +234,8 @@ struct ClientConnectCommand: Command {
                 throw CLIError.failure("rejected: \(host): no verified chain")
             case .certificateVerificationFailed(_, _, let reason):
                 throw CLIError.failure("rejected: \(host): X.509 validation failed: \(reason)")
+            case .invalidURL, .unsupportedScheme:
+                throw CLIError.usage("\(target): \(error)")
             default:
                 if error.isNetworkError { throw CLIError.io("\(target): \(error)") }
                 throw CLIError.failure("\(target): \(error)")
