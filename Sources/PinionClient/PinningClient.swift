@@ -34,6 +34,10 @@ public struct ClientConfiguration: Sendable {
     public var connectTimeout: Double
     public var ioTimeout: Double
     public var totalDeadline: Double
+    /// Seconds one whole refresh (root walk and manifest) may take; each request gets at
+    /// most what is left, so a trickling publisher cannot hold a refresh across hundreds
+    /// of roots.
+    public var refreshDeadline: Double
     /// The wall clock (injectable for tests).
     public var clock: @Sendable () -> Timestamp
     /// Where pin-failure reports are POSTed as JSON (RFC 7469 §3), at most one identical
@@ -47,7 +51,8 @@ public struct ClientConfiguration: Sendable {
         scope: String, baseURL: URL?, embeddedRoot: [UInt8], baseline: Baseline = .empty, stateDirectory: String,
         caFile: String? = nil, publisherPins: [Pin] = [], staleGrace: Int64 = 0, limits: Limits = .standard,
         schedule: UpdateSchedule = UpdateSchedule(), connectTimeout: Double = 10, ioTimeout: Double = 30,
-        totalDeadline: Double = 60, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
+        totalDeadline: Double = 60, refreshDeadline: Double = 300,
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) },
         reportURI: URL? = nil, publisherConnectTo: (host: String, port: UInt16)? = nil
     ) {
         self.reportURI = reportURI
@@ -65,6 +70,7 @@ public struct ClientConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.ioTimeout = ioTimeout
         self.totalDeadline = totalDeadline
+        self.refreshDeadline = refreshDeadline
         self.clock = clock
     }
 }
@@ -216,11 +222,16 @@ public final class PinningClient: Sendable {
                 return (RefreshReport(outcome: .networkFailure(error)), [.networkFailure(error.description)])
             }
             let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
+            let deadline =
+                DispatchTime.now().uptimeNanoseconds
+                + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
             let maxAge = Mutex<Double?>(nil)
             let result = core.refresh(
                 start, startTime: t0,
                 fetchRoot: { version in
-                    switch self.fetch(scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"))
+                    switch self.fetch(
+                        scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"),
+                        deadline: deadline)
                     {
                     case .success(let response) where !PinningClient.isIdentityCoded(response):
                         return .failed(
@@ -233,7 +244,7 @@ public final class PinningClient: Sendable {
                 },
                 fetchManifest: { etag in
                     let url = scopeURL.appendingPathComponent("manifest.json")
-                    switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? []) {
+                    switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? [], deadline: deadline) {
                     case .success(let response) where !PinningClient.isIdentityCoded(response):
                         return .failed(
                             "unsupported Content-Encoding \(response.value(forHeader: "content-encoding") ?? "")")
@@ -278,11 +289,21 @@ public final class PinningClient: Sendable {
         return coding.trimmingCharacters(in: .whitespaces).lowercased() == "identity"
     }
 
-    private func fetch(_ url: URL, headers: [(String, String)] = []) -> Result<HTTPSResponse, HTTPSError> {
+    private func fetch(_ url: URL, headers: [(String, String)] = [], deadline: UInt64) -> Result<
+        HTTPSResponse, HTTPSError
+    > {
         let pins = Set(configuration.publisherPins.map(\.digest))
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now < deadline else {
+            return .failure(.timedOut(host: url.host ?? "", port: UInt16(url.port ?? 443), phase: .deadline))
+        }
+        var limited = https.configuration
+        limited.totalDeadline = min(limited.totalDeadline, max(Double(deadline - now) / 1e9, 0.001))
         do {
             return .success(
-                try https.get(url, headers: headers, connectTo: configuration.publisherConnectTo) { chain in
+                try PinnedHTTPSClient(configuration: limited).get(
+                    url, headers: headers, connectTo: configuration.publisherConnectTo
+                ) { chain in
                     // The update channel: X.509 validation already passed; only the app's
                     // publisher pins apply, never manifest pins.
                     guard !pins.isEmpty else { return .proceed }

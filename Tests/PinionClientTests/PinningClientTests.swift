@@ -269,4 +269,25 @@ final class Recorded: @unchecked Sendable {
         let restarted = try client(publisherPort: nil, recorded: Recorded(), now: now)
         #expect(restarted.trustedState.floor == ManifestOrder(rootVersion: 1, version: 4))
     }
+
+    @Test func aTricklingPublisherCannotHoldARefreshPastItsDeadline() throws {
+        let now = self.now
+        let slow = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: ["*": .init(status: 404, body: String(repeating: "x", count: 4000), trickle: 0.05)])
+        defer { slow.stop() }
+        let configuration = ClientConfiguration(
+            scope: "com.example.app", baseURL: URL(string: "https://127.0.0.1:\(slow.port)/"),
+            embeddedRoot: setup.rootEnvelope.serialized(), stateDirectory: stateDirectory, caFile: pki.path(.root),
+            connectTimeout: 20, ioTimeout: 20, totalDeadline: 120, refreshDeadline: 3, clock: { now })
+        let client = try PinningClient(configuration: configuration)
+        let started = Date()
+        let report = client.refresh()
+        guard case .networkFailure = report.outcome else {
+            Issue.record("expected a network failure, got \(report.outcome)")
+            return
+        }
+        // 4,000 bytes at 20 per second would take 200 s; the refresh deadline is 3 s.
+        #expect(Date().timeIntervalSince(started) < 60)
+    }
 }
