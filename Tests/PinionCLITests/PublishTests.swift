@@ -1,0 +1,165 @@
+// `pinion publish`: the tree it writes and every step it refuses (DESIGN.md §9).
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import Testing
+
+@Suite struct PublishTests {
+    let scopeDir = "tree/v1/com.example.app"
+
+    /// A workspace with root.json published and manifest payloads signed in sequence.
+    func world() throws -> Workspace {
+        let w = try Workspace()
+        w.standardRoot()
+        w.ok(["publish", "--repo", "@tree", "@root.json"])
+        return w
+    }
+
+    /// Signs version 1 (m1.json), then each next version chained to the previous.
+    func signChain(_ w: Workspace, count: Int, edit: (Int) -> [String] = { _ in [] }) {
+        w.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@p1.json"])
+        w.ok(["manifest", "set-domain", "@p1.json", "api.example.com", "--pin", pinA, "--pin", pinB])
+        w.ok(["sign", "--key", "@pins.key", "@p1.json", "-o", "@m1.json"])
+        guard count > 1 else { return }
+        for version in 2...count {
+            w.ok([
+                "manifest", "init", "--previous", "@m\(version - 1).json", "--expires-in", "30d", "-o",
+                "@p\(version).json",
+            ])
+            for extra in [edit(version)] where !extra.isEmpty { w.ok(extra) }
+            w.ok(["sign", "--key", "@pins.key", "@p\(version).json", "-o", "@m\(version).json"])
+        }
+    }
+
+    @Test func writesTheTreeWithManifestLast() throws {
+        let w = try world()
+        signChain(w, count: 2)
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        #expect(try w.readBytes("\(scopeDir)/root/1.json") == (try w.readBytes("root.json")))
+        #expect(try w.readBytes("\(scopeDir)/history/1.json") == (try w.readBytes("m1.json")))
+        #expect(try w.readBytes("\(scopeDir)/history/2.json") == (try w.readBytes("m2.json")))
+        #expect(try w.readBytes("\(scopeDir)/manifest.json") == (try w.readBytes("m2.json")))
+        let index = try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json"))
+        #expect(index.manifests.map(\.version) == [1, 2])
+        let payload = try Envelope.parse(try w.readBytes("m2.json")).payload
+        #expect(index.manifests[1].payloadSHA256 == CryptoProvider.sodium.hasher.sha256(payload))
+    }
+
+    @Test func refusesAFirstRootThatIsNotVersionOne() throws {
+        let w = try Workspace()
+        w.standardRoot()
+        w.ok(["root", "rotate", "--previous", "@root.json", "-o", "@r2.json"])
+        w.ok(["sign", "--key", "@root.key", "@r2.json", "-o", "@root2.json"])
+        let result = w.run(["publish", "--repo", "@tree", "@root2.json"])
+        #expect(result.status == 1)
+        #expect(result.err.contains("must be version 1"))
+        #expect(!w.exists("tree"))
+    }
+
+    @Test func refusesAManifestBeforeAnyRoot() throws {
+        let w = try Workspace()
+        w.standardRoot()
+        w.standardManifest()
+        let result = w.run(["publish", "--repo", "@tree", "@manifest.json"])
+        #expect(result.status == 1)
+        #expect(result.err.contains("publish root version 1 first"))
+    }
+
+    @Test func rootRotationNeedsBothThresholdsAndTheNextVersion() throws {
+        let w = try world()
+        w.quickKey("new-root")
+        w.ok([
+            "root", "rotate", "--previous", "@root.json", "--add-root-key", "@new-root.pub", "--remove-root-key",
+            "@root.pub", "-o", "@r2.json",
+        ])
+        w.ok(["sign", "--key", "@new-root.key", "@r2.json", "-o", "@root2-half.json"])
+        #expect(w.run(["publish", "--repo", "@tree", "@root2-half.json"]).status == 1)
+        w.ok(["sign", "--key", "@root.key", "@root2-half.json", "-o", "@root2.json"])
+        w.ok(["publish", "--repo", "@tree", "@root2.json"])
+        #expect(w.exists("\(scopeDir)/root/2.json"))
+        // The same root again is a no-op; other bytes for version 2 are refused.
+        #expect(w.ok(["publish", "--repo", "@tree", "@root2.json"]).out.contains("already published"))
+        #expect(w.run(["publish", "--repo", "@tree", "@root2-half.json"]).status == 1)
+    }
+
+    @Test func refusesVersionSkipsBadPreviousAndRollback() throws {
+        let w = try world()
+        signChain(w, count: 3)
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        let skip = w.run(["publish", "--repo", "@tree", "@m3.json"])
+        #expect(skip.status == 1)
+        #expect(skip.err.contains("is not the next version 2"))
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        let old = w.run(["publish", "--repo", "@tree", "@m1.json"])
+        #expect(old.status == 1)
+        #expect(old.err.contains("not the latest published version"))
+        // A version 3 whose previous is not version 2's payload.
+        w.ok(["manifest", "init", "--previous", "@m1.json", "--expires-in", "30d", "-o", "@bad.json"])
+        let text = try w.read("bad.json").replacingOccurrences(of: "\"version\": 2", with: "\"version\": 3")
+        try w.write("bad.json", text)
+        w.ok(["sign", "--key", "@pins.key", "@bad.json", "-o", "@bad-m3.json"])
+        let badPrevious = w.run(["publish", "--repo", "@tree", "@bad-m3.json"])
+        #expect(badPrevious.status == 1)
+        #expect(badPrevious.err.contains("previous is sha256:"))
+        #expect(try w.readBytes("\(scopeDir)/manifest.json") == (try w.readBytes("m2.json")))
+    }
+
+    @Test func refusesLiftingARevocationUnlessAllowed() throws {
+        let w = try world()
+        signChain(w, count: 3) { version in
+            switch version {
+            case 2: return ["manifest", "revoke-pin", "@p2.json", pinC]
+            default: return []
+            }
+        }
+        // Version 3 drops the revocation of version 2.
+        let text = try w.read("p3.json").replacingOccurrences(of: "\"\(pinC)\"", with: "")
+            .replacingOccurrences(of: "\"revokedPins\": [\n    \n  ]", with: "\"revokedPins\": []")
+        try w.write("p3.json", text)
+        w.ok(["sign", "--key", "@pins.key", "@p3.json", "-o", "@m3.json", "--force"])
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        let refused = w.run(["publish", "--repo", "@tree", "@m3.json"])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("revocation(s) of the latest version missing"))
+        let lifted = w.ok(["publish", "--repo", "@tree", "@m3.json", "--allow-lift"])
+        #expect(lifted.err.contains("lifting revocation"))
+    }
+
+    @Test func refusesExpiredAndForgedManifests() throws {
+        let w = try world()
+        signChain(w, count: 1)
+        let late = w.run(["publish", "--repo", "@tree", "@m1.json", "--at", "2027-01-15T00:00:00Z"])
+        #expect(late.status == 1)
+        #expect(late.err.contains("expired"))
+        var envelope = try Envelope.parse(try w.readBytes("m1.json"))
+        envelope.signatures[0].signature[9] ^= 2
+        try w.writeBytes("forged.json", envelope.serialized())
+        #expect(w.run(["publish", "--repo", "@tree", "@forged.json"]).status == 1)
+        #expect(!w.exists("\(scopeDir)/manifest.json"))
+    }
+
+    @Test func aPublishThatDiedMidwayIsCompletedByRunningItAgain() throws {
+        let w = try world()
+        signChain(w, count: 2)
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        // Simulate a crash after the history file: the index and manifest.json are old.
+        try FileManager.default.removeItem(atPath: w.path("\(scopeDir)/manifest.json"))
+        try w.writeBytes("\(scopeDir)/manifest.json", try w.readBytes("m1.json"))
+        var index = try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json"))
+        index.manifests.removeLast()
+        try w.writeBytes("\(scopeDir)/index.json", index.serialized())
+        // Another envelope cannot jump over the unfinished one.
+        w.ok(["manifest", "init", "--previous", "@m1.json", "--expires-in", "29d", "-o", "@alt.json"])
+        w.ok(["sign", "--key", "@pins.key", "@alt.json", "-o", "@alt-m2.json"])
+        let blocked = w.run(["publish", "--repo", "@tree", "@alt-m2.json"])
+        #expect(blocked.status == 1)
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        #expect(try w.readBytes("\(scopeDir)/manifest.json") == (try w.readBytes("m2.json")))
+        #expect(try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json")).manifests.map(\.version) == [1, 2])
+        #expect(w.ok(["publish", "--repo", "@tree", "@m2.json"]).out.contains("already published"))
+    }
+}
