@@ -55,7 +55,7 @@ import Testing
         let result = w.run(["publish", "--repo", "@tree", "@root2.json"])
         #expect(result.status == 1)
         #expect(result.err.contains("must be version 1"))
-        #expect(!w.exists("tree"))
+        #expect(!w.exists("tree/v1"))
     }
 
     @Test func refusesAManifestBeforeAnyRoot() throws {
@@ -161,5 +161,38 @@ import Testing
         #expect(try w.readBytes("\(scopeDir)/manifest.json") == (try w.readBytes("m2.json")))
         #expect(try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json")).manifests.map(\.version) == [1, 2])
         #expect(w.ok(["publish", "--repo", "@tree", "@m2.json"]).out.contains("already published"))
+    }
+
+    @Test func refusesToBuildOnADamagedTree() throws {
+        let w = try world()
+        signChain(w, count: 3)
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        // The index says version 2 had another payload than history/2.json holds.
+        var index = try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json"))
+        index.manifests[1].payloadSHA256 = [UInt8](repeating: 0xFF, count: 32)
+        try w.writeBytes("\(scopeDir)/index.json", index.serialized())
+        #expect(w.run(["publish", "--repo", "@tree", "@m3.json"]).status == 1)
+        // An emptied index over existing history.
+        index.manifests = []
+        try w.writeBytes("\(scopeDir)/index.json", index.serialized())
+        let emptied = w.run(["publish", "--repo", "@tree", "@m3.json"])
+        #expect(emptied.status == 1)
+        #expect(emptied.err.contains("does not list"))
+        // Roots lost under existing history: no new chain may start there.
+        try FileManager.default.removeItem(atPath: w.path("\(scopeDir)/root"))
+        #expect(w.run(["publish", "--repo", "@tree", "@root.json"]).status == 1)
+    }
+
+    @Test func aSymlinkedManifestIsRefusedBeforeAnyWrite() throws {
+        let w = try world()
+        signChain(w, count: 2)
+        w.ok(["publish", "--repo", "@tree", "@m1.json"])
+        try FileManager.default.moveItem(atPath: w.path("\(scopeDir)/manifest.json"), toPath: w.path("real.json"))
+        try FileManager.default.createSymbolicLink(
+            atPath: w.path("\(scopeDir)/manifest.json"), withDestinationPath: w.path("real.json"))
+        #expect(w.run(["publish", "--repo", "@tree", "@m2.json"]).status == 1)
+        #expect(!w.exists("\(scopeDir)/history/2.json"))
+        #expect(try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json")).manifests.map(\.version) == [1])
     }
 }

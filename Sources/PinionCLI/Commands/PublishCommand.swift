@@ -57,6 +57,11 @@ struct PublishCommand: Command {
             throw CLIError.failure(Load.located(error, envelopePath).description)
         }
         let tree = PublishedTree(repo: repo, scope: scope)
+        // One publish at a time per tree: a concurrent one could otherwise leave
+        // manifest.json behind index.json.
+        let lock = try tree.lock()
+        defer { withExtendedLifetime(lock) {} }
+        try tree.checkWritableTargets()
         switch envelope.kind {
         case .root: try publishRoot(bytes, envelopePath: envelopePath, tree: tree, now: now, context: context)
         case .pins:
@@ -87,6 +92,11 @@ struct PublishCommand: Command {
         }
         var chain: RootChain
         if existing.isEmpty {
+            if try tree.hasHistory() {
+                throw CLIError.failure(
+                    "\(tree.scopeDirectory): manifests are published but root/ is empty; restore the published roots instead of starting a new chain"
+                )
+            }
             guard version == 1 else {
                 throw CLIError.failure(
                     "\(envelopePath): the first root published must be version 1 (self-signed), not \(version)")
@@ -131,7 +141,18 @@ struct PublishCommand: Command {
                 )
             }
         }
-        let alreadyIndexed = index.manifests.contains { $0.version == payload.version }
+        let indexed = index.manifests.first { $0.version == payload.version }
+        let alreadyIndexed = indexed != nil
+        if let indexed, indexed.payloadSHA256 != verified.payloadSHA256 {
+            throw CLIError.failure(
+                "\(envelopePath): index.json lists version \(payload.version) with another payload; a version is never published twice"
+            )
+        }
+        if index.manifests.isEmpty, try tree.hasHistory(), try tree.readIfPresent(historyPath) != bytes {
+            throw CLIError.failure(
+                "\(tree.scopeDirectory)/history holds manifests index.json does not list: re-run the publish that died, or repair the tree"
+            )
+        }
         if let latest = index.manifests.last, !alreadyIndexed {
             // A history file beyond the index is a publish that died mid-way: finish it first.
             if let unfinished = try tree.readIfPresent(tree.historyPath(latest.version + 1)), unfinished != bytes {
@@ -143,8 +164,17 @@ struct PublishCommand: Command {
                 throw CLIError.failure("\(tree.historyPath(latest.version)) is missing although index.json lists it")
             }
             let latestPayload: ManifestPayload
-            do { latestPayload = try ManifestPayload.parse(Envelope.parse(latestBytes).payload) } catch {
+            let latestEnvelope: Envelope
+            do {
+                latestEnvelope = try Envelope.parse(latestBytes)
+                latestPayload = try ManifestPayload.parse(latestEnvelope.payload)
+            } catch {
                 throw CLIError.failure("\(tree.historyPath(latest.version)): \(error)")
+            }
+            guard crypto.hasher.sha256(latestEnvelope.payload) == latest.payloadSHA256 else {
+                throw CLIError.failure(
+                    "\(tree.historyPath(latest.version)) does not match its index.json entry; repair the tree before publishing"
+                )
             }
             do {
                 try HistoryRules.checkSuccessor(
@@ -194,6 +224,37 @@ struct PublishedTree {
     var manifestPath: String { scopeDirectory + "/manifest.json" }
     func rootPath(_ version: Int64) -> String { scopeDirectory + "/root/\(version).json" }
     func historyPath(_ version: Int64) -> String { scopeDirectory + "/history/\(version).json" }
+
+    /// An exclusive lock on the repository directory (created if missing).
+    func lock() throws(CLIError) -> PublishLock {
+        do { try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true) } catch {
+            throw .io("\(repo): cannot create: \(error.localizedDescription)")
+        }
+        let descriptor = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io("\(repo): cannot open: \(Files.errnoText())") }
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let reason = Files.errnoText()
+            close(descriptor)
+            throw .io("\(repo): cannot lock: \(reason)")
+        }
+        return PublishLock(descriptor: descriptor)
+    }
+
+    /// Refuses before any write when index.json or manifest.json is not a regular file.
+    func checkWritableTargets() throws(CLIError) {
+        for path in [indexPath, manifestPath] {
+            do { _ = try Files.existingRegularFileMode(path) } catch {
+                throw .failure("\(path): not a regular file; the tree needs repair before publishing")
+            }
+        }
+    }
+
+    /// Whether history/ holds any published manifest.
+    func hasHistory() throws(CLIError) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: scopeDirectory + "/history")) ?? []
+        return names.contains { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+    }
 
     func createDirectories() throws(CLIError) {
         for directory in [scopeDirectory + "/root", scopeDirectory + "/history"] {
@@ -250,7 +311,10 @@ struct PublishedTree {
     }
 
     func index() throws(CLIError) -> PublishedIndex {
-        guard let bytes = try readIfPresent(indexPath) else { return PublishedIndex(scope: scope) }
+        var info = stat()
+        guard lstat(indexPath, &info) == 0 else { return PublishedIndex(scope: scope) }
+        // The history grows over years: allow far more than one envelope.
+        let bytes = try Files.read(indexPath, limit: max(16 * maxInputBytes, 64 * 1024 * 1024))
         do {
             let index = try PublishedIndex.parse(bytes)
             guard index.scope == scope else {
@@ -262,5 +326,17 @@ struct PublishedTree {
         } catch {
             throw .failure("\(indexPath): \(error)")
         }
+    }
+}
+
+/// Holds the publish lock until released.
+final class PublishLock {
+    private let descriptor: Int32
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit {
+        _ = flock(descriptor, LOCK_UN)
+        _ = close(descriptor)
     }
 }
