@@ -233,21 +233,15 @@ public final class PinningClient: Sendable {
                         scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"),
                         deadline: deadline)
                     {
-                    case .success(let response) where !PinningClient.isIdentityCoded(response):
-                        return .failed(
-                            "unsupported Content-Encoding \(response.value(forHeader: "content-encoding") ?? "")")
                     case .success(let response) where response.status == 200: return .found(response.body)
                     case .success(let response) where response.status == 404: return .notFound
                     case .success(let response): return .failed("HTTP \(response.status)")
-                    case .failure(let error): return .failed(error.description)
+                    case .failure(let failure): return .failed(failure.reason)
                     }
                 },
                 fetchManifest: { etag in
                     let url = scopeURL.appendingPathComponent("manifest.json")
                     switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? [], deadline: deadline) {
-                    case .success(let response) where !PinningClient.isIdentityCoded(response):
-                        return .failed(
-                            "unsupported Content-Encoding \(response.value(forHeader: "content-encoding") ?? "")")
                     case .success(let response) where response.status == 200:
                         maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
                         return .found(response.body, etag: response.value(forHeader: "etag"))
@@ -255,7 +249,7 @@ public final class PinningClient: Sendable {
                         maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
                         return .notModified
                     case .success(let response): return .failed("HTTP \(response.status)")
-                    case .failure(let error): return .failed(error.description)
+                    case .failure(let failure): return .failed(failure.reason)
                     }
                 })
             var outcome = result.outcome
@@ -282,25 +276,25 @@ public final class PinningClient: Sendable {
         }
     }
 
-    /// The SDK sends no Accept-Encoding; a compressed body is a transport fault, not a
-    /// document to verify.
-    static func isIdentityCoded(_ response: HTTPSResponse) -> Bool {
-        guard let coding = response.value(forHeader: "content-encoding") else { return true }
-        return coding.trimmingCharacters(in: .whitespaces).lowercased() == "identity"
+    /// Why a fetch on the update channel produced no usable response.
+    private struct FetchFailure: Error {
+        let reason: String
     }
 
     private func fetch(_ url: URL, headers: [(String, String)] = [], deadline: UInt64) -> Result<
-        HTTPSResponse, HTTPSError
+        HTTPSResponse, FetchFailure
     > {
         let pins = Set(configuration.publisherPins.map(\.digest))
         let now = DispatchTime.now().uptimeNanoseconds
         guard now < deadline else {
-            return .failure(.timedOut(host: url.host ?? "", port: UInt16(url.port ?? 443), phase: .deadline))
+            let error = HTTPSError.timedOut(host: url.host ?? "", port: UInt16(url.port ?? 443), phase: .deadline)
+            return .failure(FetchFailure(reason: error.description))
         }
         var limited = https.configuration
         limited.totalDeadline = min(limited.totalDeadline, max(Double(deadline - now) / 1e9, 0.001))
+        let response: HTTPSResponse
         do {
-            return .success(
+            response =
                 try PinnedHTTPSClient(configuration: limited).get(
                     url, headers: headers, connectTo: configuration.publisherConnectTo
                 ) { chain in
@@ -309,10 +303,18 @@ public final class PinningClient: Sendable {
                     guard !pins.isEmpty else { return .proceed }
                     return chain.verifiedSPKISHA256.contains(where: pins.contains)
                         ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
-                })
+                }
         } catch {
-            return .failure(error)
+            return .failure(FetchFailure(reason: error.description))
         }
+        // The SDK sends no Accept-Encoding: a compressed body is a transport fault, not a
+        // document to verify.
+        if let coding = response.value(forHeader: "content-encoding"),
+            coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        {
+            return .failure(FetchFailure(reason: "unsupported Content-Encoding \(coding)"))
+        }
+        return .success(response)
     }
 
     /// A poller for this client (start it with `start()`, stop with `stop()`).

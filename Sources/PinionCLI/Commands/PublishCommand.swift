@@ -2,6 +2,7 @@
 // (DESIGN.md §9), applying the auditor's rules to the step it adds. Never needs a secret key.
 
 import Foundation
+import PinionClient
 import PinionCore
 import PinionCrypto
 
@@ -226,7 +227,7 @@ struct PublishedTree {
     func historyPath(_ version: Int64) -> String { scopeDirectory + "/history/\(version).json" }
 
     /// An exclusive lock on the repository directory (created if missing).
-    func lock() throws(CLIError) -> PublishLock {
+    func lock() throws(CLIError) -> StorageLock {
         do { try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true) } catch {
             throw .io("\(repo): cannot create: \(error.localizedDescription)")
         }
@@ -238,7 +239,7 @@ struct PublishedTree {
             close(descriptor)
             throw .io("\(repo): cannot lock: \(reason)")
         }
-        return PublishLock(descriptor: descriptor)
+        return StorageLock(descriptor: descriptor)
     }
 
     /// Refuses before any write when index.json or manifest.json is not a regular file.
@@ -326,17 +327,5 @@ struct PublishedTree {
         } catch {
             throw .failure("\(indexPath): \(error)")
         }
-    }
-}
-
-/// Holds the publish lock until released.
-final class PublishLock {
-    private let descriptor: Int32
-
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    deinit {
-        _ = flock(descriptor, LOCK_UN)
-        _ = close(descriptor)
     }
 }
