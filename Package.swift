@@ -40,17 +40,26 @@ let package = Package(
         // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
         // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
+        .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The `pinion` commands as a library, so tests can run them in-process.
-        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
+        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Fixtures shared by the test targets (keys, signed roots and manifests).
-        .target(name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
+        .target(
+            name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
         .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
+        .testTarget(
+            name: "PinionPublisherTests",
+            dependencies: [
+                "PinionPublisher", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
+                "COpenSSL", "CPinionShims",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

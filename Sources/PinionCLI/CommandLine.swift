@@ -70,7 +70,7 @@ public enum PinionCommandLine {
             RootRotateCommand.self,
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
-            PublishCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
+            PublishCommand.self, ServeCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
         ]
     }
 

@@ -4,4 +4,5 @@
 #include "pinion_shims_keys.h"
 #include "pinion_shims_x509.h"
 #include "pinion_shims_https.h"
+#include "pinion_shims_server.h"
 #endif

@@ -1,0 +1,169 @@
+// `pinion serve`: the publisher's HTTPS server for a published tree (DESIGN.md §9).
+
+import Foundation
+import PinionCore
+import PinionPublisher
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct ServeCommand: Command {
+    static let path = ["serve"]
+    static let summary = "serve the published tree over HTTPS"
+    static let options: [OptionSpec] = [
+        .value("repo"), .value("cert"), .value("key"), .value("listen"), .value("workers"),
+        .value("max-connections"), .value("header-timeout"), .value("idle-timeout"), .value("write-timeout"),
+        .value("max-requests"), .value("drain-timeout"), .value("access-log"),
+    ]
+    static let help = """
+        usage: pinion serve --repo DIR --cert CERT.pem --key KEY.pem [--listen ADDRESS:PORT]
+                            [--workers N] [--max-connections N] [--header-timeout T]
+                            [--idle-timeout T] [--write-timeout T] [--max-requests N]
+                            [--drain-timeout T] [--access-log FILE|-|off]
+
+        Serves the tree written by `pinion publish --repo DIR` over HTTPS (TLS 1.2 and 1.3).
+        When ready it prints one line, `listening on https://ADDRESS:PORT`, to standard
+        output. Only GET and HEAD of DIR's /v1/... .json files and /healthz are answered;
+        hidden files, symbolic links, directories and anything outside the tree give 404.
+        A new publish is visible at once: each request opens the current file.
+
+        Signals: SIGHUP loads the certificate and key again (open connections keep the
+        old ones; on failure the old ones stay and the error is logged). SIGTERM and
+        SIGINT stop accepting, let requests in flight finish, then exit 0.
+
+        options:
+          --repo DIR             the published tree
+          --cert CERT.pem        certificate chain, leaf first (sent as given)
+          --key KEY.pem          its private key, unencrypted PEM
+          --listen ADDRESS:PORT  IP literal and port (default 127.0.0.1:8443; port 0
+                                 picks a free port; IPv6 as [::1]:8443)
+          --workers N            event loop threads (default: one per core)
+          --max-connections N    connections open at once; more are closed at accept
+                                 (default 4096)
+          --header-timeout T     from connect (or a kept-alive request's first byte) to a
+                                 complete request head, TLS handshake included (default 10s)
+          --idle-timeout T       keep-alive wait for the next request (default 30s)
+          --write-timeout T      time to send one response (default 30s)
+          --max-requests N       requests per connection (default 1000)
+          --drain-timeout T      wait for requests in flight on SIGTERM (default 30s)
+          --access-log FILE      one line per request (default -, standard error; off)
+        Times are seconds with an optional unit: 500ms, 10s, 2m.
+
+        """
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        var configuration = PublisherConfiguration(
+            repository: try arguments.required("repo"), certificateChainFile: try arguments.required("cert"),
+            privateKeyFile: try arguments.required("key"))
+        (configuration.host, configuration.port) = try listenAddress(arguments.value("listen") ?? "127.0.0.1:8443")
+        configuration.workers = Int(
+            try arguments.integer("workers", in: 1...256)
+                ?? Int64(min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 256)))
+        if let value = try arguments.integer("max-connections", in: 1...1_000_000) {
+            configuration.maxConnections = Int(value)
+        }
+        if let value = try arguments.integer("max-requests", in: 1...1_000_000_000) {
+            configuration.maxRequestsPerConnection = Int(value)
+        }
+        for (name, keyPath) in [
+            ("header-timeout", \PublisherConfiguration.headerTimeout), ("idle-timeout", \.idleTimeout),
+            ("write-timeout", \.writeTimeout), ("drain-timeout", \.drainTimeout),
+        ] {
+            if let text = arguments.value(name) { configuration[keyPath: keyPath] = try seconds(text, option: name) }
+        }
+        let log: AccessLog
+        switch arguments.value("access-log") ?? "-" {
+        case "-": log = .standardError
+        case "off": log = .disabled
+        case let path: log = try mapped { () throws(PublisherError) in try AccessLog(path: path) }
+        }
+
+        // Signals go to a pipe before any worker thread exists, so whichever thread the
+        // kernel picks, nothing is killed and the main thread learns of it.
+        let signals = try mapped { () throws(PublisherError) in try ServerSignals() }
+        let publisher = try mapped { () throws(PublisherError) in
+            try HTTPSPublisher(configuration: configuration, accessLog: log)
+        }
+        publisher.start()
+        context.print("listening on \(publisher.url)")
+        while let signal = signals.next() {
+            if signal == .reload {
+                do {
+                    try publisher.reloadCredentials()
+                    context.err("pinion serve: SIGHUP: certificate and key reloaded\n")
+                } catch {
+                    context.err("pinion serve: SIGHUP: reload failed, keeping the old certificate: \(error)\n")
+                }
+                continue
+            }
+            break
+        }
+        context.err("pinion serve: draining (up to \(configuration.drainTimeout)s)\n")
+        let clean = publisher.drain(timeout: configuration.drainTimeout)
+        context.err(
+            clean
+                ? "pinion serve: stopped\n"
+                : "pinion serve: stopped; connections still open after the drain timeout were closed\n")
+    }
+
+    private static func mapped<T>(_ body: () throws(PublisherError) -> T) throws(CLIError) -> T {
+        do { return try body() } catch {
+            switch error {
+            case .badListenAddress, .badSetting: throw .usage(error.description)
+            case .tlsCredentials: throw .failure(error.description)
+            default: throw .io(error.description)
+            }
+        }
+    }
+
+    /// `ADDRESS:PORT` with an IP literal; IPv6 in brackets.
+    static func listenAddress(_ text: String) throws(CLIError) -> (String, UInt16) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw .usage("--listen must be ADDRESS:PORT (IPv6 as [ADDRESS]:PORT), got \"\(text)\"")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else {
+                throw .usage("--listen must be ADDRESS:PORT (IPv6 as [ADDRESS]:PORT), got \"\(text)\"")
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText) else {
+            throw .usage("--listen: the port must be a number in 0...65535, got \"\(portText)\"")
+        }
+        var scratch = in6_addr()
+        guard inet_pton(AF_INET, String(host), &scratch) == 1 || inet_pton(AF_INET6, String(host), &scratch) == 1
+        else {
+            throw .usage("--listen: \"\(host)\" is not an IPv4 or IPv6 address (host names are not looked up)")
+        }
+        return (String(host), port)
+    }
+
+    /// Seconds from `500ms`, `10s`, `2m` or a bare number of seconds; in (0, 86400].
+    static func seconds(_ text: String, option: String) throws(CLIError) -> Double {
+        var number = Substring(text)
+        var scale = 1.0
+        if number.hasSuffix("ms") {
+            number = number.dropLast(2)
+            scale = 0.001
+        } else if number.hasSuffix("s") {
+            number = number.dropLast()
+        } else if number.hasSuffix("m") {
+            number = number.dropLast()
+            scale = 60
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let value = Double(number), value * scale > 0, value * scale <= 86_400
+        else {
+            throw .usage("--\(option) must be a time in (0, 86400] seconds such as 500ms, 10s or 2m, got \"\(text)\"")
+        }
+        return value * scale
+    }
+}

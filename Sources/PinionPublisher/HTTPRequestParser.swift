@@ -1,0 +1,293 @@
+// A strict parser for the HTTP/1.1 request head (RFC 9112 §2-§5), for `pinion serve`.
+// Written here because no HTTP server library is available to this package (SwiftNIO
+// cannot be fetched); it parses only what a static publisher needs and refuses the rest.
+
+/// Limits on one request head. Defaults follow the publisher's design: 8 KiB for the
+/// request line, 8 KiB and 100 fields for the header section.
+public struct HTTPRequestLimits: Sendable, Equatable {
+    /// Longest request line accepted, in bytes without CRLF; longer gives 414.
+    public var maxRequestLineBytes: Int
+    /// Largest header section accepted, in bytes including CRLFs; larger gives 431.
+    public var maxHeaderBytes: Int
+    /// Most header fields accepted; more gives 431.
+    public var maxHeaderCount: Int
+
+    /// - Parameters: see the properties (bytes and a count).
+    public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 8192, maxHeaderCount: Int = 100) {
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
+    }
+}
+
+/// The request methods a parser recognises by name; any other token is `.other`.
+public enum HTTPMethod: Sendable, Equatable {
+    case get
+    case head
+    /// Any other method token (answered 405); the token is kept for the access log.
+    case other(String)
+
+    /// The method as sent.
+    public var name: String {
+        switch self {
+        case .get: return "GET"
+        case .head: return "HEAD"
+        case .other(let token): return token
+        }
+    }
+}
+
+/// One parsed request head.
+public struct HTTPRequestHead: Sendable, Equatable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The request target as sent (origin form: a path, optionally `?query`).
+    public var target: String
+    /// The path part of `target` (before `?`), still undecoded.
+    public var path: String
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: Int
+    /// Header fields in order, names lowercased, values with surrounding whitespace removed.
+    public var headers: [(name: String, value: String)]
+    /// True when the connection must close after the response (HTTP/1.0 without
+    /// keep-alive, or `Connection: close`).
+    public var wantsClose: Bool
+
+    /// The first value of header `name` (lowercase), or nil.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    public static func == (lhs: HTTPRequestHead, rhs: HTTPRequestHead) -> Bool {
+        lhs.method == rhs.method && lhs.target == rhs.target && lhs.minorVersion == rhs.minorVersion
+            && lhs.wantsClose == rhs.wantsClose && lhs.headers.map(\.name) == rhs.headers.map(\.name)
+            && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+/// Why a request head was refused, with the status the server answers before closing.
+public enum HTTPRequestError: Error, Sendable, Equatable {
+    /// The request line is longer than the limit (414 URI Too Long).
+    case requestLineTooLong
+    /// The header section is larger than the limit, or has too many fields (431).
+    case headersTooLarge
+    /// The version is not HTTP/1.0 or HTTP/1.1 (505).
+    case unsupportedVersion
+    /// Anything else malformed or refused (400); `reason` is for the access log.
+    case malformed(reason: String)
+
+    /// The HTTP status code answered.
+    public var status: Int {
+        switch self {
+        case .requestLineTooLong: return 414
+        case .headersTooLarge: return 431
+        case .unsupportedVersion: return 505
+        case .malformed: return 400
+        }
+    }
+}
+
+/// The result of feeding buffered bytes to the parser.
+public enum HTTPParseResult: Sendable, Equatable {
+    /// A complete head; `consumed` bytes of the buffer belong to it.
+    case complete(HTTPRequestHead, consumed: Int)
+    /// More bytes are needed; nothing is refused yet.
+    case incomplete
+}
+
+/// Parses request heads from a byte buffer. Requests with a body are refused (a publisher
+/// has nothing to receive), which also rules out request smuggling through
+/// Content-Length and Transfer-Encoding disagreements.
+public enum HTTPRequestParser {
+    private static let cr: UInt8 = 13
+    private static let lf: UInt8 = 10
+
+    /// Parses the head at the start of `buffer`.
+    ///
+    /// - Parameters:
+    ///   - buffer: bytes received so far on the connection (the next request first).
+    ///   - limits: size limits.
+    /// - Returns: `.complete` with the head and its length in bytes, or `.incomplete`.
+    /// - Throws: `HTTPRequestError` for a head that can never become valid.
+    public static func parse(_ buffer: ArraySlice<UInt8>, limits: HTTPRequestLimits = HTTPRequestLimits())
+        throws(HTTPRequestError) -> HTTPParseResult
+    {
+        var start = buffer.startIndex
+        // RFC 9112 §2.2: a server should ignore at least one empty line before the request line.
+        var skipped = 0
+        while start + 1 < buffer.endIndex, buffer[start] == cr, buffer[start + 1] == lf, skipped < 4 {
+            start += 2
+            skipped += 1
+        }
+        guard let lineEnd = findLineEnd(buffer, from: start, limit: limits.maxRequestLineBytes + 2) else {
+            if buffer.endIndex - start > limits.maxRequestLineBytes + 1 { throw .requestLineTooLong }
+            try refuseBareControl(buffer[start..<buffer.endIndex])
+            return .incomplete
+        }
+        if lineEnd - start > limits.maxRequestLineBytes { throw .requestLineTooLong }
+        let (method, target, minor) = try parseRequestLine(buffer[start..<lineEnd])
+
+        var headers: [(name: String, value: String)] = []
+        var position = lineEnd + 2
+        let headerStart = position
+        while true {
+            let headerLimit = limits.maxHeaderBytes - (position - headerStart) + 2
+            guard let end = findLineEnd(buffer, from: position, limit: headerLimit) else {
+                if buffer.endIndex - headerStart > limits.maxHeaderBytes { throw .headersTooLarge }
+                try refuseBareControl(buffer[position..<buffer.endIndex])
+                return .incomplete
+            }
+            if end + 2 - headerStart > limits.maxHeaderBytes { throw .headersTooLarge }
+            if end == position {
+                position = end + 2
+                break
+            }
+            if headers.count == limits.maxHeaderCount { throw .headersTooLarge }
+            headers.append(try parseField(buffer[position..<end]))
+            position = end + 2
+        }
+        let head = try validate(method: method, target: target, minor: minor, headers: headers)
+        return .complete(head, consumed: position - buffer.startIndex)
+    }
+
+    /// Index of the CR of the first CRLF at or after `from`, looking at most `limit` bytes.
+    private static func findLineEnd(_ buffer: ArraySlice<UInt8>, from: Int, limit: Int) -> Int? {
+        let end = min(buffer.endIndex, from + max(limit, 0))
+        var index = from
+        while index < end {
+            if buffer[index] == cr {
+                guard index + 1 < buffer.endIndex else { return nil }
+                return buffer[index + 1] == lf ? index : nil
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// A bare CR, a bare LF or NUL can never become a valid head: refuse now rather than
+    /// waiting for more bytes.
+    private static func refuseBareControl(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) {
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0 { throw .malformed(reason: "NUL byte") }
+            if byte == lf { throw .malformed(reason: "bare LF") }
+            if byte == cr, index + 1 < bytes.endIndex, bytes[index + 1] != lf {
+                throw .malformed(reason: "bare CR")
+            }
+            index += 1
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    private static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTPRequestError) -> (
+        HTTPMethod, String, Int
+    ) {
+        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw .malformed(reason: "request line is not METHOD SP TARGET SP VERSION")
+        }
+        guard parts[0].allSatisfy(isTokenByte) else { throw .malformed(reason: "method is not a token") }
+        // Visible ASCII only (RFC 3986 characters); the path rules refuse the rest later.
+        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .malformed(reason: "request target has a control, space or non-ASCII byte")
+        }
+        let minor: Int
+        switch String(decoding: parts[2], as: UTF8.self) {
+        case "HTTP/1.1": minor = 1
+        case "HTTP/1.0": minor = 0
+        case let version
+        where version.utf8.count == 8 && version.hasPrefix("HTTP/")
+            && version.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }):
+            throw .unsupportedVersion
+        default: throw .malformed(reason: "no HTTP version")
+        }
+        let methodName = String(decoding: parts[0], as: UTF8.self)
+        let method: HTTPMethod
+        switch methodName {
+        case "GET": method = .get
+        case "HEAD": method = .head
+        default: method = .other(methodName)
+        }
+        return (method, String(decoding: parts[1], as: UTF8.self), minor)
+    }
+
+    private static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPRequestError) -> (
+        name: String, value: String
+    ) {
+        guard let first = line.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t") else {
+            throw .malformed(reason: "obsolete line folding")
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw .malformed(reason: "header field without a colon")
+        }
+        let name = line[line.startIndex..<colon]
+        guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+            throw .malformed(reason: "header field name is not a token")
+        }
+        var value = line[(colon + 1)...]
+        while let byte = value.first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+            value = value.dropFirst()
+        }
+        while let byte = value.last, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+            value = value.dropLast()
+        }
+        // field-value: visible ASCII, obs-text, SP and HTAB only; no CTLs (RFC 9110 §5.5).
+        guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            throw .malformed(reason: "control character in a header field value")
+        }
+        return (String(decoding: name, as: UTF8.self).lowercased(), String(decoding: value, as: UTF8.self))
+    }
+
+    private static func validate(
+        method: HTTPMethod, target: String, minor: Int, headers: [(name: String, value: String)]
+    ) throws(HTTPRequestError) -> HTTPRequestHead {
+        guard target.hasPrefix("/") else {
+            throw .malformed(reason: "request target is not in origin form")
+        }
+        let hosts = headers.filter { $0.name == "host" }
+        if minor == 1, hosts.count != 1 { throw .malformed(reason: "HTTP/1.1 needs exactly one Host field") }
+        if hosts.count > 1 { throw .malformed(reason: "more than one Host field") }
+        if headers.contains(where: { $0.name == "transfer-encoding" }) {
+            throw .malformed(reason: "a request body (Transfer-Encoding) is not accepted")
+        }
+        let lengths = headers.filter { $0.name == "content-length" }
+        if !lengths.allSatisfy({ $0.value == "0" }) {
+            throw .malformed(reason: "a request body (Content-Length) is not accepted")
+        }
+        var wantsClose = minor == 0
+        for field in headers where field.name == "connection" {
+            for option in field.value.split(separator: ",") {
+                switch option.trimmingSpaces.lowercased() {
+                case "close": wantsClose = true
+                case "keep-alive" where minor == 0: wantsClose = false
+                default: break
+                }
+            }
+        }
+        let path =
+            target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? target
+        return HTTPRequestHead(
+            method: method, target: target, path: path, minorVersion: minor, headers: headers, wantsClose: wantsClose)
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return text
+    }
+}

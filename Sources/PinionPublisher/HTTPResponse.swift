@@ -1,0 +1,131 @@
+// Responses of `pinion serve`: status line and headers as bytes, HTTP-dates, and the
+// If-None-Match comparison (RFC 9110 §13.1.2, §5.6.7, §8.8.3).
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A response to send: a head and an optional body shared with the file cache.
+struct HTTPResponse {
+    /// Status code.
+    var status: Int
+    /// The head bytes (status line, headers, blank line).
+    var head: [UInt8]
+    /// The body (not sent for HEAD and 304, whose heads still describe it).
+    var body: [UInt8]
+    /// Body bytes counted in the access log.
+    var bodyBytes: Int { body.count }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 414: return "URI Too Long"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Status"
+        }
+    }
+
+    /// Builds a response.
+    ///
+    /// - Parameters:
+    ///   - status: the status code.
+    ///   - headers: extra header fields (name, value), in order.
+    ///   - body: the representation; its length is always announced (HEAD and 304
+    ///     included, as the GET would have it, except 304 which omits Content-Length).
+    ///   - sendBody: false for HEAD and 304.
+    ///   - close: adds `Connection: close`.
+    ///   - date: the Date header value.
+    static func make(
+        status: Int, headers: [(String, String)], body: [UInt8], sendBody: Bool, close: Bool, date: String
+    ) -> HTTPResponse {
+        var text = "HTTP/1.1 \(status) \(reason(status))\r\nServer: pinion\r\nDate: \(date)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if status != 304 { text += "Content-Length: \(body.count)\r\n" }
+        if close { text += "Connection: close\r\n" }
+        text += "\r\n"
+        return HTTPResponse(status: status, head: Array(text.utf8), body: sendBody && status != 304 ? body : [])
+    }
+
+    /// A short plain-text response for errors and /healthz; never stored by caches.
+    static func text(
+        _ status: Int, _ message: String, sendBody: Bool, close: Bool, date: String, extra: [(String, String)] = []
+    )
+        -> HTTPResponse
+    {
+        make(
+            status: status,
+            headers: [
+                ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
+                ("X-Content-Type-Options", "nosniff"),
+            ] + extra,
+            body: Array((message + "\n").utf8), sendBody: sendBody, close: close, date: date)
+    }
+}
+
+/// RFC 9110 §13.1.2 If-None-Match with the weak comparison: true when `field` is `*` or
+/// lists an entity tag whose opaque part equals `etag`'s.
+func ifNoneMatchMatches(_ field: String, etag: String) -> Bool {
+    let trimmed = field.trimmingCharacters(in: " \t")
+    if trimmed == "*" { return true }
+    for candidate in field.split(separator: ",") {
+        var tag = candidate.trimmingSpaces
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        if tag == etag[...] { return true }
+    }
+    return false
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+/// Formats instants as IMF-fixdate (RFC 9110 §5.6.7) and RFC 3339, re-formatting at most
+/// once per second. Not thread-safe: one per worker.
+struct HTTPDateClock {
+    private var second: time_t = -1
+    private(set) var httpDate = ""
+    private(set) var logTime = ""
+
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Brings the strings up to the current second.
+    mutating func update() {
+        let now = time(nil)
+        guard now != second else { return }
+        second = now
+        var parts = tm()
+        var value = now
+        gmtime_r(&value, &parts)
+        httpDate = Self.format(parts)
+        logTime = Self.rfc3339(parts)
+    }
+
+    /// IMF-fixdate of `parts`, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func format(_ parts: tm) -> String {
+        let day = days[Int(parts.tm_wday) % 7]
+        let month = months[Int(parts.tm_mon) % 12]
+        return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    static func rfc3339(_ parts: tm) -> String {
+        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+}

@@ -1,0 +1,224 @@
+// `pinion serve`: an HTTPS server for the published tree on OpenSSL. Each worker thread
+// runs its own epoll loop over non-blocking sockets and non-blocking OpenSSL; workers share
+// the listening socket (EPOLLEXCLUSIVE), the file cache and the current TLS context.
+// Written here because no HTTP server library is available to this package; it serves
+// static signed files only.
+
+import Dispatch
+import Foundation
+import PinionCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The publisher's HTTPS server. Create it (binds and loads everything, so errors show
+/// before anything is announced), `start()` it, then `drain(timeout:)` to stop.
+///
+/// Responses (DESIGN.md §9): GET and HEAD of `/v1/...json` files of the tree and
+/// `/healthz`; 405 for other methods; 404 (`Cache-Control: no-store`) for anything else;
+/// ETag = quoted SHA-256 hex of the body; `If-None-Match` gives 304; `manifest.json` and
+/// `index.json` get `no-cache`, `root/` and `history/` files
+/// `public, max-age=31536000, immutable`.
+public final class HTTPSPublisher: Sendable {
+    /// The settings it runs with.
+    public let configuration: PublisherConfiguration
+    /// The bound port (the system's choice when the configuration asked for 0).
+    public let port: UInt16
+    /// `https://ADDRESS:PORT` (IPv6 in brackets).
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "https://\(host):\(port)"
+    }
+
+    private let listener: Int32
+    private let files: PublishedFiles
+    private let tls: CurrentTLSContext
+    private let log: AccessLog
+    private let shared: SharedState
+    private let workers: [Worker]
+    private let finished = DispatchGroup()
+    private let lifecycle = Mutex(Lifecycle.created)
+
+    private enum Lifecycle { case created, running, draining, stopped }
+
+    /// Binds the socket, loads the certificate and key and opens the tree.
+    ///
+    /// - Parameters:
+    ///   - configuration: the settings.
+    ///   - accessLog: where request lines go.
+    /// - Throws: `PublisherError`.
+    public init(configuration: PublisherConfiguration, accessLog: AccessLog = .standardError) throws(PublisherError) {
+        guard configuration.workers >= 1, configuration.workers <= 256 else {
+            throw .badSetting("workers must be between 1 and 256")
+        }
+        guard configuration.maxConnections >= 1 else { throw .badSetting("the connection cap must be at least 1") }
+        guard configuration.maxRequestsPerConnection >= 1 else {
+            throw .badSetting("requests per connection must be at least 1")
+        }
+        for (name, value) in [
+            ("header timeout", configuration.headerTimeout), ("idle timeout", configuration.idleTimeout),
+            ("write timeout", configuration.writeTimeout), ("drain timeout", configuration.drainTimeout),
+        ] {
+            guard value.isFinite, value > 0, value <= 86_400 else {
+                throw .badSetting("\(name) must be more than 0 and at most 86400 seconds")
+            }
+        }
+        self.configuration = configuration
+        log = accessLog
+        files = try PublishedFiles(directory: configuration.repository, maxFileBytes: configuration.maxFileBytes)
+        tls = CurrentTLSContext(
+            try ServerTLSContext(
+                certificateChainFile: configuration.certificateChainFile,
+                privateKeyFile: configuration.privateKeyFile))
+        (listener, port) = try Self.listen(host: configuration.host, port: configuration.port)
+        shared = SharedState(configuration: configuration)
+        var made: [Worker] = []
+        for _ in 0..<configuration.workers {
+            do {
+                made.append(
+                    try Worker(
+                        listener: listener, files: files, tls: tls, log: log, shared: shared,
+                        configuration: configuration))
+            } catch {
+                close(listener)
+                throw error
+            }
+        }
+        workers = made
+    }
+
+    deinit { close(listener) }
+
+    /// Starts the worker threads; returns at once.
+    public func start() {
+        let first = lifecycle.withLock { state -> Bool in
+            guard state == .created else { return false }
+            state = .running
+            return true
+        }
+        guard first else { return }
+        for worker in workers {
+            finished.enter()
+            let group = finished
+            let thread = Thread {
+                worker.run()
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Loads the certificate chain and key again from the configured files; new
+    /// connections use them, open connections keep theirs. On failure the old ones stay.
+    ///
+    /// - Throws: `PublisherError.tlsCredentials`.
+    public func reloadCredentials() throws(PublisherError) {
+        let context = try ServerTLSContext(
+            certificateChainFile: configuration.certificateChainFile, privateKeyFile: configuration.privateKeyFile)
+        tls.replace(with: context)
+    }
+
+    /// Connections open now (accepted and not yet closed).
+    public var openConnections: Int { shared.open.load(ordering: .relaxed) }
+
+    /// Stops accepting, closes idle connections, lets requests in flight finish (each
+    /// closing after its response), and returns when all connections are closed or
+    /// `timeout` seconds have passed, after which what is left is closed.
+    ///
+    /// - Parameter timeout: seconds to wait for requests in flight.
+    /// - Returns: true when every connection finished within `timeout`.
+    @discardableResult
+    public func drain(timeout: Double) -> Bool {
+        let wasRunning = lifecycle.withLock { state -> Bool in
+            let running = state == .running
+            if state != .stopped { state = running ? .draining : .stopped }
+            return running
+        }
+        guard wasRunning else { return true }
+        shared.draining.store(true, ordering: .sequentiallyConsistent)
+        for worker in workers { worker.wake() }
+        let clean = finished.wait(timeout: .now() + timeout) == .success
+        if !clean {
+            shared.forceClose.store(true, ordering: .sequentiallyConsistent)
+            for worker in workers { worker.wake() }
+            finished.wait()
+        }
+        lifecycle.withLock { $0 = .stopped }
+        return clean
+    }
+
+    private static func listen(host: String, port: UInt16) throws(PublisherError) -> (Int32, UInt16) {
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let family: Int32
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            family = AF_INET
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            family = AF_INET6
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+        } else {
+            throw .badListenAddress("\(host) is not an IPv4 or IPv6 address (host names are not looked up)")
+        }
+        let address = family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .listenFailed(address: address, detail: String(cString: strerror(errno))) }
+        var one: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound: Int32
+        if family == AF_INET {
+            bound = withUnsafePointer(to: &v4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        } else {
+            bound = withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        }
+        guard bound == 0, Glibc.listen(descriptor, 1024) == 0 else {
+            let detail = String(cString: strerror(errno))
+            close(descriptor)
+            throw .listenFailed(address: address, detail: detail)
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else {
+            let detail = String(cString: strerror(errno))
+            close(descriptor)
+            throw .listenFailed(address: address, detail: detail)
+        }
+        let boundPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin_port)
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                UInt16(bigEndian: $0.pointee.sin6_port)
+            }
+        }
+        return (descriptor, boundPort)
+    }
+}
+
+/// State every worker reads: the drain and force flags and the open connection count.
+final class SharedState: Sendable {
+    let draining = Atomic<Bool>(false)
+    let forceClose = Atomic<Bool>(false)
+    let open = Atomic<Int>(0)
+    let maxConnections: Int
+
+    init(configuration: PublisherConfiguration) { maxConnections = configuration.maxConnections }
+}

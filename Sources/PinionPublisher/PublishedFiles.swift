@@ -1,0 +1,202 @@
+// How `pinion serve` maps a request path to a file of the published tree, opens it
+// without ever following a symbolic link, and caches bodies with their ETags.
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A request path checked against the tree's shape: `/v1/...` components of letters,
+/// digits, `.`, `_` and `-` that do not start with a dot, the last one ending in `.json`.
+/// Everything else (`..`, percent-encoding of any byte, backslashes, NUL, empty
+/// components, hidden files such as a crashed publish's `.N.json.tmp-*`) is refused.
+public struct PublishedPath: Sendable, Equatable {
+    /// The path components below the tree, e.g. `["v1", "com.example", "manifest.json"]`.
+    public let components: [String]
+
+    /// The longest path accepted, in bytes.
+    public static let maxBytes = 1024
+
+    /// Checks `path` (the request target without its query).
+    ///
+    /// - Returns: the components, or nil when the path is refused (the server answers 404).
+    public init?(_ path: String) {
+        guard path.utf8.count <= Self.maxBytes, path.hasPrefix("/v1/") else { return nil }
+        let parts = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts.count <= 8 else { return nil }
+        for part in parts {
+            guard let first = part.first, first != UInt8(ascii: "."), part.count <= 255 else { return nil }
+            let allowed = part.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    return true
+                default:
+                    return false
+                }
+            }
+            guard allowed else { return nil }
+        }
+        let names = parts.map { String(decoding: $0, as: UTF8.self) }
+        guard let last = names.last, last.hasSuffix(".json"), last.count > 5 else { return nil }
+        components = names
+    }
+
+    /// How long caches may keep the file (DESIGN.md §9): root and history files never
+    /// change once written; `manifest.json`, `index.json` and anything else must be
+    /// revalidated.
+    public var cacheControl: String {
+        let directory = components.count >= 2 ? components[components.count - 2] : ""
+        if components.count == 4, directory == "root" || directory == "history" {
+            return "public, max-age=31536000, immutable"
+        }
+        return "no-cache"
+    }
+}
+
+/// A file body ready to serve.
+public struct PublishedFile: Sendable {
+    /// The bytes.
+    public let body: [UInt8]
+    /// The entity tag: the quoted lowercase hex SHA-256 of `body` (DESIGN.md §9).
+    public let etag: String
+}
+
+/// Why a path gave no file.
+public enum PublishedFileError: Error, Sendable, Equatable {
+    /// Missing, not a regular file, a symbolic link on the way, or unreadable: 404.
+    case notFound
+    /// Larger than the serving limit: 404 as well, and logged.
+    case tooLarge
+    /// An I/O error while reading (errno): 500.
+    case readFailed(errno: Int32)
+}
+
+/// Opens files of the tree below a directory, refusing symbolic links at every step, and
+/// keeps recently served bodies keyed by path and file identity (device, inode, size,
+/// modification and change times), so a file replaced by `pinion publish`'s atomic rename
+/// is read afresh at once while an unchanged one is neither re-read nor re-hashed.
+public final class PublishedFiles: Sendable {
+    private struct Identity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        let size: Int64
+        let modified: timespec
+        let changed: timespec
+
+        static func == (lhs: Identity, rhs: Identity) -> Bool {
+            lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+                && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+        }
+    }
+
+    private struct Entry {
+        let identity: Identity
+        let file: PublishedFile
+    }
+
+    private struct Cache {
+        var entries: [[String]: Entry] = [:]
+        var bytes = 0
+    }
+
+    private let rootDescriptor: Int32
+    private let maxFileBytes: Int
+    private let maxCacheBytes: Int
+    private let cache = Mutex(Cache())
+
+    /// Opens the tree's top directory (following a symbolic link there, once, at start).
+    ///
+    /// - Parameters:
+    ///   - directory: the directory given to `pinion publish --repo`.
+    ///   - maxFileBytes: the largest file served, in bytes.
+    ///   - maxCacheBytes: the most body bytes kept in memory across all files.
+    /// - Throws: `PublisherError.repositoryUnreadable` when it is not a readable directory.
+    public init(directory: String, maxFileBytes: Int = 64 << 20, maxCacheBytes: Int = 256 << 20) throws(PublisherError)
+    {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw .repositoryUnreadable(path: directory, detail: String(cString: strerror(errno)))
+        }
+        rootDescriptor = descriptor
+        self.maxFileBytes = maxFileBytes
+        self.maxCacheBytes = maxCacheBytes
+    }
+
+    deinit { close(rootDescriptor) }
+
+    /// The current contents of the file at `path`.
+    ///
+    /// - Throws: `PublishedFileError`.
+    public func file(at path: PublishedPath) throws(PublishedFileError) -> PublishedFile {
+        var directory = rootDescriptor
+        defer { if directory != rootDescriptor { close(directory) } }
+        for name in path.components.dropLast() {
+            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else { throw .notFound }
+            if directory != rootDescriptor { close(directory) }
+            directory = next
+        }
+        guard let name = path.components.last else { throw .notFound }
+        // O_NONBLOCK: a FIFO planted in the tree must not stall a worker; it is then refused
+        // as not a regular file.
+        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .notFound }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw .notFound }
+        guard status.st_size <= Int64(maxFileBytes) else { throw .tooLarge }
+        let identity = Identity(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            modified: status.st_mtim, changed: status.st_ctim)
+        if let entry = cache.withLock({ $0.entries[path.components] }), entry.identity == identity {
+            return entry.file
+        }
+        let body = try readAll(descriptor, expected: Int(status.st_size))
+        guard let digest = OpenSSLSupport.sha256(body) else { throw .readFailed(errno: EIO) }
+        let file = PublishedFile(body: body, etag: "\"" + Hex.encode(digest) + "\"")
+        remember(Entry(identity: identity, file: file), for: path.components)
+        return file
+    }
+
+    private func remember(_ entry: Entry, for key: [String]) {
+        let size = entry.file.body.count
+        guard size <= maxCacheBytes / 4 else { return }
+        cache.withLock { cache in
+            if let old = cache.entries[key] { cache.bytes -= old.file.body.count }
+            if cache.bytes + size > maxCacheBytes {
+                // Simple and bounded: start over. The hot files (manifest.json, index.json)
+                // come back on their next request.
+                cache.entries.removeAll(keepingCapacity: true)
+                cache.bytes = 0
+            }
+            cache.entries[key] = entry
+            cache.bytes += size
+        }
+    }
+
+    private func readAll(_ descriptor: Int32, expected: Int) throws(PublishedFileError) -> [UInt8] {
+        var body = [UInt8](repeating: 0, count: expected)
+        var filled = 0
+        while filled < expected {
+            let count = body.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, expected - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .readFailed(errno: errno)
+            }
+            // The file shrank under us (it should not: published files are replaced by
+            // rename, never rewritten); serve what the identity check will catch next time.
+            if count == 0 { break }
+            filled += count
+        }
+        body.removeSubrange(filled...)
+        return body
+    }
+}

@@ -1,0 +1,72 @@
+// The publisher's OpenSSL server context: certificate chain and key loaded from PEM files,
+// TLS 1.2 and 1.3 only with modern cipher suites, replaceable at run time (SIGHUP).
+
+import COpenSSL
+import CPinionShims
+import PinionCrypto
+import Synchronization
+
+/// One loaded `SSL_CTX`. Connections made from it keep it alive (OpenSSL counts
+/// references), so replacing the current context never disturbs them.
+final class ServerTLSContext: @unchecked Sendable {
+    // @unchecked: an SSL_CTX is safe to share between threads once configured; it is
+    // configured completely in init and never changed after.
+    let pointer: OpaquePointer
+
+    /// TLS 1.2 suites: ECDHE with AES-GCM or ChaCha20-Poly1305 only (forward secrecy,
+    /// AEAD), as Mozilla's "intermediate" server profile. TLS 1.3 uses OpenSSL's defaults.
+    static let tls12Ciphers =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
+    /// Loads and checks the credentials.
+    ///
+    /// - Parameters:
+    ///   - certificateChainFile: PEM, leaf first, then intermediates.
+    ///   - privateKeyFile: PEM private key (unencrypted; an encrypted one is refused).
+    /// - Throws: `PublisherError.tlsCredentials` naming the file and OpenSSL's reason.
+    init(certificateChainFile: String, privateKeyFile: String) throws(PublisherError) {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw .tlsCredentials(detail: "cannot create a TLS context: \(OpenSSLSupport.errorText())")
+        }
+        guard pinion_server_configure_context(context) == 1,
+            SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1
+        else {
+            SSL_CTX_free(context)
+            throw .tlsCredentials(detail: "cannot configure TLS: \(OpenSSLSupport.errorText())")
+        }
+        guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
+            let detail = OpenSSLSupport.errorText()
+            SSL_CTX_free(context)
+            throw .tlsCredentials(detail: "\(certificateChainFile): not a readable PEM certificate chain (\(detail))")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
+            let detail = OpenSSLSupport.errorText()
+            SSL_CTX_free(context)
+            throw .tlsCredentials(
+                detail: "\(privateKeyFile): not a readable unencrypted PEM private key (\(detail))")
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            SSL_CTX_free(context)
+            throw .tlsCredentials(
+                detail: "\(privateKeyFile) is not the key of the certificate in \(certificateChainFile)")
+        }
+        pointer = context
+    }
+
+    deinit { SSL_CTX_free(pointer) }
+}
+
+/// The context new connections use; `replace` swaps it atomically.
+final class CurrentTLSContext: Sendable {
+    private let current: Mutex<ServerTLSContext>
+
+    init(_ context: ServerTLSContext) { current = Mutex(context) }
+
+    /// The context for a new connection.
+    var context: ServerTLSContext { current.withLock { $0 } }
+
+    /// Makes `context` the one for new connections; connections already open keep theirs.
+    func replace(with context: ServerTLSContext) { current.withLock { $0 = context } }
+}

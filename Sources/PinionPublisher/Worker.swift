@@ -1,0 +1,534 @@
+// One event loop of `pinion serve`: epoll over the shared listening socket, a wake-up
+// eventfd and its own connections, each a small state machine over non-blocking OpenSSL.
+
+import COpenSSL
+import CPinionShims
+import PinionCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+private func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(seconds * 1_000_000_000) }
+
+/// An event loop thread. Its connections are touched by its own thread only.
+final class Worker: @unchecked Sendable {
+    // @unchecked: everything mutable here is confined to the worker's thread; other
+    // threads only call `wake()`, which writes to an eventfd.
+    private let listener: Int32
+    private let epoll: Int32
+    private let wakeup: Int32
+    private let files: PublishedFiles
+    private let tls: CurrentTLSContext
+    private let log: AccessLog
+    private let shared: SharedState
+    private let configuration: PublisherConfiguration
+    private var connections: [Int32: Connection] = [:]
+    private var listening = false
+    private var acceptPausedUntil: UInt64 = 0
+    private var clock = HTTPDateClock()
+    private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+
+    /// Seconds a closing connection may keep sending before it is dropped (lingering
+    /// close: read and discard, so the peer gets the last response instead of a reset).
+    static let lingerSeconds = 2.0
+
+    init(
+        listener: Int32, files: PublishedFiles, tls: CurrentTLSContext, log: AccessLog, shared: SharedState,
+        configuration: PublisherConfiguration
+    ) throws(PublisherError) {
+        self.listener = listener
+        self.files = files
+        self.tls = tls
+        self.log = log
+        self.shared = shared
+        self.configuration = configuration
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { throw .system("epoll_create1: \(String(cString: strerror(errno)))") }
+        wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeup >= 0 else {
+            close(epoll)
+            throw .system("eventfd: \(String(cString: strerror(errno)))")
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeup
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wakeup, &event)
+    }
+
+    deinit {
+        close(epoll)
+        close(wakeup)
+    }
+
+    /// Wakes the loop so it notices the drain or force flags.
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeup, &one, 8)
+    }
+
+    // MARK: - Loop
+
+    func run() {
+        setListening(true)
+        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        var lastSweep = monotonicNanoseconds()
+        var drainSeen = false
+        while true {
+            if shared.forceClose.load(ordering: .relaxed) {
+                for connection in Array(connections.values) { drop(connection) }
+                break
+            }
+            if !drainSeen, shared.draining.load(ordering: .relaxed) {
+                drainSeen = true
+                setListening(false)
+                for connection in Array(connections.values) where connection.isIdle { drop(connection) }
+                for connection in connections.values { connection.closeAfterResponse = true }
+            }
+            if drainSeen, connections.isEmpty { break }
+            let now = monotonicNanoseconds()
+            if !listening, !drainSeen, now >= acceptPausedUntil { setListening(true) }
+
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), 100)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            clock.update()
+            for index in 0..<Int(count) {
+                let descriptor = events[index].data.fd
+                let flags = events[index].events
+                if descriptor == wakeup {
+                    var value: UInt64 = 0
+                    _ = read(wakeup, &value, 8)
+                } else if descriptor == listener {
+                    acceptConnections()
+                } else if let connection = connections[descriptor] {
+                    if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0, connection.phase == .lingering {
+                        drop(connection)
+                    } else {
+                        drive(connection)
+                    }
+                }
+            }
+            let after = monotonicNanoseconds()
+            if after &- lastSweep >= 50_000_000 {
+                lastSweep = after
+                sweepDeadlines(now: after)
+            }
+        }
+        setListening(false)
+    }
+
+    private func setListening(_ on: Bool) {
+        guard on != listening else { return }
+        if on {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
+            event.data.fd = listener
+            listening = epoll_ctl(epoll, EPOLL_CTL_ADD, listener, &event) == 0
+        } else {
+            epoll_ctl(epoll, EPOLL_CTL_DEL, listener, nil)
+            listening = false
+        }
+    }
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let descriptor = pinion_server_accept(listener, &storage, &length)
+            if descriptor < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: stop accepting for a moment instead of
+                    // spinning on a listener that stays readable.
+                    acceptPausedUntil = monotonicNanoseconds() + 100_000_000
+                    setListening(false)
+                    log.event(time: clock.logTime, "accept paused: \(String(cString: strerror(errno)))")
+                    return
+                default: return
+                }
+            }
+            let peer = Self.peerText(storage)
+            let open = shared.open.wrappingAdd(1, ordering: .relaxed).newValue
+            if open > shared.maxConnections {
+                shared.open.wrappingSubtract(1, ordering: .relaxed)
+                close(descriptor)
+                log.record(
+                    time: clock.logTime, peer: peer, method: "-", path: "- (connection cap)", status: 503, bytes: 0,
+                    nanoseconds: 0)
+                continue
+            }
+            var one: Int32 = 1
+            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard let ssl = SSL_new(tls.context.pointer), pinion_https_set_socket(ssl, descriptor) == 1 else {
+                shared.open.wrappingSubtract(1, ordering: .relaxed)
+                close(descriptor)
+                continue
+            }
+            SSL_set_accept_state(ssl)
+            let now = monotonicNanoseconds()
+            let connection = Connection(
+                descriptor: descriptor, ssl: ssl, peer: peer,
+                deadline: now + nanoseconds(configuration.headerTimeout))
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.fd = descriptor
+            guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+                connection.release()
+                shared.open.wrappingSubtract(1, ordering: .relaxed)
+                continue
+            }
+            connections[descriptor] = connection
+            drive(connection)
+        }
+    }
+
+    private static func peerText(_ storage: sockaddr_storage) -> String {
+        var copy = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        return withUnsafePointer(to: &copy) { pointer -> String in
+            if Int32(storage.ss_family) == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var raw = address.pointee.sin_addr
+                    inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                    return "\(Self.cText(text)):\(UInt16(bigEndian: address.pointee.sin_port))"
+                }
+            }
+            if Int32(storage.ss_family) == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var raw = address.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                    return "[\(Self.cText(text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
+                }
+            }
+            return "-"
+        }
+    }
+
+    private static func cText(_ text: [CChar]) -> String {
+        String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func sweepDeadlines(now: UInt64) {
+        for connection in Array(connections.values) where now >= connection.deadline {
+            if connection.phase == .reading, !connection.buffer.isEmpty {
+                // A request that never completed in time (slowloris): logged, not answered.
+                logRequest(connection, method: "-", path: "- (header timeout)", status: 408, bytes: 0, now: now)
+            } else if connection.phase == .writing {
+                logRequest(
+                    connection, method: connection.logMethod, path: connection.logPath + " (write timeout)",
+                    status: connection.pendingStatus, bytes: connection.bodyBytesSent, now: now)
+            }
+            drop(connection)
+        }
+    }
+
+    // MARK: - Connections
+
+    private func want(_ connection: Connection, writable: Bool) {
+        guard connection.wantsWrite != writable else { return }
+        connection.wantsWrite = writable
+        var event = epoll_event()
+        event.events = writable ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+        event.data.fd = connection.descriptor
+        epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
+    }
+
+    /// Closes at once: no close_notify, no lingering.
+    private func drop(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.descriptor) != nil else { return }
+        epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, nil)
+        connection.release()
+        shared.open.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Sends close_notify and half-closes, then reads and discards what the peer still
+    /// sends for a short while, so that it reads the last response rather than a reset.
+    private func closeGracefully(_ connection: Connection) {
+        ERR_clear_error()
+        _ = SSL_shutdown(connection.ssl)
+        ERR_clear_error()
+        shutdown(connection.descriptor, Int32(SHUT_WR))
+        connection.phase = .lingering
+        connection.deadline = monotonicNanoseconds() + nanoseconds(Self.lingerSeconds)
+        want(connection, writable: false)
+        linger(connection)
+    }
+
+    private func linger(_ connection: Connection) {
+        while true {
+            let count = scratch.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return }
+            drop(connection)
+            return
+        }
+    }
+
+    private func drive(_ connection: Connection) {
+        while connections[connection.descriptor] != nil {
+            switch connection.phase {
+            case .handshaking:
+                ERR_clear_error()
+                let result = SSL_do_handshake(connection.ssl)
+                if result == 1 {
+                    connection.phase = .reading
+                    connection.requestStart = monotonicNanoseconds()
+                    continue
+                }
+                switch SSL_get_error(connection.ssl, result) {
+                case SSL_ERROR_WANT_READ: return want(connection, writable: false)
+                case SSL_ERROR_WANT_WRITE: return want(connection, writable: true)
+                default:
+                    // Plain HTTP, a broken ClientHello, a vanished client: only this
+                    // connection is affected.
+                    ERR_clear_error()
+                    return drop(connection)
+                }
+            case .reading:
+                if !connection.buffer.isEmpty {
+                    let parsed: HTTPParseResult
+                    do {
+                        parsed = try HTTPRequestParser.parse(
+                            connection.buffer[...], limits: configuration.requestLimits)
+                    } catch {
+                        let response = HTTPResponse.text(
+                            error.status, HTTPResponse.reason(error.status), sendBody: true, close: true,
+                            date: clock.httpDate)
+                        connection.buffer = []
+                        begin(connection, response: response, method: "-", path: "-", close: true)
+                        continue
+                    }
+                    if case .complete(let head, let consumed) = parsed {
+                        connection.buffer.removeSubrange(0..<consumed)
+                        respond(connection, to: head)
+                        continue
+                    }
+                }
+                if shared.draining.load(ordering: .relaxed), connection.buffer.isEmpty {
+                    return drop(connection)
+                }
+                ERR_clear_error()
+                let room = min(
+                    scratch.count,
+                    configuration.requestLimits.maxRequestLineBytes
+                        + configuration.requestLimits.maxHeaderBytes + 8 - connection.buffer.count)
+                let count = scratch.withUnsafeMutableBytes {
+                    SSL_read(connection.ssl, $0.baseAddress, Int32(max(room, 1)))
+                }
+                if count > 0 {
+                    if connection.buffer.isEmpty, connection.awaitingFirstByte {
+                        connection.awaitingFirstByte = false
+                        connection.requestStart = monotonicNanoseconds()
+                        connection.deadline = connection.requestStart + nanoseconds(configuration.headerTimeout)
+                    }
+                    connection.buffer.append(contentsOf: scratch[0..<Int(count)])
+                    continue
+                }
+                switch SSL_get_error(connection.ssl, count) {
+                case SSL_ERROR_WANT_READ: return want(connection, writable: false)
+                case SSL_ERROR_WANT_WRITE: return want(connection, writable: true)
+                case SSL_ERROR_ZERO_RETURN:
+                    return closeGracefully(connection)
+                default:
+                    ERR_clear_error()
+                    return drop(connection)
+                }
+            case .writing:
+                guard writePending(connection) else { return }
+                logRequest(
+                    connection, method: connection.logMethod, path: connection.logPath,
+                    status: connection.pendingStatus, bytes: connection.bodyBytesSent, now: monotonicNanoseconds())
+                connection.requestsServed += 1
+                connection.response = nil
+                if connection.closeAfterResponse { return closeGracefully(connection) }
+                connection.phase = .reading
+                let now = monotonicNanoseconds()
+                if connection.buffer.isEmpty {
+                    connection.buffer = []
+                    connection.awaitingFirstByte = true
+                    connection.deadline = now + nanoseconds(configuration.idleTimeout)
+                } else {
+                    connection.awaitingFirstByte = false
+                    connection.requestStart = now
+                    connection.deadline = now + nanoseconds(configuration.headerTimeout)
+                }
+            case .lingering:
+                return linger(connection)
+            }
+        }
+    }
+
+    /// Writes what is left of the response; true when all of it is sent.
+    private func writePending(_ connection: Connection) -> Bool {
+        guard let response = connection.response else { return true }
+        while connection.headSent < response.head.count || connection.bodyBytesSent < response.body.count {
+            ERR_clear_error()
+            let written: Int32
+            let headLeft = response.head.count - connection.headSent
+            if headLeft > 0, headLeft + response.body.count <= 16 * 1024 {
+                // Small response: head and body in one TLS record.
+                let merged = Array(response.head[connection.headSent...]) + response.body[connection.bodyBytesSent...]
+                written = merged.withUnsafeBytes { SSL_write(connection.ssl, $0.baseAddress, Int32($0.count)) }
+                if written > 0 {
+                    let toHead = min(Int(written), headLeft)
+                    connection.headSent += toHead
+                    connection.bodyBytesSent += Int(written) - toHead
+                }
+            } else if headLeft > 0 {
+                written = response.head.withUnsafeBytes {
+                    SSL_write(connection.ssl, $0.baseAddress! + connection.headSent, Int32(headLeft))
+                }
+                if written > 0 { connection.headSent += Int(written) }
+            } else {
+                let chunk = min(response.body.count - connection.bodyBytesSent, 64 * 1024)
+                written = response.body.withUnsafeBytes {
+                    SSL_write(connection.ssl, $0.baseAddress! + connection.bodyBytesSent, Int32(chunk))
+                }
+                if written > 0 { connection.bodyBytesSent += Int(written) }
+            }
+            if written > 0 { continue }
+            switch SSL_get_error(connection.ssl, written) {
+            case SSL_ERROR_WANT_WRITE:
+                want(connection, writable: true)
+                return false
+            case SSL_ERROR_WANT_READ:
+                want(connection, writable: false)
+                return false
+            default:
+                ERR_clear_error()
+                drop(connection)
+                return false
+            }
+        }
+        return true
+    }
+
+    private func begin(_ connection: Connection, response: HTTPResponse, method: String, path: String, close: Bool) {
+        connection.response = response
+        connection.pendingStatus = response.status
+        connection.headSent = 0
+        connection.bodyBytesSent = 0
+        connection.logMethod = method
+        connection.logPath = path
+        if close { connection.closeAfterResponse = true }
+        connection.phase = .writing
+        connection.deadline = monotonicNanoseconds() + nanoseconds(configuration.writeTimeout)
+    }
+
+    private func respond(_ connection: Connection, to head: HTTPRequestHead) {
+        let close =
+            head.wantsClose || connection.closeAfterResponse
+            || connection.requestsServed + 1 >= configuration.maxRequestsPerConnection
+            || shared.draining.load(ordering: .relaxed)
+        let response = makeResponse(to: head, close: close)
+        begin(connection, response: response, method: head.method.name, path: head.target, close: close)
+    }
+
+    private func makeResponse(to head: HTTPRequestHead, close: Bool) -> HTTPResponse {
+        let date = clock.httpDate
+        let sendBody: Bool
+        switch head.method {
+        case .get: sendBody = true
+        case .head: sendBody = false
+        case .other:
+            return HTTPResponse.text(
+                405, "Method Not Allowed", sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
+        }
+        if head.path == "/healthz" {
+            return HTTPResponse.text(200, "ok", sendBody: sendBody, close: close, date: date)
+        }
+        guard let path = PublishedPath(head.path) else {
+            return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
+        }
+        let file: PublishedFile
+        do {
+            file = try files.file(at: path)
+        } catch .readFailed {
+            return HTTPResponse.text(500, "Internal Server Error", sendBody: sendBody, close: close, date: date)
+        } catch {
+            return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
+        }
+        let headers = [
+            ("Content-Type", "application/json"), ("ETag", file.etag), ("Cache-Control", path.cacheControl),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if let condition = head.header("if-none-match"), ifNoneMatchMatches(condition, etag: file.etag) {
+            return HTTPResponse.make(
+                status: 304, headers: headers, body: [], sendBody: false, close: close, date: date)
+        }
+        return HTTPResponse.make(
+            status: 200, headers: headers, body: file.body, sendBody: sendBody, close: close, date: date)
+    }
+
+    private func logRequest(
+        _ connection: Connection, method: String, path: String, status: Int, bytes: Int, now: UInt64
+    ) {
+        log.record(
+            time: clock.logTime, peer: connection.peer, method: method, path: path, status: status, bytes: bytes,
+            nanoseconds: now &- connection.requestStart)
+    }
+}
+
+/// One client connection; only its worker's thread touches it.
+final class Connection {
+    enum Phase { case handshaking, reading, writing, lingering }
+
+    let descriptor: Int32
+    let ssl: OpaquePointer
+    let peer: String
+    var phase = Phase.handshaking
+    /// Monotonic nanoseconds at which the current phase times out.
+    var deadline: UInt64
+    /// Bytes received and not yet parsed (bounded by the request limits).
+    var buffer: [UInt8] = []
+    /// True while a kept-alive connection waits for the first byte of its next request.
+    var awaitingFirstByte = false
+    var requestStart: UInt64 = 0
+    var requestsServed = 0
+    var closeAfterResponse = false
+    var wantsWrite = false
+    var response: HTTPResponse?
+    var pendingStatus = 0
+    var headSent = 0
+    var bodyBytesSent = 0
+    var logMethod = "-"
+    var logPath = "-"
+    private var released = false
+
+    init(descriptor: Int32, ssl: OpaquePointer, peer: String, deadline: UInt64) {
+        self.descriptor = descriptor
+        self.ssl = ssl
+        self.peer = peer
+        self.deadline = deadline
+        requestStart = monotonicNanoseconds()
+    }
+
+    /// No request in progress: still handshaking, or waiting with nothing received.
+    var isIdle: Bool {
+        phase == .handshaking || (phase == .reading && buffer.isEmpty)
+    }
+
+    /// Frees the TLS state and closes the socket (once).
+    func release() {
+        guard !released else { return }
+        released = true
+        SSL_free(ssl)
+        close(descriptor)
+    }
+
+    deinit { release() }
+}

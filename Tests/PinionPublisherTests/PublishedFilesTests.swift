@@ -1,0 +1,104 @@
+// How `pinion serve` maps paths to files: the refused path forms, symbolic links, special
+// files, cache headers, ETags, and a replaced file seen at once.
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import PinionPublisher
+import Testing
+
+struct PublishedFilesTests {
+    @Test(arguments: [
+        "/v1/s/manifest.json", "/v1/com.example.app/history/12.json", "/v1/s/root/1.json", "/v1/s/index.json",
+    ])
+    func acceptsTreePaths(_ path: String) {
+        #expect(PublishedPath(path) != nil)
+    }
+
+    @Test(arguments: [
+        "/", "/v1/", "/v1/s/", "/manifest.json", "/v2/s/manifest.json", "/v1/s/../s/manifest.json",
+        "/v1/s/./manifest.json", "/v1/s/%2e%2e/manifest.json", "/v1/s/%2fmanifest.json", "/v1/s/manifest%2ejson",
+        "/v1/s\\manifest.json", "/v1/s//manifest.json", "/v1/s/.manifest.json", "/v1/s/.1.json.tmp-abc",
+        "/v1/s/history", "/v1/s/key.pem", "/v1/s/.json", "/v1/s/m\u{0}.json", "/v1/s/manifest.json/",
+        "//v1/s/manifest.json", "/v1/s/é.json", "/v1/.hidden/manifest.json",
+    ])
+    func refusesOtherPathForms(_ path: String) {
+        #expect(PublishedPath(path) == nil, "\(path.debugDescription) must be refused")
+    }
+
+    @Test func cacheControlFollowsTheDesign() throws {
+        #expect(PublishedPath("/v1/s/manifest.json")?.cacheControl == "no-cache")
+        #expect(PublishedPath("/v1/s/index.json")?.cacheControl == "no-cache")
+        #expect(PublishedPath("/v1/s/root/2.json")?.cacheControl == "public, max-age=31536000, immutable")
+        #expect(PublishedPath("/v1/s/history/7.json")?.cacheControl == "public, max-age=31536000, immutable")
+    }
+
+    private func makeTree() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-files-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory + "/v1/s/history", withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func servesBytesWithTheirSHA256AsETag() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(atPath: tree) }
+        try Data("{\"v\":1}".utf8).write(to: URL(fileURLWithPath: tree + "/v1/s/manifest.json"))
+        let files = try PublishedFiles(directory: tree)
+        let file = try files.file(at: #require(PublishedPath("/v1/s/manifest.json")))
+        #expect(file.body == Array("{\"v\":1}".utf8))
+        #expect(file.etag == "\"" + Hex.encode(try #require(OpenSSLSupport.sha256(file.body))) + "\"")
+    }
+
+    @Test func aFileReplacedByRenameIsSeenAtOnce() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(atPath: tree) }
+        let target = tree + "/v1/s/manifest.json"
+        try Data("old".utf8).write(to: URL(fileURLWithPath: target))
+        let files = try PublishedFiles(directory: tree)
+        let path = try #require(PublishedPath("/v1/s/manifest.json"))
+        #expect(try files.file(at: path).body == Array("old".utf8))
+        // Same size, written within the same second: the inode tells them apart.
+        try Data("new".utf8).write(to: URL(fileURLWithPath: tree + "/v1/s/next"))
+        #expect(rename(tree + "/v1/s/next", target) == 0)
+        #expect(try files.file(at: path).body == Array("new".utf8))
+    }
+
+    @Test func refusesSymbolicLinksDirectoriesAndSpecialFiles() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(atPath: tree) }
+        let outside = tree + "-outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: outside + "/secret.json"))
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: tree + "/v1/s/history/1.json"))
+        try FileManager.default.createSymbolicLink(
+            atPath: tree + "/v1/s/leak.json", withDestinationPath: outside + "/secret.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: tree + "/v1/s/inside.json", withDestinationPath: "history/1.json")
+        try FileManager.default.createSymbolicLink(atPath: tree + "/v1/t", withDestinationPath: outside)
+        try FileManager.default.createDirectory(atPath: tree + "/v1/s/dir.json", withIntermediateDirectories: true)
+        #expect(mkfifo(tree + "/v1/s/fifo.json", 0o600) == 0)
+        let files = try PublishedFiles(directory: tree)
+        for path in [
+            "/v1/s/leak.json", "/v1/s/inside.json", "/v1/t/secret.json", "/v1/s/dir.json", "/v1/s/fifo.json",
+            "/v1/s/missing.json",
+        ] {
+            #expect(throws: PublishedFileError.notFound, "\(path)") {
+                try files.file(at: #require(PublishedPath(path)))
+            }
+        }
+        #expect(try files.file(at: #require(PublishedPath("/v1/s/history/1.json"))).body == Array("{}".utf8))
+    }
+
+    @Test func refusesFilesOverTheSizeLimit() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(atPath: tree) }
+        try Data(repeating: 0x20, count: 2048).write(to: URL(fileURLWithPath: tree + "/v1/s/index.json"))
+        let files = try PublishedFiles(directory: tree, maxFileBytes: 1024)
+        #expect(throws: PublishedFileError.tooLarge) { try files.file(at: #require(PublishedPath("/v1/s/index.json"))) }
+    }
+
+    @Test func refusesAMissingTree() {
+        #expect(throws: PublisherError.self) { try PublishedFiles(directory: "/nonexistent/pinion-tree") }
+    }
+}
