@@ -2,6 +2,7 @@
 #include "pinion_shims_server.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,5 +80,13 @@ int pinion_server_route_signals(int write_fd) {
     if (sigaction(SIGHUP, &action, NULL) != 0) return -1;
     if (sigaction(SIGTERM, &action, NULL) != 0) return -1;
     if (sigaction(SIGINT, &action, NULL) != 0) return -1;
+    // A parent (a supervisor, a test runner) may have left them blocked; threads started
+    // after this inherit the mask, so the signals reach the handler.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return -1;
     return 0;
 }

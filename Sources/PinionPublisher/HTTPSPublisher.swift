@@ -89,7 +89,15 @@ public final class HTTPSPublisher: Sendable {
         workers = made
     }
 
-    deinit { close(listener) }
+    deinit { closeListener() }
+
+    private let listenerClosed = Atomic<Bool>(false)
+
+    /// Closes the listening socket once, so that new connections are refused rather than
+    /// left waiting in the backlog of a server that no longer accepts.
+    private func closeListener() {
+        if !listenerClosed.exchange(true, ordering: .sequentiallyConsistent) { close(listener) }
+    }
 
     /// Starts the worker threads; returns at once.
     public func start() {
@@ -137,7 +145,10 @@ public final class HTTPSPublisher: Sendable {
             if state != .stopped { state = running ? .draining : .stopped }
             return running
         }
-        guard wasRunning else { return true }
+        guard wasRunning else {
+            closeListener()
+            return true
+        }
         shared.draining.store(true, ordering: .sequentiallyConsistent)
         for worker in workers { worker.wake() }
         let clean = finished.wait(timeout: .now() + timeout) == .success
@@ -146,6 +157,7 @@ public final class HTTPSPublisher: Sendable {
             for worker in workers { worker.wake() }
             finished.wait()
         }
+        closeListener()
         lifecycle.withLock { $0 = .stopped }
         return clean
     }

@@ -44,6 +44,10 @@ final class ServerTLSContext: @unchecked Sendable {
         guard SSL_CTX_use_PrivateKey_file(context, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
             let detail = OpenSSLSupport.errorText()
             SSL_CTX_free(context)
+            if detail.contains("key values mismatch") {
+                throw .tlsCredentials(
+                    detail: "\(privateKeyFile) is not the key of the certificate in \(certificateChainFile)")
+            }
             throw .tlsCredentials(
                 detail: "\(privateKeyFile): not a readable unencrypted PEM private key (\(detail))")
         }

@@ -25,6 +25,7 @@ int pinion_server_accept(int listener, struct sockaddr_storage *address, socklen
 
 /// Routes SIGHUP, SIGTERM and SIGINT to a pipe: the handler writes the signal number as
 /// one byte to `write_fd` (async-signal-safe), so any thread may receive the signal and
-/// the main thread reads which one arrived. Returns 0, or -1 with errno set.
+/// the main thread reads which one arrived. Also unblocks them in the calling thread (and
+/// so in threads it starts later). Returns 0, or -1 with errno set.
 int pinion_server_route_signals(int write_fd);
 #endif

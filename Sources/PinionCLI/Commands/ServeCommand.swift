@@ -80,12 +80,12 @@ struct ServeCommand: Command {
         case let path: log = try mapped { () throws(PublisherError) in try AccessLog(path: path) }
         }
 
-        // Signals go to a pipe before any worker thread exists, so whichever thread the
-        // kernel picks, nothing is killed and the main thread learns of it.
-        let signals = try mapped { () throws(PublisherError) in try ServerSignals() }
         let publisher = try mapped { () throws(PublisherError) in
             try HTTPSPublisher(configuration: configuration, accessLog: log)
         }
+        // Signals go to a pipe before any worker thread exists, so whichever thread the
+        // kernel picks, nothing is killed and the main thread learns of it.
+        let signals = try mapped { () throws(PublisherError) in try ServerSignals() }
         publisher.start()
         context.print("listening on \(publisher.url)")
         while let signal = signals.next() {

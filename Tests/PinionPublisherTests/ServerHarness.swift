@@ -1,0 +1,304 @@
+// Test helpers for `pinion serve`: certificates made with openssl at test time, a raw TLS
+// client that sends exact bytes (including garbage), a plain TCP client, and a response
+// splitter.
+
+import COpenSSL
+import CPinionShims
+import Foundation
+import PinionCrypto
+import PinionPublisher
+import Testing
+
+struct SetupFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Two self-signed certificates for 127.0.0.1 with their keys, plus an encrypted key and
+/// a key that matches neither, made once per test process.
+struct ServerCredentials: Sendable {
+    let directory: String
+    var certificate: String { directory + "/cert1.pem" }
+    var key: String { directory + "/key1.pem" }
+    var secondCertificate: String { directory + "/cert2.pem" }
+    var secondKey: String { directory + "/key2.pem" }
+    var encryptedKey: String { directory + "/encrypted.pem" }
+
+    static func shared() throws -> ServerCredentials { try sharedResult.get() }
+
+    private static let sharedResult = Result { () throws(SetupFailure) -> ServerCredentials in try make() }
+
+    private static func make() throws(SetupFailure) -> ServerCredentials {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-serve-pki-\(UUID())").path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch { throw SetupFailure(description: "cannot create \(directory): \(error)") }
+        for index in 1...2 {
+            try openssl([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                "\(directory)/key\(index).pem", "-out", "\(directory)/cert\(index).pem", "-days", "3650", "-subj",
+                "/CN=publisher \(index)", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        }
+        try openssl([
+            "pkey", "-in", "\(directory)/key1.pem", "-aes256", "-passout", "pass:secret", "-out",
+            "\(directory)/encrypted.pem",
+        ])
+        return ServerCredentials(directory: directory)
+    }
+
+    static func openssl(_ arguments: [String]) throws(SetupFailure) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { throw SetupFailure(description: "openssl: \(error)") }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw SetupFailure(description: "openssl \(arguments.joined(separator: " ")) failed")
+        }
+    }
+}
+
+/// A tree with a few files, made in a fresh temporary directory.
+final class TestTree: @unchecked Sendable {
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-serve-tree-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory + "/v1/s/history", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/v1/s/root", withIntermediateDirectories: true)
+        try write("v1/s/manifest.json", "{\"version\":2}")
+        try write("v1/s/index.json", "{\"entries\":[]}")
+        try write("v1/s/history/1.json", "{\"version\":1}")
+        try write("v1/s/root/1.json", "{\"root\":1}")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func write(_ name: String, _ text: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+}
+
+/// A running in-process publisher, drained when the test ends.
+final class RunningPublisher: @unchecked Sendable {
+    let publisher: HTTPSPublisher
+    let tree: TestTree
+    let logPath: String
+
+    var port: UInt16 { publisher.port }
+
+    init(tree: TestTree? = nil, configure: (inout PublisherConfiguration) -> Void = { _ in }) throws {
+        let credentials = try ServerCredentials.shared()
+        self.tree = try tree ?? TestTree()
+        var configuration = PublisherConfiguration(
+            repository: self.tree.directory, certificateChainFile: credentials.certificate,
+            privateKeyFile: credentials.key, host: "127.0.0.1", port: 0)
+        configuration.workers = 2
+        configure(&configuration)
+        logPath = self.tree.directory + ".access.log"
+        publisher = try HTTPSPublisher(configuration: configuration, accessLog: try AccessLog(path: logPath))
+        publisher.start()
+    }
+
+    var accessLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    deinit {
+        publisher.drain(timeout: 5)
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+}
+
+/// One parsed response.
+struct TestResponse {
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Splits `bytes` into responses; `bodiless` tells which (by position) carry no body
+/// (HEAD, 304).
+func splitResponses(_ bytes: [UInt8], bodiless: Set<Int> = []) -> [TestResponse] {
+    var responses: [TestResponse] = []
+    var rest = bytes[...]
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    while !rest.isEmpty {
+        guard let end = rest.indices.first(where: { rest[$0...].starts(with: separator) }) else { break }
+        let headText = String(decoding: rest[rest.startIndex..<end], as: UTF8.self)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { break }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        let bodyStart = end + 4
+        let length =
+            bodiless.contains(responses.count) || status == 304 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
+        let bodyEnd = min(rest.endIndex, bodyStart + length)
+        responses.append(TestResponse(status: status, headers: headers, body: Array(rest[bodyStart..<bodyEnd])))
+        rest = rest[bodyEnd...]
+    }
+    return responses
+}
+
+/// A TLS client that writes exact bytes and reads until the server closes or a timeout.
+/// It does not verify the server (the tests check the server, not its certificate).
+final class RawTLSClient {
+    let descriptor: Int32
+    private let context: OpaquePointer
+    private let ssl: OpaquePointer
+
+    /// Connects and completes the TLS handshake.
+    init(port: UInt16, timeout: Double = 20, maxVersion: Int32? = nil) throws {
+        descriptor = try SocketSupport.connectTCP(
+            address: "127.0.0.1", port: port, attemptTimeout: timeout, deadline: nil)
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            close(descriptor)
+            throw SetupFailure(description: "SSL_CTX_new")
+        }
+        self.context = context
+        if let maxVersion { SSL_CTX_ctrl(context, SSL_CTRL_SET_MAX_PROTO_VERSION, Int(maxVersion), nil) }
+        guard let ssl = SSL_new(context) else {
+            SSL_CTX_free(context)
+            close(descriptor)
+            throw SetupFailure(description: "SSL_new")
+        }
+        self.ssl = ssl
+        _ = pinion_https_set_socket(ssl, descriptor)
+        SSL_set_connect_state(ssl)
+        let deadline = IODeadline(seconds: timeout)
+        while true {
+            let result = SSL_do_handshake(ssl)
+            if result == 1 { break }
+            let error = SSL_get_error(ssl, result)
+            if error == SSL_ERROR_WANT_READ, SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline) {
+                continue
+            }
+            if error == SSL_ERROR_WANT_WRITE, SocketSupport.waitReady(descriptor, for: Int16(POLLOUT), until: deadline)
+            {
+                continue
+            }
+            throw SetupFailure(description: "TLS handshake failed: \(OpenSSLSupport.errorText())")
+        }
+    }
+
+    deinit {
+        SSL_free(ssl)
+        SSL_CTX_free(context)
+        close(descriptor)
+    }
+
+    /// The SHA-256 of the server certificate's SPKI (to tell certificates apart).
+    var peerSPKISHA256: [UInt8]? {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(certificate) }
+        guard let key = X509_get_X509_PUBKEY(certificate), let der = OpenSSLSupport.spkiDER(of: key) else { return nil }
+        return OpenSSLSupport.sha256(der)
+    }
+
+    /// Negotiated protocol version text, e.g. `TLSv1.3`.
+    var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// Writes all of `text`; false if the connection failed.
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        let deadline = IODeadline(seconds: 20)
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset))
+            }
+            if written > 0 {
+                offset += Int(written)
+                continue
+            }
+            let error = SSL_get_error(ssl, written)
+            if error == SSL_ERROR_WANT_WRITE, SocketSupport.waitReady(descriptor, for: Int16(POLLOUT), until: deadline)
+            {
+                continue
+            }
+            if error == SSL_ERROR_WANT_READ, SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline) {
+                continue
+            }
+            ERR_clear_error()
+            return false
+        }
+        return true
+    }
+
+    /// Reads until the server closes (returns closed = true) or `timeout` seconds pass, or
+    /// (with `until`) the bytes read so far satisfy it.
+    func receive(timeout: Double = 20, until: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let deadline = IODeadline(seconds: timeout)
+        while true {
+            if let until, until(bytes) { return (bytes, false) }
+            let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            if count > 0 {
+                bytes += buffer[0..<Int(count)]
+                continue
+            }
+            let error = SSL_get_error(ssl, count)
+            if error == SSL_ERROR_WANT_READ {
+                if SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline) { continue }
+                return (bytes, false)
+            }
+            ERR_clear_error()
+            return (bytes, true)
+        }
+    }
+
+    /// Sends one request and reads exactly one response (by Content-Length).
+    func request(_ text: String, bodiless: Bool = false, timeout: Double = 20) -> TestResponse? {
+        guard send(text) else { return nil }
+        let (bytes, _) = receive(timeout: timeout) { bytes in
+            let responses = splitResponses(bytes, bodiless: bodiless ? [0] : [])
+            guard let first = responses.first else { return false }
+            let length = bodiless || first.status == 304 ? 0 : Int(first.header("content-length") ?? "0") ?? 0
+            return first.body.count == length
+        }
+        return splitResponses(bytes, bodiless: bodiless ? [0] : []).first
+    }
+}
+
+/// A plain TCP connection, for bytes that are not TLS.
+final class RawTCPClient {
+    let descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = try SocketSupport.connectTCP(address: "127.0.0.1", port: port, attemptTimeout: 20, deadline: nil)
+    }
+
+    deinit { close(descriptor) }
+
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Reads until end of stream or error (true) or the timeout (false), discarding data.
+    func waitClosed(timeout: Double) -> Bool {
+        let deadline = IODeadline(seconds: timeout)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline) {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return count == 0 || errno != EAGAIN }
+        }
+        return false
+    }
+}
+
+/// A GET request for `path`.
+func get(_ path: String, _ extra: String = "") -> String {
+    "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n"
+}
