@@ -1,6 +1,6 @@
 // Real nginx (Debian package nginx-light) serving a tree written by `pinion publish` with the
 // shipped deploy/nginx/pinion.conf: the SDK refreshes from it, and every header the
-// configuration promises (DESIGN.md §9) is checked on the wire.
+// configuration promises (DESIGN.md §9, docs/PUBLISHING.md) is checked on the wire.
 
 import Foundation
 import PinionCLI
@@ -633,6 +633,12 @@ final class NginxServer: @unchecked Sendable {
         #expect(NginxServer.processes(inGroup: nginx.processGroup).count == 2, "a master and one worker")
         nginx.stop()
         #expect(NginxServer.processes(inGroup: nginx.processGroup).isEmpty)
+    }
+
+    @Test func publishingGuideShowsTheShippedConfigurationVerbatim() throws {
+        let configuration = try String(contentsOfFile: NginxServer.shippedConfiguration, encoding: .utf8)
+        let guide = try String(contentsOfFile: NginxServer.packageRoot + "/docs/PUBLISHING.md", encoding: .utf8)
+        #expect(guide.contains("```nginx\n" + configuration + "```\n"))
     }
 
     @Test func aMissingNginxFailsWithTheFix() throws {
