@@ -1,0 +1,651 @@
+// Real nginx (Debian package nginx-light) serving a tree written by `pinion publish` with the
+// shipped deploy/nginx/pinion.conf: the SDK refreshes from it, and every header the
+// configuration promises (DESIGN.md §9, docs/PUBLISHING.md) is checked on the wire.
+
+import Foundation
+import PinionCLI
+import PinionClient
+import PinionCore
+import PinionCrypto
+import PinionTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: - nginx
+
+/// nginx on 127.0.0.1 running deploy/nginx/pinion.conf, rendered into its own temporary
+/// directory (prefix, pid file, logs and temp paths all there), in the foreground. nginx
+/// cannot bind port 0: the port is one the kernel just gave out, and a start that fails
+/// because someone else bound it meanwhile is retried on another port.
+/// Stop it with `stop()`, which SIGKILLs its whole process group (master and workers).
+final class NginxServer: @unchecked Sendable {
+    static let defaultBinary = "/usr/sbin/nginx"
+    /// The package's root directory, found from this source file.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    /// The shipped configuration.
+    static let shippedConfiguration = packageRoot + "/deploy/nginx/pinion.conf"
+    /// The access log format of the test (one line per request).
+    static let logFormat = "$status $request_method $request_uri"
+
+    /// The port nginx listens on (127.0.0.1).
+    let port: UInt16
+    /// Holds nginx.conf, the rendered pinion.conf, logs, pid file and temp paths.
+    let directory: String
+    /// Ports tried first whose bind failed (another process had them).
+    let conflicts: [UInt16]
+    /// The master's process group, which its workers share.
+    let processGroup: pid_t
+    private let process: Process
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts nginx and waits (up to 60 s per attempt) until it listens.
+    ///
+    /// - Parameters:
+    ///   - tree: the directory given to `pinion publish --repo`.
+    ///   - chain: certificate files, leaf first.
+    ///   - key: the leaf's private key file.
+    ///   - firstPort: the port tried first (default: one the kernel picks).
+    ///   - binary: the nginx executable.
+    init(
+        tree: String, chain: [String], key: String, firstPort: UInt16? = nil, binary: String = defaultBinary
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestSetupError(
+                description: "\(binary) not found: nginx is not installed. Run scripts/install-deps "
+                    + "(it installs the Debian package nginx-light).")
+        }
+        let directory = try makeTemporaryDirectory(prefix: "pinion-nginx")
+        self.directory = directory
+        var chainText = ""
+        for path in chain { chainText += try String(contentsOfFile: path, encoding: .utf8) }
+        try chainText.write(toFile: directory + "/chain.pem", atomically: true, encoding: .utf8)
+        let template = try String(contentsOfFile: Self.shippedConfiguration, encoding: .utf8)
+
+        var conflicts: [UInt16] = []
+        var next = firstPort
+        for _ in 0..<20 {
+            let port = try next ?? Self.freePort()
+            next = nil
+            let values = [
+                "@PINION_LISTEN@": "127.0.0.1:\(port)", "@PINION_SERVER_NAME@": "127.0.0.1",
+                "@PINION_CERT@": directory + "/chain.pem", "@PINION_KEY@": key, "@PINION_TREE@": tree,
+            ]
+            var rendered = template
+            for (placeholder, value) in values {
+                guard !value.contains(where: { $0.isWhitespace || $0 == ";" || $0 == "{" || $0 == "}" }) else {
+                    throw TestSetupError(description: "cannot put \(value) into an nginx configuration")
+                }
+                rendered = rendered.replacingOccurrences(of: placeholder, with: value)
+            }
+            guard !rendered.contains("@PINION_") else {
+                throw TestSetupError(
+                    description: "\(Self.shippedConfiguration) has a placeholder the test does not know")
+            }
+            try rendered.write(toFile: directory + "/pinion.conf", atomically: true, encoding: .utf8)
+            try Self.mainConfiguration(directory).write(
+                toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+            switch try Self.launch(binary, in: directory) {
+            case .listening(let process):
+                self.process = process
+                self.port = port
+                self.conflicts = conflicts
+                processGroup = process.processIdentifier
+                return
+            case .addressInUse:
+                conflicts.append(port)
+            }
+        }
+        throw TestSetupError(description: "nginx found no free port after 20 attempts: \(conflicts)")
+    }
+
+    deinit { stop() }
+
+    /// The main configuration around the shipped server block: everything nginx writes
+    /// stays in `directory`. As root, workers run as nobody, as a packaged nginx's run as
+    /// an unprivileged user.
+    private static func mainConfiguration(_ directory: String) throws -> String {
+        var user = ""
+        if geteuid() == 0 {
+            guard let entry = getpwnam("nobody"), let group = getgrgid(entry.pointee.pw_gid) else {
+                throw TestSetupError(description: "running as root, but there is no user nobody for nginx's workers")
+            }
+            user = "user nobody \(String(cString: group.pointee.gr_name));"
+        }
+        return """
+            daemon off;
+            master_process on;
+            worker_processes 1;
+            pid \(directory)/nginx.pid;
+            lock_file \(directory)/nginx.lock;
+            error_log \(directory)/error.log info;
+            \(user)
+            events {
+                worker_connections 64;
+            }
+            http {
+                client_body_temp_path \(directory)/temp/body;
+                proxy_temp_path \(directory)/temp/proxy;
+                fastcgi_temp_path \(directory)/temp/fastcgi;
+                uwsgi_temp_path \(directory)/temp/uwsgi;
+                scgi_temp_path \(directory)/temp/scgi;
+                log_format pinion_test '\(logFormat)';
+                access_log \(directory)/access.log pinion_test;
+                include \(directory)/pinion.conf;
+            }
+
+            """
+    }
+
+    private enum Launch {
+        case listening(Process)
+        case addressInUse
+    }
+
+    /// Runs nginx and waits until its pid file names it: nginx writes the pid file after
+    /// it bound and listens on every socket.
+    private static func launch(_ binary: String, in directory: String) throws -> Launch {
+        for name in ["nginx.pid", "error.log", "stderr"] {
+            try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", directory + "/error.log",
+        ]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: directory + "/stderr")
+        try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)
+        try process.run()
+        // Foundation starts a child in its own process group; stop() relies on it.
+        guard getpgid(process.processIdentifier) == process.processIdentifier else {
+            kill(process: process)
+            throw TestSetupError(description: "nginx was not started in its own process group")
+        }
+
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: directory + "/nginx.pid", encoding: .utf8),
+                pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.processIdentifier
+            {
+                return .listening(process)
+            }
+            if !process.isRunning {
+                let log = Self.logs(directory)
+                // nginx gives up after five bind attempts half a second apart and exits 1.
+                if log.contains("Address already in use") { return .addressInUse }
+                throw TestSetupError(
+                    description: "nginx exited with status \(process.terminationStatus) before listening:\n\(log)")
+            }
+            usleep(20_000)
+        }
+        kill(process: process)
+        throw TestSetupError(description: "nginx did not start within 60 s:\n\(Self.logs(directory))")
+    }
+
+    private static func logs(_ directory: String) -> String {
+        ["stderr", "error.log"].map { (try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)) ?? "" }
+            .joined(separator: "\n")
+    }
+
+    private static func kill(process: Process) {
+        let group = process.processIdentifier
+        _ = Glibc.kill(-group, SIGKILL)
+        if process.isRunning { _ = Glibc.kill(group, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// A port the kernel considers free on 127.0.0.1 right now (bound to port 0, then closed).
+    static func freePort() throws -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestSetupError(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else { throw TestSetupError(description: "bind: \(String(cString: strerror(errno)))") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Live processes (zombies excluded) of a process group, from /proc.
+    static func processes(inGroup group: pid_t) -> [pid_t] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap { name -> pid_t? in
+            guard let pid = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return nil }
+            // After "pid (comm)": state, ppid, pgrp, ...
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 2, fields[0] != "Z", pid_t(fields[2]) == group else { return nil }
+            return pid
+        }
+    }
+
+    /// SIGKILLs the master and every worker (the whole process group, so workers left
+    /// behind by a master that died are killed too), waits until none is left (up to
+    /// 30 s) and removes the directory; safe to call twice.
+    func stop() {
+        let alreadyStopped = lock.withLock {
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        Self.kill(process: process)
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.processes(inGroup: processGroup).isEmpty, Date() < deadline {
+            for pid in Self.processes(inGroup: processGroup) { _ = Glibc.kill(pid, SIGKILL) }
+            usleep(20_000)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The access log (`logFormat`), waiting (up to `timeout` seconds) until it has at
+    /// least `count` lines: nginx logs a request after it sent the response.
+    func accessLog(atLeast count: Int, timeout: Double = 30) throws -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let text = (try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? ""
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            lines.removeLast()  // only complete lines
+            if lines.count >= count { return lines }
+            guard Date() < deadline else {
+                throw TestSetupError(description: "nginx logged \(lines.count) requests, expected \(count): \(lines)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// nginx's error log so far.
+    var errorLog: String { (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "" }
+}
+
+// MARK: - Tests
+
+@Suite(.serialized) final class NginxPublisherTests {
+    let pki: HTTPSTestPKI
+    let setup: Setup
+    let work: String
+    var tree: String { work + "/tree" }
+    var scopeDirectory: String { tree + "/v1/com.example.app" }
+    /// When the CLI publishes (manifests are signed at t0 for 30 days).
+    let publishTime = t0.adding(seconds: 3600)
+    /// The SDK's clock.
+    let clientTime = t0.adding(seconds: 2 * 3600)
+
+    init() throws {
+        pki = try HTTPSTestPKI.shared()
+        setup = try Setup()
+        work = try makeTemporaryDirectory(prefix: "pinion-nginx-tree")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: work) }
+
+    func startNginx(firstPort: UInt16? = nil) throws -> NginxServer {
+        try NginxServer(
+            tree: tree, chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            firstPort: firstPort)
+    }
+
+    /// Runs `pinion publish` in-process; throws with its output when it fails.
+    func publish(_ envelope: Envelope, as name: String) throws {
+        let path = work + "/" + name
+        try Data(envelope.serialized()).write(to: URL(fileURLWithPath: path))
+        let output = Output()
+        let now = publishTime
+        let status = PinionCommandLine.run(
+            ["publish", "--repo", tree, path],
+            context: CLIContext(out: { output.add($0) }, err: { output.add($0) }, now: { now }))
+        guard status == 0 else { throw TestSetupError(description: "publish \(name) exited \(status): \(output.text)") }
+    }
+
+    final class Output: @unchecked Sendable {
+        private let lock = NSLock()
+        private var collected = ""
+        func add(_ text: String) { lock.withLock { collected += text } }
+        var text: String { lock.withLock { collected } }
+    }
+
+    /// A manifest signed at t0 pinning `domains` (each to two pins), chained to `previous`.
+    func manifest(
+        version: Int64, rootVersion: Int64 = 1, previous: Envelope? = nil, domains: [String] = ["api.example.test"],
+        pinsKey: Ed25519SecretKey? = nil
+    ) throws -> Envelope {
+        var payload = manifestPayload(
+            version: version, rootVersion: rootVersion, issuedAt: t0,
+            domains: domains.map { .init(name: $0, pins: [pin(0x11), pin(0x22)]) })
+        payload.previous = previous.map { sodium.hasher.sha256($0.payload) }
+        return try sign(.pins, payload.serialized(), with: [pinsKey ?? setup.pinsKey])
+    }
+
+    /// Root 1 and manifest 1 published.
+    @discardableResult
+    func publishFirstVersion() throws -> Envelope {
+        try publish(setup.rootEnvelope, as: "root1.json")
+        let first = try manifest(version: 1)
+        try publish(first, as: "m1.json")
+        return first
+    }
+
+    func client(port: UInt16) throws -> PinningClient {
+        let clientTime = self.clientTime
+        return try PinningClient(
+            configuration: ClientConfiguration(
+                scope: "com.example.app", baseURL: URL(string: "https://127.0.0.1:\(port)/"),
+                embeddedRoot: setup.rootEnvelope.serialized(), stateDirectory: work + "/state",
+                caFile: pki.path(.root), connectTimeout: 20, ioTimeout: 20, totalDeadline: 60,
+                clock: { clientTime }))
+    }
+
+    /// A plain GET (or POST) of a path on nginx: X.509 validation against the test root, no pins.
+    func get(_ path: String, port: UInt16, headers: [(String, String)] = [], post: Bool = false) throws
+        -> HTTPSResponse
+    {
+        let https = PinnedHTTPSClient(
+            configuration: .init(caFile: pki.path(.root), connectTimeout: 20, ioTimeout: 20, totalDeadline: 60))
+        guard let url = URL(string: "https://127.0.0.1:\(port)\(path)") else {
+            throw TestSetupError(description: "bad path \(path)")
+        }
+        if post {
+            return try https.post(url, body: Array("{}".utf8), contentType: "application/json") { _ in .proceed }
+        }
+        return try https.get(url, headers: headers) { _ in .proceed }
+    }
+
+    /// nginx's ETag of a file: "<mtime seconds in hex>-<size in hex>" (ngx_http_set_etag).
+    func nginxETag(_ path: String) throws -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw TestSetupError(description: "cannot stat \(path)") }
+        return "\"\(String(info.st_mtim.tv_sec, radix: 16))-\(String(info.st_size, radix: 16))\""
+    }
+
+    /// Runs `openssl s_client` against nginx with `options`, sends `request`, and returns
+    /// its exit status, what the server answered (stdout) and the diagnostics (stderr).
+    func openSSLClient(port: UInt16, options: [String], request: String) throws -> (
+        status: Int32, answer: String, diagnostics: String
+    ) {
+        let directory = try makeTemporaryDirectory(prefix: "pinion-nginx-client")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try request.write(toFile: directory + "/request", atomically: true, encoding: .utf8)
+        for name in ["stdout", "stderr"] {
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: nil)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            [
+                "openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path(.root),
+                "-verify_return_error", "-verify_ip", "127.0.0.1", "-quiet",
+            ] + options
+        process.standardInput = FileHandle(forReadingAtPath: directory + "/request")
+        process.standardOutput = FileHandle(forWritingAtPath: directory + "/stdout")
+        process.standardError = FileHandle(forWritingAtPath: directory + "/stderr")
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        func read(_ name: String) -> String {
+            (try? String(contentsOfFile: directory + "/" + name, encoding: .isoLatin1)) ?? ""
+        }
+        return (process.terminationStatus, read("stdout"), read("stderr"))
+    }
+
+    // MARK: The SDK
+
+    @Test func sdkRefreshesFromNginxThroughPublishesAndARootRotation() throws {
+        let first = try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let client = try client(port: nginx.port)
+        let scope = "/v1/com.example.app"
+
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)), "\(nginx.errorLog)")
+        #expect(
+            try nginx.accessLog(atLeast: 2) == ["404 GET \(scope)/root/2.json", "200 GET \(scope)/manifest.json"])
+        let firstETag = try nginxETag(scopeDirectory + "/manifest.json")
+        #expect(client.trustedState.persisted.manifestETag == firstETag)
+
+        // Nothing published since: the SDK's If-None-Match with nginx's ETag gets a 304.
+        #expect(client.refresh().outcome == .unchanged)
+        #expect(
+            try nginx.accessLog(atLeast: 4).suffix(2) == [
+                "404 GET \(scope)/root/2.json", "304 GET \(scope)/manifest.json",
+            ])
+
+        // Version 2 is larger (one more domain), so its ETag differs whatever the clock says.
+        let second = try manifest(
+            version: 2, previous: first, domains: ["api.example.test", "www.example.test"])
+        try publish(second, as: "m2.json")
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
+        #expect(
+            try nginx.accessLog(atLeast: 6).suffix(2) == [
+                "404 GET \(scope)/root/2.json", "200 GET \(scope)/manifest.json",
+            ])
+        #expect(client.trustedState.persisted.manifestETag == (try nginxETag(scopeDirectory + "/manifest.json")))
+        #expect(client.trustedState.persisted.manifestETag != firstETag)
+        #expect(client.policyNow().entry(named: "www.example.test")?.pins.count == 2)
+
+        // A root rotation (a new pins key) and manifest 3 signed under root 2: the walk
+        // fetches root/2.json (200), then root/3.json (404).
+        let newPinsKey = try makeKey()
+        let root2 = try sign(
+            .root, rootPayload(version: 2, rootKeys: [setup.rootKey], pinsKeys: [newPinsKey]).serialized(),
+            with: [setup.rootKey])
+        try publish(root2, as: "root2.json")
+        try publish(
+            try manifest(version: 3, rootVersion: 2, previous: second, pinsKey: newPinsKey), as: "m3.json")
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 2, version: 3)))
+        #expect(
+            try nginx.accessLog(atLeast: 9).suffix(3) == [
+                "200 GET \(scope)/root/2.json", "404 GET \(scope)/root/3.json", "200 GET \(scope)/manifest.json",
+            ])
+        #expect(client.trustedState.chain.newest.version == 2)
+        #expect(try nginx.accessLog(atLeast: 9).count == 9)
+    }
+
+    // MARK: Headers
+
+    @Test func filesCarryTheCacheControlOfTheirKind() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let expectations = [
+            ("manifest.json", "no-cache"), ("index.json", "no-cache"),
+            ("root/1.json", "max-age=31536000, immutable"), ("history/1.json", "max-age=31536000, immutable"),
+        ]
+        for (file, cacheControl) in expectations {
+            let response = try get("/v1/com.example.app/" + file, port: nginx.port)
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scopeDirectory + "/" + file)))
+            #expect(response.status == 200, "\(file)")
+            #expect(response.body == bytes, "\(file)")
+            #expect(response.value(forHeader: "cache-control") == cacheControl, "\(file)")
+            #expect(response.value(forHeader: "content-type") == "application/json", "\(file)")
+            #expect(response.value(forHeader: "x-content-type-options") == "nosniff", "\(file)")
+            #expect(response.value(forHeader: "etag") == (try nginxETag(scopeDirectory + "/" + file)), "\(file)")
+            #expect(response.value(forHeader: "content-length") == String(bytes.count), "\(file)")
+            #expect(response.value(forHeader: "content-encoding") == nil, "\(file)")
+            #expect(response.value(forHeader: "server") == "nginx", "\(file): server_tokens off")
+        }
+    }
+
+    @Test func ifNoneMatchWithNginxsETagGives304() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let etag = try nginxETag(scopeDirectory + "/manifest.json")
+        let notModified = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port, headers: [("If-None-Match", etag)])
+        #expect(notModified.status == 304)
+        #expect(notModified.body.isEmpty)
+        #expect(notModified.value(forHeader: "etag") == etag)
+        #expect(notModified.value(forHeader: "cache-control") == "no-cache")
+        let other = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port, headers: [("If-None-Match", "\"0-0\"")])
+        #expect(other.status == 200)
+        #expect(!other.body.isEmpty)
+    }
+
+    @Test func notFoundIsNoStore() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        // The end of the root chain above all: a cached 404 there would hide every rotation.
+        for path in [
+            "/v1/com.example.app/root/2.json", "/v1/com.example.app/history/2.json",
+            "/v1/other.scope/manifest.json", "/v1/com.example.app/unknown.json", "/",
+        ] {
+            let response = try get(path, port: nginx.port)
+            #expect(response.status == 404, "\(path)")
+            #expect(response.value(forHeader: "cache-control") == "no-store", "\(path)")
+            #expect(response.value(forHeader: "x-content-type-options") == "nosniff", "\(path)")
+            #expect(response.value(forHeader: "content-type") == "application/json", "\(path)")
+        }
+    }
+
+    @Test func onlyGetAndHeadAreAllowed() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let posted = try get("/v1/com.example.app/manifest.json", port: nginx.port, post: true)
+        #expect(posted.status == 405)
+        #expect(posted.value(forHeader: "allow") == "GET, HEAD")
+        #expect(posted.value(forHeader: "cache-control") == "no-store")
+        // Also where no file is: the method is refused before the path is looked at.
+        #expect(try get("/v1/com.example.app/root/9.json", port: nginx.port, post: true).status == 405)
+
+        let size = try FileManager.default.attributesOfItem(atPath: scopeDirectory + "/manifest.json")[.size] as? Int
+        let head = try openSSLClient(
+            port: nginx.port, options: [],
+            request:
+                "HEAD /v1/com.example.app/manifest.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(head.answer.hasPrefix("HTTP/1.1 200 "), "\(head.answer)\(head.diagnostics)")
+        #expect(head.answer.contains("\r\nContent-Length: \(size ?? -1)\r\n"))
+        #expect(head.answer.contains("\r\nCache-Control: no-cache\r\n"))
+        #expect(head.answer.hasSuffix("\r\n\r\n"), "HEAD: no body")
+
+        for method in ["DELETE", "PUT", "OPTIONS"] {
+            let answer = try openSSLClient(
+                port: nginx.port, options: [],
+                request: "\(method) /v1/com.example.app/manifest.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Length: 0\r\nConnection: close\r\n\r\n"
+            ).answer
+            #expect(answer.hasPrefix("HTTP/1.1 405 "), "\(method): \(answer)")
+            #expect(answer.contains("\r\nCache-Control: no-store\r\n"), "\(method)")
+        }
+    }
+
+    // MARK: Refusals
+
+    @Test func servesNothingButTheFilesOfTheTree() throws {
+        try publishFirstVersion()
+        // What a publish that died leaves behind, a stray file, and symbolic links (one to
+        // a file of the tree, one out of it) where the next root and history files go.
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: scopeDirectory + "/.manifest.json.tmp-12-34"))
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: scopeDirectory + "/root/.2.json.tmp-56-78"))
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: scopeDirectory + "/notes.txt"))
+        try FileManager.default.createSymbolicLink(
+            atPath: scopeDirectory + "/root/2.json", withDestinationPath: "1.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: scopeDirectory + "/history/2.json", withDestinationPath: "/etc/hostname")
+        // An operator's hidden copy of a scope, whose name would pass as a scope.
+        try FileManager.default.createDirectory(atPath: tree + "/v1/.backup", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: scopeDirectory + "/manifest.json", toPath: tree + "/v1/.backup/manifest.json")
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+
+        for path in [
+            "/v1/com.example.app/.manifest.json.tmp-12-34", "/v1/com.example.app/%2Emanifest.json.tmp-12-34",
+            "/v1/com.example.app/root/.2.json.tmp-56-78", "/v1/com.example.app/notes.txt",
+            "/v1/com.example.app/root/2.json", "/v1/com.example.app/history/2.json", "/v1/.backup/manifest.json",
+        ] {
+            let response = try get(path, port: nginx.port)
+            #expect(response.status == 404, "\(path)")
+            #expect(response.value(forHeader: "cache-control") == "no-store", "\(path)")
+            #expect(!String(decoding: response.body, as: UTF8.self).contains("partial"), "\(path)")
+        }
+        // The links were refused for being links (they match the served file names).
+        #expect(nginx.errorLog.contains("root/2.json\" failed (40: Too many levels of symbolic links)"))
+        #expect(nginx.errorLog.contains("history/2.json\" failed (40: Too many levels of symbolic links)"))
+
+        for directory in ["/v1/", "/v1/com.example.app/", "/v1/com.example.app/root/", "/v1/com.example.app/root"] {
+            let response = try get(directory, port: nginx.port)
+            #expect(response.status == 404, "\(directory)")
+            #expect(!String(decoding: response.body, as: UTF8.self).contains("1.json"), "\(directory): no listing")
+        }
+    }
+
+    @Test func onlyTLS12And13WithForwardSecretAEADSuites() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let request = "GET /v1/com.example.app/root/1.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        for version in ["-tls1_2", "-tls1_3"] {
+            let result = try openSSLClient(port: nginx.port, options: [version], request: request)
+            #expect(result.status == 0, "\(version): \(result.diagnostics)")
+            #expect(result.answer.hasPrefix("HTTP/1.1 200 "), "\(version)")
+        }
+        // The client offers TLS 1.1 (allowed on its side at security level 0); nginx refuses.
+        let old = try openSSLClient(
+            port: nginx.port, options: ["-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0"], request: request)
+        #expect(old.status != 0)
+        #expect(old.diagnostics.contains("alert protocol version"), "\(old.diagnostics)")
+        // A CBC suite OpenSSL would accept by default is not in the configured list.
+        let cbc = try openSSLClient(
+            port: nginx.port, options: ["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"], request: request)
+        #expect(cbc.status != 0)
+        #expect(cbc.diagnostics.contains("alert handshake failure"), "\(cbc.diagnostics)")
+    }
+
+    // MARK: The harness itself
+
+    @Test func aPortTakenMeanwhileIsDetectedAndAnotherTried() throws {
+        try publishFirstVersion()
+        let first = try startNginx()
+        defer { first.stop() }
+        let second = try startNginx(firstPort: first.port)
+        defer { second.stop() }
+        #expect(second.conflicts == [first.port])
+        #expect(second.port != first.port)
+        #expect(try get("/v1/com.example.app/manifest.json", port: second.port).status == 200)
+    }
+
+    @Test func stopLeavesNoNginxProcessBehind() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        while NginxServer.processes(inGroup: nginx.processGroup).count < 2, Date() < deadline { usleep(20_000) }
+        #expect(NginxServer.processes(inGroup: nginx.processGroup).count == 2, "a master and one worker")
+        nginx.stop()
+        #expect(NginxServer.processes(inGroup: nginx.processGroup).isEmpty)
+    }
+
+    @Test func publishingGuideShowsTheShippedConfigurationVerbatim() throws {
+        let configuration = try String(contentsOfFile: NginxServer.shippedConfiguration, encoding: .utf8)
+        let guide = try String(contentsOfFile: NginxServer.packageRoot + "/docs/PUBLISHING.md", encoding: .utf8)
+        #expect(guide.contains("```nginx\n" + configuration + "```\n"))
+    }
+
+    @Test func aMissingNginxFailsWithTheFix() throws {
+        let error = #expect(throws: TestSetupError.self) {
+            _ = try NginxServer(
+                tree: tree, chain: [pki.path(.ipLeaf)], key: pki.keyPath(.ipLeaf), binary: work + "/no-nginx")
+        }
+        #expect(error?.description.contains("scripts/install-deps") == true)
+    }
+}
