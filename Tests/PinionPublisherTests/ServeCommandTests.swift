@@ -245,11 +245,23 @@ final class ServeProcess: @unchecked Sendable {
                 defer { done.leave() }
                 var lastVersion: Int64 = 0
                 do {
-                    let client = try RawTLSClient(port: port)
+                    var client = try RawTLSClient(port: port)
+                    var mustReconnect = false
+                    // One request; a new connection when the last response closed it
+                    // (the server's per-connection request cap).
+                    func fetch(_ path: String) throws -> TestResponse {
+                        if mustReconnect { client = try RawTLSClient(port: port) }
+                        guard let response = client.request(get(path)) else {
+                            throw SetupFailure(description: "\(path): no response")
+                        }
+                        mustReconnect = response.header("connection") == "close"
+                        guard response.status == 200 else {
+                            throw SetupFailure(description: "\(path): status \(response.status)")
+                        }
+                        return response
+                    }
                     while !stop.load(ordering: .relaxed) {
-                        guard let manifest = client.request(get("/v1/com.example.app/manifest.json")),
-                            manifest.status == 200
-                        else { throw SetupFailure(description: "manifest.json not served") }
+                        let manifest = try fetch("/v1/com.example.app/manifest.json")
                         let verified = try ManifestVerifier.verify(manifest.body, under: root, crypto: sodium)
                         let version = verified.payload.version
                         if version < lastVersion {
@@ -257,19 +269,13 @@ final class ServeProcess: @unchecked Sendable {
                                 description: "reader \(reader): version went from \(lastVersion) to \(version)")
                         }
                         lastVersion = version
-                        guard let indexResponse = client.request(get("/v1/com.example.app/index.json")),
-                            indexResponse.status == 200
-                        else { throw SetupFailure(description: "index.json not served") }
+                        let indexResponse = try fetch("/v1/com.example.app/index.json")
                         let index = try PublishedIndex.parse(indexResponse.body)
                         guard let latest = index.manifests.last else { throw SetupFailure(description: "empty index") }
                         guard latest.version >= version else {
                             throw SetupFailure(description: "index v\(latest.version) behind manifest.json v\(version)")
                         }
-                        guard let history = client.request(get("/v1/com.example.app/history/\(latest.version).json")),
-                            history.status == 200
-                        else {
-                            throw SetupFailure(description: "index names history/\(latest.version).json, not served")
-                        }
+                        let history = try fetch("/v1/com.example.app/history/\(latest.version).json")
                         let envelope = try Envelope.parse(history.body)
                         guard OpenSSLSupport.sha256(envelope.payload) == latest.payloadSHA256 else {
                             throw SetupFailure(
