@@ -40,8 +40,10 @@ let package = Package(
         // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
         // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
+        .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         // The `pinion` commands as a library, so tests can run them in-process.
-        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
+        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient", "PinionAudit"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Fixtures shared by the test targets (keys, signed roots and manifests).
         .target(name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
@@ -51,6 +53,9 @@ let package = Package(
             name: "PinionClientTests",
             dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
         .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
+        .testTarget(
+            name: "PinionAuditTests",
+            dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
