@@ -316,6 +316,24 @@ func rulesAndVersions(_ findings: [AuditFinding]) -> [String] {
         #expect(rulesAndVersions(report.violations) == ["lifetime-cap@3"])
     }
 
+    @Test func aNewerGivenRootIsFoundInTheChainAndAMissingOneIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let fixture = try cleanFiftyVersions()
+        let tree = try fixture.write(to: directory.path)
+        let source = DirectoryTreeSource(repo: directory.path, scope: fixture.scope)
+        let options = AuditOptions(at: fixture.auditTime)
+        let middle = try RootChain(anchor: fixture.rootEnvelopes[1].serialized(), crypto: sodium)
+        let report = try Auditor.audit(anchor: middle, source: source, crypto: sodium, options: options)
+        #expect(report.passed, "\(report.violations)")
+        #expect(report.anchorVersion == 2)
+        #expect(report.roots.map(\.version) == [1, 2, 3])
+        // The publisher withholds root 3, which the auditor was given.
+        try tree.remove(.root(3))
+        let newest = try RootChain(anchor: fixture.rootEnvelopes[2].serialized(), crypto: sodium)
+        let withheld = try Auditor.audit(anchor: newest, source: source, crypto: sodium, options: options)
+        #expect(rulesAndVersions(withheld.violations) == ["root-missing@3"])
+    }
+
     @Test func givenRootThatDiffersFromThePublishedOneIsEquivocation() throws {
         let directory = try TemporaryDirectory()
         let fixture = try simpleHistory(2)

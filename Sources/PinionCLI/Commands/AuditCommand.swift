@@ -173,7 +173,7 @@ enum AuditText {
         }
         let holder = report.manifestJSONVersion.map { "; manifest.json holds version \($0)" } ?? ""
         var lines = ["", "manifests (\(manifests.count), versions \(first.version)...\(last.version)\(holder))"]
-        lines.append("  " + pad("VERSIONS", 14) + pad("ROOT", 6) + pad("ISSUED (FIRST ... LAST)", 46) + "SIGNED BY")
+        lines.append("  " + pad("VERSIONS", 14) + pad("ROOT", 6) + pad("ISSUED (FIRST ... LAST)", 47) + "SIGNED BY")
         var start = 0
         for position in manifests.indices {
             let next = position + 1
@@ -187,7 +187,7 @@ enum AuditText {
             let versions = a.version == b.version ? "\(a.version)" : "\(a.version)-\(b.version)"
             let dates = a.version == b.version ? a.issuedAt.description : "\(a.issuedAt) ... \(b.issuedAt)"
             let signers = a.signers.isEmpty ? "(no valid pins-role signature)" : a.signers.joined(separator: " ")
-            lines.append("  " + pad(versions, 14) + pad(String(a.rootVersion), 6) + pad(dates, 46) + signers)
+            lines.append("  " + pad(versions, 14) + pad(String(a.rootVersion), 6) + pad(dates, 47) + signers)
             start = next
         }
         return lines
