@@ -102,6 +102,11 @@ public struct AuditFinding: Sendable, Equatable, CustomStringConvertible {
     /// What was found, in words (untrusted text is escaped when printed).
     public var message: String
 
+    /// - Parameters:
+    ///   - rule: the rule broken.
+    ///   - version: the version concerned, if any.
+    ///   - file: the file, relative to the scope directory.
+    ///   - message: what was found.
     public init(rule: AuditRule, version: Int64?, file: String, message: String) {
         self.rule = rule
         self.version = version

@@ -57,6 +57,7 @@ public enum DomainEvent: Sendable, Equatable {
 
 /// The changes of one domain, in version order.
 public struct DomainTimeline: Sendable, Equatable {
+    /// One change: which version made it, when that version was issued, and what changed.
     public struct Entry: Sendable, Equatable {
         /// The version that made the change.
         public var version: Int64
@@ -77,6 +78,10 @@ public struct RevocationEvent: Sendable, Equatable {
     /// False: revoked at `version`; true: lifted at `version`.
     public var lifted: Bool
 
+    /// - Parameters:
+    ///   - version: the version that revoked or lifted `pin`.
+    ///   - date: that version's issuedAt.
+    ///   - lifted: true for a lifted revocation.
     public init(version: Int64, date: Timestamp, pin: Pin, lifted: Bool) {
         self.version = version
         self.date = date
@@ -97,6 +102,11 @@ public struct CoverageGap: Sendable, Equatable {
     /// The version that closed it; nil when the gap is still open at the audit time.
     public var beforeVersion: Int64?
 
+    /// - Parameters:
+    ///   - from: when the last unexpired manifest expired.
+    ///   - until: when the next was issued, or the audit time.
+    ///   - afterVersion: the version whose expiry opened the gap.
+    ///   - beforeVersion: the version that closed it, nil when still open.
     public init(from: Timestamp, until: Timestamp, afterVersion: Int64, beforeVersion: Int64?) {
         self.from = from
         self.until = until
@@ -126,12 +136,14 @@ public struct AuditReport: Sendable, Equatable {
     public var manifestJSONVersion: Int64?
     /// Per domain, in order of first appearance.
     public var domains: [DomainTimeline] = []
+    /// Revocations added and lifted, in version order.
     public var revocations: [RevocationEvent] = []
     /// Earliest issuedAt and latest expiresAt over all manifests.
     public var coverage: (from: Timestamp, until: Timestamp)? {
         guard let first = manifests.first else { return nil }
         return (first.issuedAt, manifests.map(\.expiresAt).max() ?? first.expiresAt)
     }
+    /// Spans without an unexpired manifest, in time order.
     public var gaps: [CoverageGap] = []
     /// Rules broken: the audit fails when any is present.
     public var violations: [AuditFinding] = []
@@ -141,6 +153,7 @@ public struct AuditReport: Sendable, Equatable {
     /// Whether every rule holds (warnings allowed).
     public var passed: Bool { violations.isEmpty }
 
+    /// Equal when every fact is equal (`coverage` is derived from `manifests`).
     public static func == (lhs: AuditReport, rhs: AuditReport) -> Bool {
         lhs.scope == rhs.scope && lhs.location == rhs.location && lhs.at == rhs.at
             && lhs.anchorVersion == rhs.anchorVersion && lhs.roots == rhs.roots && lhs.manifests == rhs.manifests

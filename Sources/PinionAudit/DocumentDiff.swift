@@ -8,6 +8,9 @@ public struct Change<Value: Sendable & Equatable>: Sendable, Equatable {
     public let old: Value
     public let new: Value
 
+    /// - Parameters:
+    ///   - old: the value in the old document.
+    ///   - new: the value in the new document.
     public init(old: Value, new: Value) {
         self.old = old
         self.new = new

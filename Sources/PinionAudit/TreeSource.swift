@@ -40,6 +40,9 @@ public struct TreeListing: Sendable, Equatable {
     /// Other entries, neither numbered files nor hidden temporary files of a publish.
     public var strayNames: [String]
 
+    /// - Parameters:
+    ///   - versions: numbers of the `{version}.json` files, ascending.
+    ///   - strayNames: other entry names.
     public init(versions: [Int64], strayNames: [String] = []) {
         self.versions = versions
         self.strayNames = strayNames
