@@ -42,8 +42,12 @@ let package = Package(
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
         .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
+        .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         // The `pinion` commands as a library, so tests can run them in-process.
-        .target(name: "PinionCLI", dependencies: ["PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher"]),
+        .target(
+            name: "PinionCLI",
+            dependencies: ["PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit"]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Fixtures shared by the test targets (keys, signed roots and manifests).
         .target(
@@ -60,6 +64,9 @@ let package = Package(
                 "PinionPublisher", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
                 "COpenSSL", "CPinionShims",
             ]),
+        .testTarget(
+            name: "PinionAuditTests",
+            dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -43,20 +43,38 @@ public enum HistoryRules {
     public static func checkSuccessor(
         _ next: ManifestPayload, of latest: ManifestPayload, latestPayloadSHA256: [UInt8], allowLift: Bool
     ) throws(HistoryViolation) {
-        guard latest.version < Limits.maxInteger, next.version == latest.version + 1 else {
-            throw .versionNotNext(expected: latest.version + 1, found: next.version)
+        for violation in successorViolations(next, of: latest, latestPayloadSHA256: latestPayloadSHA256) {
+            if case .revocationLifted = violation, allowLift { continue }
+            throw violation
         }
-        guard next.previous == latestPayloadSHA256 else {
-            throw .previousMismatch(expected: latestPayloadSHA256, found: next.previous)
+    }
+
+    /// Every rule of `checkSuccessor` that `next` breaks as the successor of `latest`, in
+    /// the order `checkSuccessor` checks them (the auditor lists them all). A lifted
+    /// revocation is included; whether it is an error is the caller's decision.
+    ///
+    /// - Parameters:
+    ///   - latestPayloadSHA256: SHA-256 of the latest payload bytes (32 bytes).
+    /// - Returns: the violations, empty when `next` is a valid successor.
+    public static func successorViolations(
+        _ next: ManifestPayload, of latest: ManifestPayload, latestPayloadSHA256: [UInt8]
+    ) -> [HistoryViolation] {
+        var violations: [HistoryViolation] = []
+        if !(latest.version < Limits.maxInteger && next.version == latest.version + 1) {
+            violations.append(.versionNotNext(expected: latest.version + 1, found: next.version))
         }
-        guard next.rootVersion >= latest.rootVersion else {
-            throw .rootVersionDecreased(latest: latest.rootVersion, found: next.rootVersion)
+        if next.previous != latestPayloadSHA256 {
+            violations.append(.previousMismatch(expected: latestPayloadSHA256, found: next.previous))
         }
-        guard next.issuedAt >= latest.issuedAt else {
-            throw .issuedAtBeforeLatest(latest: latest.issuedAt, found: next.issuedAt)
+        if next.rootVersion < latest.rootVersion {
+            violations.append(.rootVersionDecreased(latest: latest.rootVersion, found: next.rootVersion))
+        }
+        if next.issuedAt < latest.issuedAt {
+            violations.append(.issuedAtBeforeLatest(latest: latest.issuedAt, found: next.issuedAt))
         }
         let lifted = liftedRevocations(next, of: latest)
-        if !lifted.isEmpty, !allowLift { throw .revocationLifted(lifted) }
+        if !lifted.isEmpty { violations.append(.revocationLifted(lifted)) }
+        return violations
     }
 
     /// Revoked pins of `latest` that `next` no longer revokes.

@@ -1,0 +1,171 @@
+// The facts an audit establishes: roots, manifests and their signers, the pin timeline per
+// domain, revocations, expiry coverage, and every violation and warning (DESIGN.md §10).
+
+import PinionCore
+
+/// One root of the tree, as published.
+public struct RootSummary: Sendable, Equatable {
+    public var version: Int64
+    /// `root/{version}.json`, or the given root when the tree lacks it.
+    public var file: String
+    /// SHA-256 of the payload bytes (32 bytes).
+    public var payloadSHA256: [UInt8]
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    /// Seconds.
+    public var maxManifestLifetime: Int64
+    public var rootRole: RootPayload.Role
+    public var pinsRole: RootPayload.Role
+    /// Key ids whose signature verified and counted: the previous root's root role (for
+    /// a rotation), then this root's own root role; each key once.
+    public var signers: [String]
+    /// Whether the pins role differs from the previous root's (keys or threshold).
+    public var pinsRoleChanged: Bool
+}
+
+/// One published manifest, in history order.
+public struct ManifestSummary: Sendable, Equatable {
+    /// The version of its history file name.
+    public var version: Int64
+    public var rootVersion: Int64
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    /// SHA-256 of the payload bytes (32 bytes).
+    public var payloadSHA256: [UInt8]
+    /// Key ids of the pins role whose signature verified (empty when the threshold was not met).
+    public var signers: [String]
+    /// Whether index.json lists this version.
+    public var inIndex: Bool
+}
+
+/// One change of one domain's entry.
+public enum DomainEvent: Sendable, Equatable {
+    /// The domain appears, with its flags and pins.
+    case added(enforce: Bool, includeSubdomains: Bool, pins: [Pin])
+    /// The domain is no longer listed.
+    case removed
+    case pinAdded(Pin)
+    case pinRemoved(Pin)
+    /// `enforce` became this value (false = report-only).
+    case enforceChanged(Bool)
+    case includeSubdomainsChanged(Bool)
+    /// A pin of this domain (before or after the step) was revoked.
+    case pinRevoked(Pin)
+    /// A revocation of a pin of this domain was lifted.
+    case revocationLifted(Pin)
+}
+
+/// The changes of one domain, in version order.
+public struct DomainTimeline: Sendable, Equatable {
+    /// One change: which version made it, when that version was issued, and what changed.
+    public struct Entry: Sendable, Equatable {
+        /// The version that made the change.
+        public var version: Int64
+        /// That version's issuedAt.
+        public var date: Timestamp
+        public var event: DomainEvent
+    }
+
+    public var name: String
+    public var entries: [Entry]
+}
+
+/// A revocation added or lifted at one version.
+public struct RevocationEvent: Sendable, Equatable {
+    public var version: Int64
+    public var date: Timestamp
+    public var pin: Pin
+    /// False: revoked at `version`; true: lifted at `version`.
+    public var lifted: Bool
+
+    /// - Parameters:
+    ///   - version: the version that revoked or lifted `pin`.
+    ///   - date: that version's issuedAt.
+    ///   - lifted: true for a lifted revocation.
+    public init(version: Int64, date: Timestamp, pin: Pin, lifted: Bool) {
+        self.version = version
+        self.date = date
+        self.pin = pin
+        self.lifted = lifted
+    }
+}
+
+/// A span of time in which no published manifest was unexpired (clients had only
+/// expired data: section 7's fail-closed merge applied).
+public struct CoverageGap: Sendable, Equatable {
+    /// When the last unexpired manifest expired.
+    public var from: Timestamp
+    /// When the next manifest was issued, or the audit time for a gap still open.
+    public var until: Timestamp
+    /// The version whose expiry opened the gap.
+    public var afterVersion: Int64
+    /// The version that closed it; nil when the gap is still open at the audit time.
+    public var beforeVersion: Int64?
+
+    /// - Parameters:
+    ///   - from: when the last unexpired manifest expired.
+    ///   - until: when the next was issued, or the audit time.
+    ///   - afterVersion: the version whose expiry opened the gap.
+    ///   - beforeVersion: the version that closed it, nil when still open.
+    public init(from: Timestamp, until: Timestamp, afterVersion: Int64, beforeVersion: Int64?) {
+        self.from = from
+        self.until = until
+        self.afterVersion = afterVersion
+        self.beforeVersion = beforeVersion
+    }
+
+    /// Length in seconds.
+    public var seconds: Int64 { until.secondsSince1970 - from.secondsSince1970 }
+}
+
+/// Everything one audit found.
+public struct AuditReport: Sendable, Equatable {
+    /// The root's scope.
+    public var scope: String
+    /// Where the tree was read (`TreeSource.location`).
+    public var location: String
+    /// The time expiry was judged at (`--at`, default now).
+    public var at: Timestamp
+    /// The version of the root the audit was given (the trust anchor).
+    public var anchorVersion: Int64
+    /// Roots in version order.
+    public var roots: [RootSummary] = []
+    /// Manifests in version order (history files that could be parsed).
+    public var manifests: [ManifestSummary] = []
+    /// The version manifest.json holds, when it parses.
+    public var manifestJSONVersion: Int64?
+    /// Per domain, in order of first appearance.
+    public var domains: [DomainTimeline] = []
+    /// Revocations added and lifted, in version order.
+    public var revocations: [RevocationEvent] = []
+    /// Earliest issuedAt and latest expiresAt over all manifests.
+    public var coverage: (from: Timestamp, until: Timestamp)? {
+        guard let first = manifests.first else { return nil }
+        return (first.issuedAt, manifests.map(\.expiresAt).max() ?? first.expiresAt)
+    }
+    /// Spans without an unexpired manifest, in time order.
+    public var gaps: [CoverageGap] = []
+    /// Rules broken: the audit fails when any is present.
+    public var violations: [AuditFinding] = []
+    /// Findings that do not fail the audit.
+    public var warnings: [AuditFinding] = []
+
+    /// Whether every rule holds (warnings allowed).
+    public var passed: Bool { violations.isEmpty }
+
+    /// Equal when every fact is equal (`coverage` is derived from `manifests`).
+    public static func == (lhs: AuditReport, rhs: AuditReport) -> Bool {
+        lhs.scope == rhs.scope && lhs.location == rhs.location && lhs.at == rhs.at
+            && lhs.anchorVersion == rhs.anchorVersion && lhs.roots == rhs.roots && lhs.manifests == rhs.manifests
+            && lhs.manifestJSONVersion == rhs.manifestJSONVersion && lhs.domains == rhs.domains
+            && lhs.revocations == rhs.revocations && lhs.gaps == rhs.gaps && lhs.violations == rhs.violations
+            && lhs.warnings == rhs.warnings
+    }
+
+    /// The violations of one rule.
+    public func violations(_ rule: AuditRule) -> [AuditFinding] { violations.filter { $0.rule == rule } }
+    /// The warnings of one rule.
+    public func warnings(_ rule: AuditRule) -> [AuditFinding] { warnings.filter { $0.rule == rule } }
+    /// The timeline of one domain.
+    public func timeline(_ name: String) -> DomainTimeline? { domains.first { $0.name == name } }
+}

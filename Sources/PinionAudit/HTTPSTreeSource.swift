@@ -1,0 +1,63 @@
+// A published tree read over HTTPS through the SDK's client (X.509 validation against the
+// system store or a CA file; no pins, as on the update channel, DESIGN.md §6).
+
+import Foundation
+import PinionClient
+
+/// The files of `{baseURL}/v1/{scope}/` fetched with `PinnedHTTPSClient`, one GET per
+/// file. HTTP 200 is the file, 404 and 410 mean absent, any other status is an I/O error.
+/// HTTPS cannot list a folder: `list` returns nil and the auditor probes numbered files.
+public struct HTTPSTreeSource: TreeSource {
+    /// The server root, as a client's base URL (`https://host[:port]/[path/]`).
+    public let baseURL: URL
+    /// The scope whose files are read.
+    public let scope: String
+    /// Trust store and timeouts; `maxResponseBytes` is set per file from the limit.
+    public let configuration: PinnedHTTPSClient.Configuration
+
+    /// - Parameters:
+    ///   - baseURL: an https URL; `v1/{scope}/` is appended to its path.
+    ///   - scope: the root's scope.
+    ///   - configuration: CA file (nil: the system store) and timeouts, in seconds.
+    public init(baseURL: URL, scope: String, configuration: PinnedHTTPSClient.Configuration = .init()) {
+        self.baseURL = baseURL
+        self.scope = scope
+        self.configuration = configuration
+    }
+
+    public var location: String { url(for: "").absoluteString }
+
+    /// The URL of a file relative to the scope directory.
+    public func url(for relativePath: String) -> URL {
+        var text = baseURL.absoluteString
+        if !text.hasSuffix("/") { text += "/" }
+        return URL(string: text + "v1/" + scope + "/" + relativePath) ?? baseURL
+    }
+
+    public func read(_ file: TreeFile, limit: Int) throws(TreeSourceError) -> [UInt8]? {
+        let url = url(for: file.path)
+        var configuration = configuration
+        configuration.maxResponseBytes = limit
+        let response: HTTPSResponse
+        do {
+            response = try PinnedHTTPSClient(configuration: configuration).get(url) { _ in .proceed }
+        } catch {
+            if case .responseTooLarge = error { throw .tooLarge(file: url.absoluteString, limit: limit) }
+            throw .io(file: url.absoluteString, detail: error.description)
+        }
+        switch response.status {
+        case 200: break
+        case 404, 410: return nil
+        default: throw .io(file: url.absoluteString, detail: "HTTP status \(response.status)")
+        }
+        // No Accept-Encoding is sent: a compressed body is a transport fault, not a document.
+        if let coding = response.value(forHeader: "content-encoding"),
+            coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        {
+            throw .io(file: url.absoluteString, detail: "unsupported Content-Encoding \(coding)")
+        }
+        return response.body
+    }
+
+    public func list(_ folder: TreeFolder) throws(TreeSourceError) -> TreeListing? { nil }
+}

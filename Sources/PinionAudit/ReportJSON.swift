@@ -1,0 +1,214 @@
+// The audit report and document diffs as JSON (`pinion audit --json`, `pinion diff --json`):
+// the same facts as the tables, for machines.
+
+import PinionCore
+
+extension AuditReport {
+    /// The report as a JSON object: scope, location, audit time, result, roots,
+    /// manifests (with signers), manifest.json's version, domain timelines, revocations,
+    /// coverage gaps, violations and warnings. Times are RFC 3339, hashes `sha256:` + hex,
+    /// durations seconds.
+    public func json() -> JSONValue {
+        func number(_ value: Int64) -> JSONValue { .number(String(value)) }
+        func time(_ value: Timestamp) -> JSONValue { .string(value.description) }
+        func hash(_ bytes: [UInt8]) -> JSONValue { .string("sha256:" + Hex.encode(bytes)) }
+        func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
+        func role(_ role: RootPayload.Role) -> JSONValue {
+            .object(
+                JSONObject([.init("keyids", strings(role.keyIDs)), .init("threshold", number(Int64(role.threshold)))]))
+        }
+        func finding(_ finding: AuditFinding) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("rule", .string(finding.rule.rawValue)),
+                    .init("version", finding.version.map(number) ?? .null),
+                    .init("file", .string(finding.file)), .init("message", .string(finding.message)),
+                ]))
+        }
+        let rootValues: [JSONValue] = roots.map { root in
+            .object(
+                JSONObject([
+                    .init("version", number(root.version)), .init("file", .string(root.file)),
+                    .init("payloadSHA256", hash(root.payloadSHA256)), .init("issuedAt", time(root.issuedAt)),
+                    .init("expiresAt", time(root.expiresAt)),
+                    .init("maxManifestLifetime", number(root.maxManifestLifetime)),
+                    .init("rootRole", role(root.rootRole)), .init("pinsRole", role(root.pinsRole)),
+                    .init("signers", strings(root.signers)), .init("pinsRoleChanged", .bool(root.pinsRoleChanged)),
+                ]))
+        }
+        let manifestValues: [JSONValue] = manifests.map { manifest in
+            .object(
+                JSONObject([
+                    .init("version", number(manifest.version)), .init("rootVersion", number(manifest.rootVersion)),
+                    .init("issuedAt", time(manifest.issuedAt)), .init("expiresAt", time(manifest.expiresAt)),
+                    .init("payloadSHA256", hash(manifest.payloadSHA256)), .init("signers", strings(manifest.signers)),
+                    .init("inIndex", .bool(manifest.inIndex)),
+                ]))
+        }
+        let domainValues: [JSONValue] = domains.map { timeline in
+            .object(
+                JSONObject([
+                    .init("name", .string(timeline.name)),
+                    .init(
+                        "events",
+                        .array(
+                            timeline.entries.map { entry in
+                                var members: [JSONObject.Member] = [
+                                    .init("version", number(entry.version)), .init("date", time(entry.date)),
+                                ]
+                                members += Self.eventMembers(entry.event)
+                                return .object(JSONObject(members))
+                            })),
+                ]))
+        }
+        let revocationValues: [JSONValue] = revocations.map { event in
+            .object(
+                JSONObject([
+                    .init("version", number(event.version)), .init("date", time(event.date)),
+                    .init("pin", .string(event.pin.description)),
+                    .init("change", .string(event.lifted ? "lifted" : "revoked")),
+                ]))
+        }
+        let gapValues: [JSONValue] = gaps.map { gap in
+            .object(
+                JSONObject([
+                    .init("from", time(gap.from)), .init("until", time(gap.until)),
+                    .init("seconds", number(gap.seconds)),
+                    .init("afterVersion", number(gap.afterVersion)),
+                    .init("beforeVersion", gap.beforeVersion.map(number) ?? .null),
+                    .init("open", .bool(gap.beforeVersion == nil)),
+                ]))
+        }
+        var coverageValue = JSONValue.null
+        if let coverage {
+            coverageValue = .object(
+                JSONObject([.init("from", time(coverage.from)), .init("until", time(coverage.until))]))
+        }
+        return .object(
+            JSONObject([
+                .init("scope", .string(scope)), .init("location", .string(location)), .init("at", time(at)),
+                .init("result", .string(passed ? "pass" : "fail")), .init("anchorVersion", number(anchorVersion)),
+                .init("roots", .array(rootValues)), .init("manifests", .array(manifestValues)),
+                .init("manifestJSONVersion", manifestJSONVersion.map(number) ?? .null),
+                .init("domains", .array(domainValues)), .init("revocations", .array(revocationValues)),
+                .init("coverage", coverageValue), .init("gaps", .array(gapValues)),
+                .init("violations", .array(violations.map(finding))), .init("warnings", .array(warnings.map(finding))),
+            ]))
+    }
+
+    static func eventMembers(_ event: DomainEvent) -> [JSONObject.Member] {
+        switch event {
+        case .added(let enforce, let includeSubdomains, let pins):
+            return [
+                .init("change", .string("added")), .init("enforce", .bool(enforce)),
+                .init("includeSubdomains", .bool(includeSubdomains)),
+                .init("pins", .array(pins.map { .string($0.description) })),
+            ]
+        case .removed: return [.init("change", .string("removed"))]
+        case .pinAdded(let pin): return [.init("change", .string("pin-added")), .init("pin", .string(pin.description))]
+        case .pinRemoved(let pin):
+            return [.init("change", .string("pin-removed")), .init("pin", .string(pin.description))]
+        case .enforceChanged(let value): return [.init("change", .string("enforce")), .init("enforce", .bool(value))]
+        case .includeSubdomainsChanged(let value):
+            return [.init("change", .string("include-subdomains")), .init("includeSubdomains", .bool(value))]
+        case .pinRevoked(let pin):
+            return [.init("change", .string("pin-revoked")), .init("pin", .string(pin.description))]
+        case .revocationLifted(let pin):
+            return [.init("change", .string("revocation-lifted")), .init("pin", .string(pin.description))]
+        }
+    }
+}
+
+extension ManifestDiff {
+    /// The diff as a JSON object: `kind`, `scope`, each scalar member as `{old, new}`,
+    /// domains added, removed and changed, revocations added and lifted.
+    public func json() -> JSONValue {
+        func change(_ change: Change<Int64>) -> JSONValue {
+            .object(JSONObject([.init("old", .number(String(change.old))), .init("new", .number(String(change.new)))]))
+        }
+        func timeChange(_ change: Change<Timestamp>) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("old", .string(change.old.description)), .init("new", .string(change.new.description)),
+                ]))
+        }
+        func previousText(_ hash: [UInt8]?) -> JSONValue { hash.map { .string("sha256:" + Hex.encode($0)) } ?? .null }
+        func pins(_ pins: [Pin]) -> JSONValue { .array(pins.map { .string($0.description) }) }
+        func domain(_ domain: ManifestPayload.Domain) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("name", .string(domain.name)), .init("enforce", .bool(domain.enforce)),
+                    .init("includeSubdomains", .bool(domain.includeSubdomains)), .init("pins", pins(domain.pins)),
+                ]))
+        }
+        let changed: [JSONValue] = domainsChanged.map { change in
+            var members: [JSONObject.Member] = [
+                .init("name", .string(change.name)), .init("pinsAdded", pins(change.pinsAdded)),
+                .init("pinsRemoved", pins(change.pinsRemoved)),
+            ]
+            if let enforce = change.enforce {
+                members.append(
+                    .init(
+                        "enforce",
+                        .object(JSONObject([.init("old", .bool(enforce.old)), .init("new", .bool(enforce.new))]))))
+            }
+            if let include = change.includeSubdomains {
+                members.append(
+                    .init(
+                        "includeSubdomains",
+                        .object(JSONObject([.init("old", .bool(include.old)), .init("new", .bool(include.new))]))))
+            }
+            return .object(JSONObject(members))
+        }
+        return .object(
+            JSONObject([
+                .init("kind", .string("pins")), .init("scope", .string(scope)), .init("changed", .bool(hasChanges)),
+                .init("version", change(version)), .init("rootVersion", change(rootVersion)),
+                .init("issuedAt", timeChange(issuedAt)), .init("expiresAt", timeChange(expiresAt)),
+                .init(
+                    "previous",
+                    .object(
+                        JSONObject([.init("old", previousText(previous.old)), .init("new", previousText(previous.new))])
+                    )),
+                .init("domainsAdded", .array(domainsAdded.map(domain))),
+                .init("domainsRemoved", .array(domainsRemoved.map { .string($0.name) })),
+                .init("domainsChanged", .array(changed)), .init("revocationsAdded", pins(revocationsAdded)),
+                .init("revocationsLifted", pins(revocationsLifted)),
+            ]))
+    }
+}
+
+extension RootDiff {
+    /// The diff as a JSON object: `kind`, `scope`, each scalar member as `{old, new}`,
+    /// keys added and removed, and per role the key ids added, removed and the threshold.
+    public func json() -> JSONValue {
+        func change(_ change: Change<Int64>) -> JSONValue {
+            .object(JSONObject([.init("old", .number(String(change.old))), .init("new", .number(String(change.new)))]))
+        }
+        func timeChange(_ change: Change<Timestamp>) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("old", .string(change.old.description)), .init("new", .string(change.new.description)),
+                ]))
+        }
+        func role(_ role: RoleChange) -> JSONValue {
+            .object(
+                JSONObject([
+                    .init("keyIDsAdded", .array(role.keyIDsAdded.map { .string($0) })),
+                    .init("keyIDsRemoved", .array(role.keyIDsRemoved.map { .string($0) })),
+                    .init(
+                        "threshold",
+                        role.threshold.map { change(Change(old: Int64($0.old), new: Int64($0.new))) } ?? .null),
+                ]))
+        }
+        return .object(
+            JSONObject([
+                .init("kind", .string("root")), .init("scope", .string(scope)), .init("changed", .bool(hasChanges)),
+                .init("version", change(version)), .init("issuedAt", timeChange(issuedAt)),
+                .init("expiresAt", timeChange(expiresAt)), .init("maxManifestLifetime", change(maxManifestLifetime)),
+                .init("keysAdded", .array(keysAdded.map { .string($0) })),
+                .init("keysRemoved", .array(keysRemoved.map { .string($0) })), .init("rootRole", role(rootRole)),
+                .init("pinsRole", role(pinsRole)),
+            ]))
+    }
+}

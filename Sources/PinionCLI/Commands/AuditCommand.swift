@@ -1,0 +1,250 @@
+// `pinion audit`: verify a whole published tree (a directory or its https URL) from
+// public files, print the pin timeline and every violation (DESIGN.md §10, issue 5).
+
+import Foundation
+import PinionAudit
+import PinionClient
+import PinionCore
+import PinionCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct AuditCommand: Command {
+    static let path = ["audit"]
+    static let summary = "verify a published tree's whole history; print the pin timeline"
+    static let options: [OptionSpec] = [.value("root"), .flag("json"), .value("cafile"), .value("at")]
+    static let help = """
+        usage: pinion audit --root ROOT_ENVELOPE TREE [--json] [--cafile F] [--at TIME]
+
+        Audits the published tree of the root's scope: TREE is the directory given to
+        pinion publish --repo, or its https URL (the server root a client is given).
+        Trusting ROOT_ENVELOPE (it must carry a threshold of its own root role), it reads
+        root/1.json ... (every rotation: both thresholds, consecutive versions, the given
+        root published unchanged), index.json, every history/{version}.json and
+        manifest.json, and checks: every manifest signed by the pins role of the root it
+        names; rootVersion and issuedAt never going back; versions consecutive from the
+        first; each previous equal to the SHA-256 of the prior payload; lifetimes within
+        the root's cap; each history file's version equal to its name; index entries equal
+        to the files; manifest.json byte-identical to the index's latest; no version with
+        two payloads; no file changing between two reads. Warnings (exit 0): a lifted
+        revocation, an invalid extra signature, a history file beyond the index (a publish
+        that died mid-way).
+
+        The report: roots and their keys, signers (key ids) of every version, each
+        domain's timeline (pins added and removed, revocations, enforce / report-only and
+        includeSubdomains changes, domains added and removed, at which version and date),
+        the span the manifests cover and the gaps where no unexpired manifest existed, then
+        every violation as FILE (version N): [rule] what was found.
+
+        options:
+          --root F     the trusted root envelope (e.g. the root an app embeds)
+          --json       the same facts as JSON on standard output
+          --cafile F   PEM trust anchors for an https TREE (default: the system store)
+          --at TIME    RFC 3339 time to judge expiry at (default: now)
+
+        Exit 0 every rule holds (warnings allowed), 1 violations (all listed), 2 usage,
+        3 I/O or network error.
+
+        """
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        let tree = try arguments.positional(["TREE"])[0]
+        let rootPath = try arguments.required("root")
+        let at =
+            try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
+            ?? context.now()
+        let anchorBytes = try Files.read(rootPath, limit: maxInputBytes)
+        let anchor: RootChain
+        do { anchor = try RootChain(anchor: anchorBytes, crypto: crypto) } catch {
+            throw CLIError.from(error, file: rootPath)
+        }
+        let scope = anchor.newest.payload.scope
+        let source = try makeSource(tree, scope: scope, caFile: arguments.value("cafile"))
+
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let progress: @Sendable (Int, Int) -> Void = { done, total in
+            guard showProgress, total >= 500 else { return }
+            let step = max(1, total / 100)
+            guard done % step == 0 || done == total else { return }
+            if done == total {
+                context.err("\r" + String(repeating: " ", count: 60) + "\r")
+            } else {
+                let filled = done * 30 / total
+                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                context.err("\raudit [\(bar)] \(done)/\(total) history files")
+            }
+        }
+        let report: AuditReport
+        do {
+            report = try Auditor.audit(
+                anchor: anchor, source: source, crypto: crypto, options: AuditOptions(at: at, progress: progress))
+        } catch {
+            throw CLIError.io(error.description)
+        }
+        if arguments.flag("json") {
+            context.out(String(decoding: JSONWriter.write(report.json()), as: UTF8.self))
+        } else {
+            for line in AuditText.lines(report) { context.print(TerminalText.escape(line)) }
+        }
+        guard report.passed else {
+            throw CLIError.failure(
+                "audit of \(report.location) failed: \(report.violations.count) violation(s), listed \(arguments.flag("json") ? "in the JSON output" : "above")"
+            )
+        }
+    }
+
+    /// A directory source, or an HTTPS one for an https URL.
+    static func makeSource(_ tree: String, scope: String, caFile: String?) throws(CLIError) -> any TreeSource {
+        if tree.contains("://") {
+            guard tree.lowercased().hasPrefix("https://"), let url = URL(string: tree), url.host != nil else {
+                throw .usage("\(tree): TREE must be a directory or an https:// URL")
+            }
+            return HTTPSTreeSource(baseURL: url, scope: scope, configuration: .init(caFile: caFile))
+        }
+        if caFile != nil { throw .usage("--cafile applies only to an https:// TREE") }
+        let source = DirectoryTreeSource(repo: tree, scope: scope)
+        do { try source.checkExists() } catch {
+            if error.isTreeProperty { throw .failure(error.description) }
+            throw .io(error.description)
+        }
+        return source
+    }
+}
+
+/// The audit report as text for people.
+enum AuditText {
+    static func lines(_ report: AuditReport) -> [String] {
+        var lines: [String] = []
+        lines.append("audit       scope \(report.scope), given root version \(report.anchorVersion), at \(report.at)")
+        lines.append("tree        \(report.location)")
+        lines += rootLines(report)
+        lines += manifestLines(report)
+        lines += timelineLines(report)
+        lines += expiryLines(report)
+        if !report.warnings.isEmpty {
+            lines.append("")
+            lines.append("warnings (\(report.warnings.count))")
+            lines += report.warnings.map { "  " + $0.description }
+        }
+        if !report.violations.isEmpty {
+            lines.append("")
+            lines.append("violations (\(report.violations.count))")
+            lines += report.violations.map { "  " + $0.description }
+        }
+        lines.append("")
+        if report.passed {
+            lines.append("result      PASS: every rule holds (\(report.warnings.count) warning(s))")
+        } else {
+            lines.append(
+                "result      FAIL: \(report.violations.count) violation(s), \(report.warnings.count) warning(s)")
+        }
+        return lines
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String { ManifestShowCommand.pad(text, width) }
+
+    static func rootLines(_ report: AuditReport) -> [String] {
+        var lines = ["", "roots (\(report.roots.count))"]
+        for root in report.roots {
+            let changed = root.pinsRoleChanged ? "  (pins role changed)" : ""
+            lines.append(
+                "  root \(root.version)  issued \(root.issuedAt)  expires \(root.expiresAt)  manifest lifetime cap \(ManifestShowCommand.duration(root.maxManifestLifetime))\(changed)"
+            )
+            lines.append(
+                "    root role \(root.rootRole.threshold) of \(root.rootRole.keyIDs.count): \(root.rootRole.keyIDs.joined(separator: " "))"
+            )
+            lines.append(
+                "    pins role \(root.pinsRole.threshold) of \(root.pinsRole.keyIDs.count): \(root.pinsRole.keyIDs.joined(separator: " "))"
+            )
+            lines.append(
+                "    signed by \(root.signers.isEmpty ? "(no valid signature counted)" : root.signers.joined(separator: " "))"
+            )
+        }
+        return lines
+    }
+
+    /// Manifests grouped into runs of consecutive versions with one root and one set of signers.
+    static func manifestLines(_ report: AuditReport) -> [String] {
+        let manifests = report.manifests
+        guard let first = manifests.first, let last = manifests.last else {
+            return ["", "manifests (0)"]
+        }
+        let holder = report.manifestJSONVersion.map { "; manifest.json holds version \($0)" } ?? ""
+        var lines = ["", "manifests (\(manifests.count), versions \(first.version)...\(last.version)\(holder))"]
+        lines.append("  " + pad("VERSIONS", 14) + pad("ROOT", 6) + pad("ISSUED (FIRST ... LAST)", 47) + "SIGNED BY")
+        var start = 0
+        for position in manifests.indices {
+            let next = position + 1
+            let runEnds =
+                next == manifests.count || manifests[next].version != manifests[position].version + 1
+                || manifests[next].rootVersion != manifests[start].rootVersion
+                || manifests[next].signers != manifests[start].signers
+            guard runEnds else { continue }
+            let a = manifests[start]
+            let b = manifests[position]
+            let versions = a.version == b.version ? "\(a.version)" : "\(a.version)-\(b.version)"
+            let dates = a.version == b.version ? a.issuedAt.description : "\(a.issuedAt) ... \(b.issuedAt)"
+            let signers = a.signers.isEmpty ? "(no valid pins-role signature)" : a.signers.joined(separator: " ")
+            lines.append("  " + pad(versions, 14) + pad(String(a.rootVersion), 6) + pad(dates, 47) + signers)
+            start = next
+        }
+        return lines
+    }
+
+    static func describe(_ event: DomainEvent) -> String {
+        switch event {
+        case .added(let enforce, let includeSubdomains, let pins):
+            return
+                "added (\(enforce ? "enforce" : "report-only"), includeSubdomains \(includeSubdomains)): \(pins.map(\.description).joined(separator: " "))"
+        case .removed: return "removed"
+        case .pinAdded(let pin): return "+ pin \(pin)"
+        case .pinRemoved(let pin): return "- pin \(pin)"
+        case .enforceChanged(let value): return value ? "enforce (was report-only)" : "report-only (was enforce)"
+        case .includeSubdomainsChanged(let value): return "includeSubdomains \(value)"
+        case .pinRevoked(let pin): return "revoked \(pin)"
+        case .revocationLifted(let pin): return "revocation lifted \(pin)"
+        }
+    }
+
+    static func timelineLines(_ report: AuditReport) -> [String] {
+        var lines = ["", "pin timeline (\(report.domains.count) domain(s))"]
+        for timeline in report.domains {
+            lines.append("  \(timeline.name)")
+            for entry in timeline.entries {
+                lines.append(
+                    "    " + pad("v\(entry.version)", 8) + pad(entry.date.description, 22) + describe(entry.event))
+            }
+        }
+        if !report.revocations.isEmpty {
+            lines.append("")
+            lines.append("revocations")
+            for event in report.revocations {
+                lines.append(
+                    "  " + pad("v\(event.version)", 8) + pad(event.date.description, 22)
+                        + (event.lifted ? "lifted  " : "revoked ") + event.pin.description)
+            }
+        }
+        return lines
+    }
+
+    static func expiryLines(_ report: AuditReport) -> [String] {
+        guard let coverage = report.coverage else { return [] }
+        var lines = ["", "expiry      manifests cover \(coverage.from) ... \(coverage.until)"]
+        if report.gaps.isEmpty {
+            lines.append("            no gap: an unexpired manifest existed at every time from the first on")
+        } else {
+            lines.append("            gaps with no unexpired manifest (clients kept expired data, fail-closed):")
+            for gap in report.gaps {
+                let end =
+                    gap.beforeVersion.map { "until version \($0) was issued" }
+                    ?? "still open at the audit time"
+                lines.append(
+                    "              \(gap.from) ... \(gap.until)  (\(ManifestShowCommand.duration(gap.seconds)))  after version \(gap.afterVersion) expired, \(end)"
+                )
+            }
+        }
+        return lines
+    }
+}
