@@ -58,9 +58,11 @@ enum Files {
     /// - Parameters:
     ///   - replace: when false and `path` exists, refuse with a usage error naming `--force`.
     ///   - mode: permission bits of the new file.
+    ///   - modifiedAfter: when given, the new file's modification time is made at least one
+    ///     second later than this (the replaced file's), even within the same second.
     /// - Throws: `CLIError.io` on any write failure (the temporary file is removed).
     static func writeAtomically(
-        _ bytes: [UInt8], to path: String, replace: Bool, mode: mode_t = 0o644
+        _ bytes: [UInt8], to path: String, replace: Bool, mode: mode_t = 0o644, modifiedAfter: timespec? = nil
     ) throws(CLIError) {
         let existingMode = try existingRegularFileMode(path)
         if !replace, existingMode != nil {
@@ -84,6 +86,15 @@ enum Files {
             close(descriptor)
             unlink(temporary)
             throw .io("\(path): write failed: \(error.localizedDescription)")
+        }
+        if let earlier = modifiedAfter {
+            // Servers that derive validators from mtime and size (nginx's ETag, Last-Modified
+            // in whole seconds) must never see the new file as the old one.
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_mtim.tv_sec <= earlier.tv_sec {
+                let later = timespec(tv_sec: earlier.tv_sec + 1, tv_nsec: 0)
+                _ = futimens(descriptor, [later, later])
+            }
         }
         close(descriptor)
         if replace {

@@ -37,6 +37,9 @@ struct PublishCommand: Command {
 
         """
 
+    /// Seconds an issuedAt may lie after the publish time (signers' clock skew).
+    static let issuedAtTolerance: Int64 = 3600
+
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let envelopePath = try arguments.positional(["ENVELOPE"])[0]
         let repo = try arguments.required("repo")
@@ -62,6 +65,8 @@ struct PublishCommand: Command {
         // manifest.json behind index.json.
         let lock = try tree.lock()
         defer { withExtendedLifetime(lock) {} }
+        try tree.checkDirectories()
+        tree.removeAbandonedTemporaryFiles()
         try tree.checkWritableTargets()
         switch envelope.kind {
         case .root: try publishRoot(bytes, envelopePath: envelopePath, tree: tree, now: now, context: context)
@@ -133,6 +138,13 @@ struct PublishCommand: Command {
             throw CLIError.from(error, file: envelopePath)
         }
         let payload = verified.payload
+        // A future issuedAt binds every later version to be at least as late (issuedAt never
+        // goes back), so a signer's clock error would stall the channel until then.
+        if payload.issuedAt.secondsSince1970 > now.secondsSince1970 + PublishCommand.issuedAtTolerance {
+            throw CLIError.failure(
+                "\(envelopePath): issuedAt \(payload.issuedAt) is more than an hour after the publish time \(now); every later version would have to be at least as late (check the signer's clock, or give the publish time with --at)"
+            )
+        }
         var index = try tree.index()
         let historyPath = tree.historyPath(payload.version)
         if let published = try tree.readIfPresent(historyPath) {
@@ -205,7 +217,10 @@ struct PublishCommand: Command {
             try Files.writeAtomically(index.serialized(), to: tree.indexPath, replace: true)
         }
         if try tree.readIfPresent(tree.manifestPath) != bytes {
-            try Files.writeAtomically(bytes, to: tree.manifestPath, replace: true)
+            var old = stat()
+            let previousModification = lstat(tree.manifestPath, &old) == 0 ? old.st_mtim : nil
+            try Files.writeAtomically(
+                bytes, to: tree.manifestPath, replace: true, modifiedAfter: previousModification)
             context.print(
                 "published manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(tree.scope), expires \(payload.expiresAt)"
             )
@@ -253,7 +268,7 @@ struct PublishedTree {
 
     /// Whether history/ holds any published manifest.
     func hasHistory() throws(CLIError) -> Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: scopeDirectory + "/history")) ?? []
+        let names = try list(scopeDirectory + "/history")
         return names.contains { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
     }
 
@@ -265,15 +280,69 @@ struct PublishedTree {
         }
     }
 
+    /// The bytes of a published file, or nil when it does not exist. A symbolic link or a
+    /// special file is refused: the tree's files are compared byte for byte with what is
+    /// published, and a link would make that comparison (and what servers send) point
+    /// elsewhere.
     func readIfPresent(_ path: String) throws(CLIError) -> [UInt8]? {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .io("\(path): cannot inspect: \(Files.errnoText())")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .failure("\(path): not a regular file (a symbolic link or special file); the tree needs repair")
+        }
         return try Files.read(path, limit: maxInputBytes)
+    }
+
+    /// Names in `directory`; none when it does not exist; an I/O error when it cannot be read
+    /// (an unreadable directory must not look empty).
+    func list(_ directory: String) throws(CLIError) -> [String] {
+        var info = stat()
+        guard lstat(directory, &info) == 0 else {
+            if errno == ENOENT { return [] }
+            throw .io("\(directory): cannot inspect: \(Files.errnoText())")
+        }
+        do { return try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw .io("\(directory): cannot list: \(error.localizedDescription)")
+        }
+    }
+
+    /// Refuses a tree whose directories (v1, the scope, root/, history/) are symbolic links
+    /// or other non-directories, before anything is read or written through them.
+    func checkDirectories() throws(CLIError) {
+        for directory in [repo + "/v1", scopeDirectory, scopeDirectory + "/root", scopeDirectory + "/history"] {
+            var info = stat()
+            guard lstat(directory, &info) == 0 else {
+                if errno == ENOENT { continue }
+                throw .io("\(directory): cannot inspect: \(Files.errnoText())")
+            }
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw .failure(
+                    "\(directory): not a directory (a symbolic link or a file); the tree needs repair before publishing"
+                )
+            }
+        }
+    }
+
+    /// Removes temporary files (`.NAME.tmp-PID-N`) a publish that died left behind. Called
+    /// under the tree's lock, so no live publish owns them. Servers never serve them
+    /// (hidden names), but they would accumulate.
+    func removeAbandonedTemporaryFiles() {
+        for directory in [scopeDirectory, scopeDirectory + "/root", scopeDirectory + "/history"] {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where name.hasPrefix(".") && name.contains(".json.tmp-") {
+                var info = stat()
+                let path = directory + "/" + name
+                if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG { unlink(path) }
+            }
+        }
     }
 
     /// Versions of root/N.json present; they must be 1 ... N without gaps.
     func rootVersions() throws(CLIError) -> [Int64] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: scopeDirectory + "/root")) ?? []
+        let names = try list(scopeDirectory + "/root")
         let versions = names.compactMap { name -> Int64? in
             guard name.hasSuffix(".json"), let number = Int64(name.dropLast(5)), number >= 1, "\(number).json" == name
             else { return nil }
