@@ -11,7 +11,7 @@ import Synchronization
 import Testing
 
 /// The `pinion` executable built next to the tests.
-private let pinionBinary: String = {
+let pinionBinary: String = {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     return root.appendingPathComponent(".build/debug/pinion").path

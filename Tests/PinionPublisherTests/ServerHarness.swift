@@ -149,7 +149,7 @@ func splitResponses(_ bytes: [UInt8], bodiless: Set<Int> = []) -> [TestResponse]
 
 /// A TLS client that writes exact bytes and reads until the server closes or a timeout.
 /// It does not verify the server (the tests check the server, not its certificate).
-final class RawTLSClient {
+final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
     let descriptor: Int32
     private let context: OpaquePointer
     private let ssl: OpaquePointer
