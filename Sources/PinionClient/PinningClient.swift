@@ -120,9 +120,13 @@ public final class PinningClient: Sendable {
     ///   - onEvent: every refresh and start-up event.
     ///   - onPinFailure: RFC 7469 §3 reports of pin failures, at most one identical report
     ///     per 24 hours.
+    ///   - storage: where the trusted state is kept; nil (the default) for files in
+    ///     `configuration.stateDirectory`. Apps may pass their own (for example a keychain
+    ///     or an encrypted container); tests inject failing storage through it.
     /// - Throws: `ClientSetupError` for an invalid embedded root or an unusable state directory.
     public init(
-        configuration: ClientConfiguration, onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in },
+        configuration: ClientConfiguration, storage: (any StateStorage)? = nil,
+        onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in },
         onPinFailure: @escaping @Sendable (PinFailureReport) -> Void = { _ in }
     ) throws(ClientSetupError) {
         self.configuration = configuration
@@ -136,9 +140,9 @@ public final class PinningClient: Sendable {
             throw .trust(error)
         }
         do {
-            store = StateStore(
-                storage: try DirectoryStorage(path: configuration.stateDirectory), scope: configuration.scope,
-                limits: configuration.limits)
+            let backing: any StateStorage
+            if let storage { backing = storage } else { backing = try DirectoryStorage(path: configuration.stateDirectory) }
+            store = StateStore(storage: backing, scope: configuration.scope, limits: configuration.limits)
         } catch {
             throw .storage(error)
         }

@@ -18,7 +18,7 @@ let pinionBinary: String = {
 }()
 
 /// Runs `pinion` in-process; returns the exit status and standard error.
-private func runInProcess(_ arguments: [String], now: Timestamp = t0) -> (status: Int32, err: String) {
+func runInProcess(_ arguments: [String], now: Timestamp = t0) -> (status: Int32, err: String) {
     let err = Mutex("")
     let context = CLIContext(out: { _ in }, err: { text in err.withLock { $0 += text } }, now: { now })
     let status = PinionCommandLine.run(arguments, context: context)
