@@ -711,7 +711,9 @@ struct AuditRun {
         if payload.version < latest.version {
             violation(
                 .manifestNotLatest, payload.version, file,
-                "holds version \(payload.version), not the latest version \(latest.version) of the history")
+                payload.version == latest.version - 1
+                    ? "holds version \(payload.version), not the latest version \(latest.version) of the history (if the publish of version \(latest.version) died before replacing manifest.json, running it again completes it)"
+                    : "holds version \(payload.version), not the latest version \(latest.version) of the history")
             notePayload(version: payload.version, hash: hash, file: file)
         } else if payload.version > latest.version {
             violation(

@@ -50,7 +50,8 @@ final class FaultyStorage: StateStorage {
         let repo = workspace + "/repo"
         let at = t0.adding(seconds: 3600)
         try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: workspace + "/root.json"))
-        #expect(runInProcess(["publish", "--repo", repo, workspace + "/root.json", "--at", at.description]).status == 0)
+        #expect(
+            runInProcess(["publish", "--repo", repo, workspace + "/root.json", "--at", at.description]).status == 0)
         var previous: [UInt8]?
         func publish(_ version: Int64, pins: [Pin]) throws {
             var payload = manifestPayload(

@@ -18,11 +18,13 @@ let pinionBinary: String = {
 }()
 
 /// Runs `pinion` in-process; returns the exit status and standard error.
-func runInProcess(_ arguments: [String], now: Timestamp = t0) -> (status: Int32, err: String) {
+func runInProcess(_ arguments: [String], now: Timestamp = t0) -> (status: Int32, err: String, out: String) {
     let err = Mutex("")
-    let context = CLIContext(out: { _ in }, err: { text in err.withLock { $0 += text } }, now: { now })
+    let out = Mutex("")
+    let context = CLIContext(
+        out: { text in out.withLock { $0 += text } }, err: { text in err.withLock { $0 += text } }, now: { now })
     let status = PinionCommandLine.run(arguments, context: context)
-    return (status, err.withLock { $0 })
+    return (status, err.withLock { $0 }, out.withLock { $0 })
 }
 
 /// A `pinion serve` child process.
