@@ -465,12 +465,14 @@ final class Team: @unchecked Sendable {
         return try Baseline.parse(Array(text.utf8))
     }
 
-    /// A device running the app built with root 1 (or `embeddedRoot`) and the baseline.
+    /// A device running the app built with root 1 (or `embeddedRoot`) and the baseline,
+    /// refreshing from `publisher` (default: the team's; `offline`: none reachable).
     func device(
-        publisher: Server? = nil, embeddedRoot: String = "root-1.json", at time: Timestamp, staleGrace: Int64 = 0
+        publisher: Server? = nil, offline: Bool = false, embeddedRoot: String = "root-1.json", at time: Timestamp,
+        staleGrace: Int64 = 0
     ) throws -> Device {
         try Device(
-            embeddedRoot: try desk.bytes(embeddedRoot), publisher: publisher ?? self.publisher,
+            embeddedRoot: try desk.bytes(embeddedRoot), publisher: offline ? nil : publisher ?? self.publisher,
             baseline: try baseline(), at: time, staleGrace: staleGrace, pki: pki)
     }
 

@@ -112,6 +112,15 @@ import Testing
         // version the publisher offers.
         let fresh = try team.device(publisher: edge, at: issued.adding(seconds: 3600))
         #expect(fresh.refresh() == .updated(1, 1))
+
+        // Repair: publishing the latest history file again rewrites manifest.json.
+        let repaired = team.desk.run(
+            ["publish", "--repo", "@edge", "@edge/v1/\(appScope)/history/2.json"], at: issued.adding(seconds: 3600))
+        #expect(repaired.status == 0, "\(repaired.err)")
+        #expect(repaired.out.contains("published manifest version 2"))
+        #expect(team.audit(team.desk.path("edge"), at: issued.adding(seconds: 3600)).status == 0)
+        #expect(fresh.refresh() == .updated(1, 2))
+        #expect(device.refresh() == .unchanged)
     }
 
     @Test func forgedOrModifiedFilesAreRefusedAndTheAuditNamesThem() throws {

@@ -211,6 +211,14 @@ private func thiefRotation(
         // need the thief's root key.
         let response = attack.adding(seconds: 3600)
         try teamRotation(team, at: response)
+        // It does protect the old app's clients that reach the real publisher first: once they
+        // hold the team's root 2, the thief's chain no longer verifies for them.
+        let early = try team.device(at: response.adding(seconds: 60))
+        #expect(early.refresh() == .updated(2, 2))
+        try early.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        #expect(
+            early.refresh() == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 2, valid: 0, threshold: 1))))
+        #expect(early.connect(to: rogue) == .refused(.noMatchingPin))
         try follower.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: team.publisher)
         follower.clock.now = response.adding(seconds: 60)
         #expect(
