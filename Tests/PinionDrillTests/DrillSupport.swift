@@ -207,6 +207,8 @@ final class Server: @unchecked Sendable {
     let chainFile: String
     let keyFile: String
     private let logPath: String
+    /// An API server's empty directory is its own; a publisher's tree belongs to the desk.
+    private var ownsDirectory = false
 
     var port: UInt16 { publisher.port }
     /// The base URL a client is given (the server root).
@@ -239,9 +241,14 @@ final class Server: @unchecked Sendable {
         try self.init(
             tree: FileManager.default.temporaryDirectory.path + "/pinion-drill-api-\(UUID().uuidString)", leaf: leaf,
             pki: pki)
+        ownsDirectory = true
     }
 
-    deinit { _ = publisher.drain(timeout: 5) }
+    deinit {
+        _ = publisher.drain(timeout: 5)
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: chainFile).deletingLastPathComponent().path)
+        if ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
+    }
 
     /// The server's key rotation: install another certificate and key, then reload them
     /// (what `kill -HUP` does to `pinion serve`).
