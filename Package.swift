@@ -67,6 +67,9 @@ let package = Package(
         .testTarget(
             name: "PinionAuditTests",
             dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
+        // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
+        .testTarget(
+            name: "PinionDrillTests", dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher"]),
     ],
     swiftLanguageModes: [.v6]
 )
