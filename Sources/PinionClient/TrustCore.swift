@@ -122,22 +122,48 @@ public struct TrustCore: Sendable {
         var events: [ClientEvent] = []
         var chain = anchor
         var keptRoots: [[UInt8]] = []
+        // True when the stored chain is not a continuation of the embedded one (a stored root
+        // that differs from the embedded chain's root of the same version, or one that no
+        // longer verifies): its floor may have been set by roots this build does not trust.
+        var diverged = false
         for bytes in stored.acceptedRoots {
             guard let version = try? RootChain.peekVersion(bytes, limits: limits) else {
                 events.append(.storeDropped("a stored root is unreadable; the chain ends at \(chain.newest.version)"))
+                diverged = true
                 break
             }
-            if version <= chain.newest.version { continue }  // superseded by the embedded root
+            if version <= chain.newest.version {
+                // Superseded by the embedded root; but the same version with another payload
+                // is a fork (root equivocation), for example a chain of a thief's rotation.
+                if let trusted = chain.root(version: version),
+                    let envelope = try? Envelope.parse(bytes, limits: limits),
+                    crypto.hasher.sha256(envelope.payload) != trusted.payloadSHA256
+                {
+                    events.append(
+                        .storeDropped(
+                            "stored root \(version) differs from the trusted root \(version) (a fork of the root chain)"))
+                    diverged = true
+                }
+                continue
+            }
             do {
                 try chain.append(bytes, crypto: crypto, limits: limits)
                 keptRoots.append(bytes)
             } catch {
                 events.append(.storeDropped("stored root \(version) no longer verifies: \(error)"))
+                diverged = true
                 break
             }
         }
         var persisted = stored
         persisted.acceptedRoots = keptRoots
+        if diverged, let floor = persisted.floor, floor.rootVersion >= chain.roots[0].version {
+            // The floor is kept only as far as the stored manifest still verifies under the
+            // trusted chain (set again below); a floor from a dropped fork would refuse every
+            // manifest of the legitimate chain as a rollback, forever.
+            persisted.floor = nil
+            events.append(.storeDropped("the rollback floor \(floor) came from roots this build does not trust"))
+        }
         var state = TrustedState(
             persisted: persisted, chain: chain, manifest: nil, manifestValid: false, forcedDomains: [])
         guard let manifestBytes = stored.manifest else {
