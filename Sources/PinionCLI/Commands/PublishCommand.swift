@@ -201,7 +201,9 @@ struct PublishCommand: Command {
                     "lifting revocation(s) of \(lifted.map(\.description).joined(separator: ", ")) (--allow-lift)")
             }
         } else if alreadyIndexed, index.manifests.last?.version != payload.version {
-            throw CLIError.failure("\(envelopePath): version \(payload.version) is not the latest published version")
+            throw CLIError.failure(
+                "\(envelopePath): version \(payload.version) is already published and older than the latest (version \(index.manifests.last?.version ?? 0)); serving it again would be a rollback"
+            )
         }
 
         try tree.createDirectories()
