@@ -73,7 +73,7 @@ let package = Package(
             dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(
             name: "PinionInteropTests",
-            dependencies: ["PinionInterop", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"],
+            dependencies: ["PinionInterop", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport"],
             exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -90,8 +90,8 @@ final class InteropWorkspace: @unchecked Sendable {
     }
 
     /// Signs payload file `payload` into envelope `name` with the pins key.
-    func sign(_ payload: String, to name: String) {
-        ok(["sign", "--key", "@pins.key", "@" + payload, "-o", "@" + name])
+    func sign(_ payload: String, to name: String, _ extra: [String] = []) {
+        ok(["sign", "--key", "@pins.key", "@" + payload, "-o", "@" + name] + extra)
     }
 }
 
