@@ -45,7 +45,7 @@ let package = Package(
         // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
-        .target(name: "PinionInterop", dependencies: ["PinionCore"]),
+        .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionClient"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
