@@ -44,10 +44,14 @@ let package = Package(
         .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
+        // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
+        .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionClient"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
-            dependencies: ["PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit"]),
+            dependencies: [
+                "PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit", "PinionInterop",
+            ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Fixtures shared by the test targets (keys, signed roots and manifests).
         .target(
@@ -70,6 +74,10 @@ let package = Package(
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(
             name: "PinionDrillTests", dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher"]),
+        .testTarget(
+            name: "PinionInteropTests",
+            dependencies: ["PinionInterop", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

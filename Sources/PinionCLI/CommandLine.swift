@@ -72,6 +72,7 @@ public enum PinionCommandLine {
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
             PublishCommand.self, ServeCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
             AuditCommand.self, DiffCommand.self,
+            ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,
         ]
     }
 
