@@ -42,7 +42,10 @@ int pinion_server_configure_context(SSL_CTX *ctx) {
     if (ctx == NULL) return 0;
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
     if (SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) return 0;
-    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    // No session tickets: their key would live for the whole run (until a reload) and
+    // weaken forward secrecy; resumption uses the server's session cache instead.
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                                 SSL_OP_NO_TICKET);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_default_passwd_cb(ctx, pinion_server_no_passphrase);

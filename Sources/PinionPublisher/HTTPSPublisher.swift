@@ -73,7 +73,8 @@ public final class HTTPSPublisher: Sendable {
                 certificateChainFile: configuration.certificateChainFile,
                 privateKeyFile: configuration.privateKeyFile))
         (listener, port) = try Self.listen(host: configuration.host, port: configuration.port)
-        shared = SharedState(configuration: configuration)
+        maxConnections = Self.fitConnectionCap(configuration)
+        shared = SharedState(maxConnections: maxConnections)
         var made: [Worker] = []
         for _ in 0..<configuration.workers {
             do {
@@ -129,6 +130,26 @@ public final class HTTPSPublisher: Sendable {
         tls.replace(with: context)
     }
 
+    /// The connection cap in force: the configured one, lowered when the process may not
+    /// open that many descriptors (then file opens would fail under load).
+    public let maxConnections: Int
+
+    /// Raises the soft descriptor limit to the hard one and returns the cap that fits in it,
+    /// keeping descriptors for the listener, the event loops, files being served and logs.
+    private static func fitConnectionCap(_ configuration: PublisherConfiguration) -> Int {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return configuration.maxConnections }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        let reserve = 64 + 16 * configuration.workers
+        let available = Int(clamping: limit.rlim_cur) - reserve  // RLIM_INFINITY clamps to Int.max
+        return max(1, min(configuration.maxConnections, available))
+    }
+
     /// Connections open now (accepted and not yet closed).
     public var openConnections: Int { shared.open.load(ordering: .relaxed) }
 
@@ -150,6 +171,9 @@ public final class HTTPSPublisher: Sendable {
             return true
         }
         shared.draining.store(true, ordering: .sequentiallyConsistent)
+        // Stop listening at once (the descriptor stays open until the workers are done with
+        // it): new clients are refused and can fail over instead of waiting in the backlog.
+        shutdown(listener, Int32(SHUT_RDWR))
         for worker in workers { worker.wake() }
         let clean = finished.wait(timeout: .now() + timeout) == .success
         if !clean {
@@ -159,6 +183,7 @@ public final class HTTPSPublisher: Sendable {
         }
         closeListener()
         lifecycle.withLock { $0 = .stopped }
+        log.flush()
         return clean
     }
 
@@ -232,5 +257,5 @@ final class SharedState: Sendable {
     let open = Atomic<Int>(0)
     let maxConnections: Int
 
-    init(configuration: PublisherConfiguration) { maxConnections = configuration.maxConnections }
+    init(maxConnections: Int) { self.maxConnections = maxConnections }
 }

@@ -74,6 +74,8 @@ public enum PublishedFileError: Error, Sendable, Equatable {
     case tooLarge
     /// An I/O error while reading (errno): 500.
     case readFailed(errno: Int32)
+    /// The system is out of a resource (descriptors, memory; errno): 503, never 404.
+    case unavailable(errno: Int32)
 }
 
 /// Opens files of the tree below a directory, refusing symbolic links at every step, and
@@ -138,7 +140,7 @@ public final class PublishedFiles: Sendable {
         defer { if directory != rootDescriptor { close(directory) } }
         for name in path.components.dropLast() {
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw .notFound }
+            guard next >= 0 else { throw Self.openFailure(errno) }
             if directory != rootDescriptor { close(directory) }
             directory = next
         }
@@ -146,7 +148,7 @@ public final class PublishedFiles: Sendable {
         // O_NONBLOCK: a FIFO planted in the tree must not stall a worker; it is then refused
         // as not a regular file.
         let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .notFound }
+        guard descriptor >= 0 else { throw Self.openFailure(errno) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw .notFound }
@@ -162,6 +164,16 @@ public final class PublishedFiles: Sendable {
         let file = PublishedFile(body: body, etag: "\"" + Hex.encode(digest) + "\"")
         remember(Entry(identity: identity, file: file), for: path.components)
         return file
+    }
+
+    /// Only "no such file" answers (missing, not a directory, a symbolic link refused by
+    /// O_NOFOLLOW, no permission) are 404; running out of descriptors or memory is not.
+    private static func openFailure(_ code: Int32) -> PublishedFileError {
+        switch code {
+        case ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
+        case EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN, EINTR: return .unavailable(errno: code)
+        default: return .readFailed(errno: code)
+        }
     }
 
     private func remember(_ entry: Entry, for key: [String]) {

@@ -6,6 +6,10 @@ import CPinionShims
 import PinionCrypto
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One loaded `SSL_CTX`. Connections made from it keep it alive (OpenSSL counts
 /// references), so replacing the current context never disturbs them.
 final class ServerTLSContext: @unchecked Sendable {
@@ -26,6 +30,16 @@ final class ServerTLSContext: @unchecked Sendable {
     ///   - privateKeyFile: PEM private key (unencrypted; an encrypted one is refused).
     /// - Throws: `PublisherError.tlsCredentials` naming the file and OpenSSL's reason.
     init(certificateChainFile: String, privateKeyFile: String) throws(PublisherError) {
+        // OpenSSL opens the files blocking: a FIFO there would stall start-up or a reload.
+        for path in [certificateChainFile, privateKeyFile] {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                throw .tlsCredentials(detail: "\(path): \(String(cString: strerror(errno)))")
+            }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw .tlsCredentials(detail: "\(path): not a regular file")
+            }
+        }
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw .tlsCredentials(detail: "cannot create a TLS context: \(OpenSSLSupport.errorText())")
@@ -68,8 +82,12 @@ final class CurrentTLSContext: Sendable {
 
     init(_ context: ServerTLSContext) { current = Mutex(context) }
 
-    /// The context for a new connection.
-    var context: ServerTLSContext { current.withLock { $0 } }
+    /// A new server-side `SSL` from the current context, made while the context is held, so
+    /// a concurrent `replace(with:)` cannot free it between reading it and `SSL_new` taking
+    /// its own reference. The caller frees the result.
+    func makeSSL() -> OpaquePointer? {
+        current.withLock { context in SSL_new(context.pointer) }
+    }
 
     /// Makes `context` the one for new connections; connections already open keep theirs.
     func replace(with context: ServerTLSContext) { current.withLock { $0 = context } }

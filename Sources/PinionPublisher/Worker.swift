@@ -172,7 +172,13 @@ final class Worker: @unchecked Sendable {
             }
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let ssl = SSL_new(tls.context.pointer), pinion_https_set_socket(ssl, descriptor) == 1 else {
+            guard let ssl = tls.makeSSL() else {
+                shared.open.wrappingSubtract(1, ordering: .relaxed)
+                close(descriptor)
+                continue
+            }
+            guard pinion_https_set_socket(ssl, descriptor) == 1 else {
+                SSL_free(ssl)
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
                 close(descriptor)
                 continue
@@ -459,6 +465,11 @@ final class Worker: @unchecked Sendable {
             file = try files.file(at: path)
         } catch .readFailed {
             return HTTPResponse.text(500, "Internal Server Error", sendBody: sendBody, close: close, date: date)
+        } catch .unavailable {
+            // Out of descriptors or memory: never a 404, which a client would read as "no
+            // such root" or "no such version".
+            return HTTPResponse.text(
+                503, "Service Unavailable", sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
         } catch {
             return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
         }
@@ -466,12 +477,21 @@ final class Worker: @unchecked Sendable {
             ("Content-Type", "application/json"), ("ETag", file.etag), ("Cache-Control", path.cacheControl),
             ("X-Content-Type-Options", "nosniff"),
         ]
-        if let condition = head.header("if-none-match"), ifNoneMatchMatches(condition, etag: file.etag) {
+        // Field lines of a list header combine (RFC 9110 §5.3).
+        let conditions = head.headers.filter { $0.name == "if-none-match" }.map(\.value)
+        if !conditions.isEmpty, ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag) {
             return HTTPResponse.make(
-                status: 304, headers: headers, body: [], sendBody: false, close: close, date: date)
+                status: 304, headers: headers + keepAlive(head, close), body: [], sendBody: false, close: close,
+                date: date)
         }
         return HTTPResponse.make(
-            status: 200, headers: headers, body: file.body, sendBody: sendBody, close: close, date: date)
+            status: 200, headers: headers + keepAlive(head, close), body: file.body, sendBody: sendBody, close: close,
+            date: date)
+    }
+
+    /// An HTTP/1.0 client keeps the connection only when told so (RFC 9112 §9.3).
+    private func keepAlive(_ head: HTTPRequestHead, _ close: Bool) -> [(String, String)] {
+        head.minorVersion == 0 && !close ? [("Connection", "keep-alive")] : []
     }
 
     private func logRequest(

@@ -98,11 +98,18 @@ final class RunningPublisher: @unchecked Sendable {
         configuration.workers = 2
         configure(&configuration)
         logPath = self.tree.directory + ".access.log"
-        publisher = try HTTPSPublisher(configuration: configuration, accessLog: try AccessLog(path: logPath))
+        log = try AccessLog(path: logPath)
+        publisher = try HTTPSPublisher(configuration: configuration, accessLog: log)
         publisher.start()
     }
 
-    var accessLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    private let log: AccessLog
+
+    /// The access log so far (lines are written by a thread of their own: flushed first).
+    var accessLog: String {
+        log.flush()
+        return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
 
     deinit {
         publisher.drain(timeout: 5)
@@ -200,6 +207,13 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
         defer { X509_free(certificate) }
         guard let key = X509_get_X509_PUBKEY(certificate), let der = OpenSSLSupport.spkiDER(of: key) else { return nil }
         return OpenSSLSupport.sha256(der)
+    }
+
+    /// Whether the server issued a session ticket (after a response has been read, since
+    /// TLS 1.3 tickets arrive after the handshake).
+    var hasSessionTicket: Bool {
+        guard let session = SSL_get_session(ssl) else { return false }
+        return SSL_SESSION_has_ticket(session) == 1
     }
 
     /// Negotiated protocol version text, e.g. `TLSv1.3`.

@@ -3,6 +3,7 @@
 // configured short and asserted with generous slack.
 
 import COpenSSL
+import Dispatch
 import Foundation
 import PinionCore
 import PinionCrypto
@@ -242,8 +243,12 @@ import Testing
         let tls12 = try RawTLSClient(port: server.port, maxVersion: TLS1_2_VERSION)
         #expect(tls12.protocolVersion == "TLSv1.2")
         #expect(tls12.request(get("/healthz"))?.status == 200)
+        #expect(!tls12.hasSessionTicket, "no session tickets (forward secrecy)")
         let tls13 = try RawTLSClient(port: server.port)
         #expect(tls13.protocolVersion == "TLSv1.3")
+        // TLS 1.3 still gets a (stateful) ticket: with SSL_OP_NO_TICKET OpenSSL sends a
+        // session id for its server cache, not a ticket encrypted under a long-lived key.
+        #expect(tls13.request(get("/healthz"))?.status == 200)
         #expect(throws: SetupFailure.self) { try RawTLSClient(port: server.port, maxVersion: TLS1_1_VERSION) }
     }
 
@@ -320,6 +325,72 @@ import Testing
         for _ in 0..<200 where drained.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.05) }
         #expect(drained.withLock { $0 } == true)
         #expect(throws: (any Error).self) { try RawTLSClient(port: server.port, timeout: 2) }
+    }
+
+    @Test func newConnectionsAreRefusedAtOnceWhileDraining() throws {
+        let server = try RunningPublisher { $0.headerTimeout = 20 }
+        let inFlight = try RawTLSClient(port: server.port)
+        inFlight.send("GET /healthz HTTP/1.1\r\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        let publisher = server.publisher
+        Thread { publisher.drain(timeout: 20) }.start()
+        Thread.sleep(forTimeInterval: 0.3)
+        let started = Date()
+        #expect(throws: (any Error).self) { try RawTLSClient(port: server.port, timeout: 10) }
+        #expect(Date().timeIntervalSince(started) < 5, "refused, not left waiting in the backlog")
+        inFlight.send("Host: a\r\n\r\n")
+        #expect(splitResponses(inFlight.receive(timeout: 15).bytes).first?.status == 200)
+    }
+
+    @Test func http10KeepAliveIsAnnouncedAndIfNoneMatchLinesCombine() throws {
+        let server = try RunningPublisher()
+        let client = try RawTLSClient(port: server.port)
+        let response = try #require(
+            client.request("GET /v1/s/manifest.json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"))
+        #expect(response.header("connection") == "keep-alive")
+        let etag = try sha256ETag("{\"version\":2}")
+        let conditional = try #require(
+            client.request(
+                "GET /v1/s/manifest.json HTTP/1.0\r\nConnection: keep-alive\r\nIf-None-Match: \"x\"\r\nIf-None-Match: \(etag)\r\n\r\n"
+            ))
+        #expect(conditional.status == 304)
+    }
+
+    @Test func reloadsUnderConnectionChurnNeverCrash() throws {
+        let server = try RunningPublisher()
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        let publisher = server.publisher
+        Thread {
+            defer { done.signal() }
+            while !stop.load(ordering: .relaxed) { try? publisher.reloadCredentials() }
+        }.start()
+        var served = 0
+        let started = Date()
+        while Date().timeIntervalSince(started) < 3 {
+            if let client = try? RawTLSClient(port: server.port, timeout: 10),
+                client.request(get("/healthz", "Connection: close\r\n"))?.status == 200
+            {
+                served += 1
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        #expect(served > 10)
+        #expect(try RawTLSClient(port: server.port).request(get("/healthz"))?.status == 200)
+    }
+
+    @Test func aReloadFromAFIFOIsRefusedWithoutBlocking() throws {
+        let credentials = try ServerCredentials.shared()
+        let tree = try TestTree()
+        let certificate = tree.directory + ".cert.pem"
+        defer { unlink(certificate) }
+        try FileManager.default.copyItem(atPath: credentials.certificate, toPath: certificate)
+        let server = try RunningPublisher(tree: tree) { $0.certificateChainFile = certificate }
+        unlink(certificate)
+        #expect(mkfifo(certificate, 0o600) == 0)
+        #expect(throws: PublisherError.self) { try server.publisher.reloadCredentials() }
+        #expect(try RawTLSClient(port: server.port).request(get("/healthz"))?.status == 200)
     }
 
     @Test func refusesBadCredentialsAndSettings() throws {

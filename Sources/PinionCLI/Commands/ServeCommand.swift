@@ -86,6 +86,11 @@ struct ServeCommand: Command {
         // Signals go to a pipe before any worker thread exists, so whichever thread the
         // kernel picks, nothing is killed and the main thread learns of it.
         let signals = try mapped { () throws(PublisherError) in try ServerSignals() }
+        if publisher.maxConnections < configuration.maxConnections {
+            context.err(
+                "pinion serve: the connection cap is \(publisher.maxConnections), not \(configuration.maxConnections): the open files limit (ulimit -n) allows no more\n"
+            )
+        }
         publisher.start()
         context.print("listening on \(publisher.url)")
         while let signal = signals.next() {
