@@ -141,7 +141,8 @@ public struct TrustCore: Sendable {
                 {
                     events.append(
                         .storeDropped(
-                            "stored root \(version) differs from the trusted root \(version) (a fork of the root chain)"))
+                            "stored root \(version) differs from the trusted root \(version) (a fork of the root chain)"
+                        ))
                     diverged = true
                 }
                 continue
@@ -279,7 +280,12 @@ public struct TrustCore: Sendable {
             if order < floor { throw .rollback(offered: order, floor: floor) }
             if order == floor, let stored = state.persisted.manifest {
                 let storedPayload = try? Envelope.parse(stored, limits: limits).payload
-                if storedPayload == verified.envelope.payload { return .unchanged }
+                if storedPayload == verified.envelope.payload {
+                    // The same manifest again: unchanged while it is current; once expired,
+                    // a publisher still offering it is refused like any expired manifest.
+                    do { try verified.checkCurrent(at: now) } catch { throw .trust(error) }
+                    return .unchanged
+                }
                 throw .equivocation(order: order)
             }
             // At the floor with no stored copy (a dropped store): nothing to compare with,
@@ -389,6 +395,15 @@ public struct TrustCore: Sendable {
             current.persisted.lastKnownTime = max(current.persisted.lastKnownTime ?? t0, t0)
             if let etag, let storable = TrustCore.storableETag(etag) { current.persisted.manifestETag = storable }
             events.append(.unchanged)
+            // A publisher that offers nothing newer than an expired manifest (a freeze, or a
+            // team that forgot to re-sign) must not go unnoticed by the app.
+            let now = max(t0, current.persisted.lastKnownTime ?? t0)
+            if let manifest = current.manifest, manifest.expiresAt <= now {
+                events.append(
+                    .manifestNotCurrent(
+                        "version \(manifest.version) expired at \(manifest.expiresAt) and the publisher offers nothing newer"
+                    ))
+            }
             return finish(.unchanged)
         }
         switch fetchManifest(current.persisted.manifestETag) {

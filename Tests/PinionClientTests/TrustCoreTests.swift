@@ -225,6 +225,28 @@ func expectRefused(
         #expect(!result.events.contains(where: { if case .equivocation = $0 { return true } else { return false } }))
     }
 
+    @Test func theAcceptedManifestOfferedAgainAfterExpiryIsRefusedAndA304Reported() throws {
+        let world = try ClientWorld()
+        let bytes = try world.manifest(version: 1, issuedAt: t0, lifetime: day)
+        let first = world.refresh(world.core.initialState(), manifest: bytes)
+        #expect(first.outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
+        let expiry = t0.adding(seconds: day)
+        // Before expiry the same bytes are a quiet no-op; from expiry on they are refused.
+        #expect(world.refresh(first.state, at: expiry.adding(seconds: -1), manifest: bytes).outcome == .unchanged)
+        expectRefused(
+            world.refresh(first.state, at: expiry, manifest: bytes),
+            .trust(.manifestExpired(version: 1, expiresAt: expiry, now: expiry)), from: first.state)
+        // A 304 finds nothing newer: unchanged, and the app is told the manifest expired.
+        let notModified = world.core.refresh(
+            first.state, startTime: expiry, fetchRoot: { _ in .notFound }, fetchManifest: { _ in .notModified })
+        #expect(notModified.outcome == .unchanged)
+        #expect(
+            notModified.events.contains {
+                if case .manifestNotCurrent(let reason) = $0 { return reason.contains("expired") }
+                return false
+            })
+    }
+
     @Test func refusesExpiredManifestAndExpiryExactlyNow() throws {
         let world = try ClientWorld()
         let state = try world.accepted()

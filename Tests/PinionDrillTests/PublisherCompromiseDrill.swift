@@ -57,9 +57,16 @@ import Testing
         #expect(device.manifestCurrent)
         #expect(device.connect(to: spareServer) == .trusted(try team.typedPin(.spare)))
         // From expiresAt on the manifest only takes trust away: the spare key it granted is
-        // refused. The refresh still reports .unchanged (the same bytes), not an error.
+        // refused. The refresh reports .unchanged (nothing newer), and the app is told the
+        // manifest is no longer current.
         device.clock.now = expiry
+        _ = device.takeEvents()
         #expect(device.refresh() == .unchanged)
+        #expect(
+            device.takeEvents().contains {
+                if case .manifestNotCurrent(let reason) = $0 { return reason.contains("offers nothing newer") }
+                return false
+            })
         #expect(device.manifestCurrent == false)
         #expect(device.apiPins == [try team.typedPin(.primary), try team.typedPin(.backup)])
         #expect(device.connect(to: spareServer) == .refused(.noMatchingPin))
