@@ -169,6 +169,16 @@ struct AuditRun {
         }
     }
 
+    /// True when listing `folder` fails because of what is in the tree (not I/O).
+    static func folderRefused(_ folder: TreeFolder, in source: any TreeSource) -> Bool {
+        do {
+            _ = try source.list(folder)
+            return false
+        } catch {
+            return error.isTreeProperty
+        }
+    }
+
     static func refusal(_ error: TreeSourceError) -> String {
         switch error {
         case .refused(_, let kind): return "is \(kind); the auditor reads only regular files"
@@ -201,7 +211,7 @@ struct AuditRun {
         var chain: RootChain?
         var version: Int64 = 1
         var previousPinsRole: RootPayload.Role?
-        while true {
+        walk: while true {
             guard version <= Int64(options.maxRoots) else {
                 violation(
                     .rootFormat, version, .root(version), "more than \(options.maxRoots) roots; the audit stops here")
@@ -210,6 +220,9 @@ struct AuditRun {
             let file = TreeFile.root(version)
             switch try read(file, limit: limits.maxEnvelopeBytes, version: version) {
             case .refused:
+                // When root/ itself is refused (a link or a file where the folder belongs),
+                // every root would be refused the same way: one finding is enough.
+                if Self.folderRefused(.root, in: source) { break walk }
                 chain = nil
                 version += 1
                 continue

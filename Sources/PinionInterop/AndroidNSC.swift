@@ -108,7 +108,15 @@ public enum AndroidNSC {
                 switch child.name {
                 case "domain": domainNodes.append(child)
                 case "pin-set":
-                    pinSet = self.pinSet(child)
+                    // Android refuses the file ("Multiple pin-set elements not allowed"):
+                    // importing either one would silently drop the other's pins.
+                    if let own = pinSet, own.location != inherited?.location {
+                        throw InteropError(
+                            .invalidValue, at: child.location,
+                            "a second <pin-set> in one <domain-config> (the first is at \(own.location)); Android refuses the file"
+                        )
+                    }
+                    pinSet = try self.pinSet(child)
                 case "trust-anchors":
                     trustAnchors(child)
                 case "domain-config": nested.append(child)
@@ -132,6 +140,11 @@ public enum AndroidNSC {
                 throw InteropError(
                     .invalidValue, at: node.location,
                     "includeSubdomains=\(ForeignText.quoted(other)) is not true or false (Android refuses the file)")
+            }
+            if let child = node.children.first {
+                // Text around a child element would be glued together into another name.
+                throw InteropError(
+                    .invalidValue, at: child.location, "<\(child.name)> inside <domain>: a domain is text only")
             }
             let name: String
             do {
@@ -163,7 +176,7 @@ public enum AndroidNSC {
             domains.append(ManifestPayload.Domain(name: name, includeSubdomains: includeSubdomains, pins: pinSet.pins))
         }
 
-        mutating func pinSet(_ node: XMLNode) -> PinSet {
+        mutating func pinSet(_ node: XMLNode) throws(InteropError) -> PinSet {
             if let expiration = node.attributes["expiration"] {
                 var message =
                     "pin-set expiration \(ForeignText.quoted(expiration)): Android stops checking these pins then (fails open); Pinion never does, the pins are imported without it (the manifest's expiresAt bounds a manifest instead)"
@@ -177,6 +190,10 @@ public enum AndroidNSC {
                 guard child.name == "pin" else {
                     note(.unknown, child, "<\(child.name)> in <pin-set>")
                     continue
+                }
+                if let inner = child.children.first {
+                    throw InteropError(
+                        .invalidValue, at: inner.location, "<\(inner.name)> inside <pin>: a pin is text only")
                 }
                 let digest = child.attributes["digest"] ?? ""
                 guard digest.uppercased() == "SHA-256" else {

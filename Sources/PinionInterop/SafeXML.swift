@@ -108,8 +108,10 @@ public enum SafeXML {
         guard body.hasPrefix("<?xml"), let end = body.range(of: "?>") else { return nil }
         let declaration = body[..<end.lowerBound]
         guard let key = declaration.range(of: "encoding") else { return nil }
-        let rest = declaration[key.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\t" })
-        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        // XML allows any white space (also CR and LF) around "=": an encoding this cannot
+        // read is reported as unreadable, never taken as UTF-8 (fail closed).
+        let rest = declaration[key.upperBound...].drop(while: { $0.isWhitespace || $0 == "=" })
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return "(unreadable)" }
         let value = rest.dropFirst().prefix(while: { $0 != quote })
         return String(value)
     }

@@ -60,7 +60,9 @@ struct PinSource {
         let passphrase = PassphraseOnce(file: passphraseFile)
         for path in paths {
             let bytes = try Files.read(path, limit: SPKIReader.maximumInputSize)
-            for object in try SPKIReader.objects(inFile: path, passphrase: { try passphrase.get() }) {
+            // The bytes read once (non-blocking, size-limited) serve both readers: a FIFO
+            // cannot stall the command, and the pins and their facts come from one content.
+            for object in try SPKIReader.objects(in: bytes, source: path, passphrase: { try passphrase.get() }) {
                 guard let pin = try? Pin(digest: object.spkiSHA256) else { continue }
                 source.objects[pin] = source.objects[pin] ?? object
             }

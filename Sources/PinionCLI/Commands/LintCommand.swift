@@ -42,7 +42,21 @@ struct LintCommand: Command {
         let (linted, duplicates) = try payload(file)
         var input = LintInput(payload: linted, now: now)
         input.duplicatePins = duplicates
-        if let previous = arguments.value("previous") { input.previous = try payload(previous).0 }
+        if let previousFile = arguments.value("previous") {
+            let previous = try payload(previousFile).0
+            // Comparing with another scope's manifest, or with a later one, gives nonsense findings.
+            guard previous.scope == linted.scope else {
+                throw CLIError.usage(
+                    "--previous \(previousFile) is of scope \(previous.scope), not \(linted.scope): compare versions of one scope"
+                )
+            }
+            guard previous.version < linted.version else {
+                throw CLIError.usage(
+                    "--previous \(previousFile) is version \(previous.version), not older than version \(linted.version) of \(file)"
+                )
+            }
+            input.previous = previous
+        }
         if let text = arguments.value("poll-interval") {
             input.pollInterval = try DurationText.seconds(text, option: "poll-interval")
         }
