@@ -33,7 +33,7 @@ struct CheckHostCommand: Command {
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let positional = try arguments.positional(["ENVELOPE", "HOST:PORT"])
         let (file, target) = (positional[0], positional[1])
-        let (host, port) = try SPKICommand.splitHostPort(target)
+        let (host, port) = try SPKICommand.splitHostPort(target, option: "HOST:PORT")
         let at = try VerifiedManifestFile.time(arguments, context: context)
         let payload: ManifestPayload
         if arguments.value("root") != nil {

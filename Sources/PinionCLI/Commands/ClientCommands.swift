@@ -198,13 +198,15 @@ struct ClientConnectCommand: Command {
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let target = try arguments.positional(["HOST:PORT"])[0]
-        let (host, port) = try SPKICommand.splitHostPort(target)
+        let (host, port) = try SPKICommand.splitHostPort(target, option: "HOST:PORT")
         var connectTo: (host: String, port: UInt16)?
         if let address = arguments.value("connect-to") {
             // ADDRESS, ADDRESS:PORT, [IPv6]:PORT, or a bare IPv6 literal (several colons).
             let bareIPv6 = address.filter { $0 == ":" }.count > 1 && !address.hasPrefix("[")
-            if !bareIPv6, let split = try? SPKICommand.splitHostPort(address) {
+            if !bareIPv6, let split = try? SPKICommand.splitHostPort(address, option: "--connect-to") {
                 connectTo = split
+            } else if address.hasPrefix("["), address.hasSuffix("]") {
+                connectTo = (String(address.dropFirst().dropLast()), port)
             } else {
                 connectTo = (address, port)
             }

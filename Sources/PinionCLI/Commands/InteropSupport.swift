@@ -101,7 +101,7 @@ enum LiveProbe {
     static func probe(_ target: String, address: String?, serverName: String?, caFile: String?) throws
         -> (host: String, result: TLSProbeResult)
     {
-        let (host, port) = try SPKICommand.splitHostPort(target)
+        let (host, port) = try SPKICommand.splitHostPort(target, option: "--live")
         let result = try TLSProbe.chain(
             host: address ?? host, port: port, serverName: serverName ?? host, caFile: caFile, timeout: 10)
         return (host, result)

@@ -77,7 +77,7 @@ struct LintCommand: Command {
             input.keyFacts[pin] = KeyFacts(keyType: object.keyType, issuer: source.certificates[pin]?.issuer)
         }
         for target in arguments.values("live") {
-            let host = try SPKICommand.splitHostPort(target).0
+            let host = try SPKICommand.splitHostPort(target, option: "--live").0
             let (checked, result) = try LiveProbe.probe(
                 target, address: resolve[host.lowercased()], serverName: nil, caFile: arguments.value("cafile"))
             context.print(
