@@ -164,10 +164,11 @@ final class Worker: @unchecked Sendable {
             let open = shared.open.wrappingAdd(1, ordering: .relaxed).newValue
             if open > shared.maxConnections {
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
-                close(descriptor)
+                // Logged before the close, so the line exists once the peer sees the close.
                 log.record(
                     time: clock.logTime, peer: peer, method: "-", path: "- (connection cap)", status: 503, bytes: 0,
                     nanoseconds: 0)
+                close(descriptor)
                 continue
             }
             var one: Int32 = 1
