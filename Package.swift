@@ -53,15 +53,18 @@ let package = Package(
                 "PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit", "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
-        // Fixtures shared by the test targets (keys, signed roots and manifests).
+        // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
+        // in-process `pinion` runner and workspace, child processes.
         .target(
-            name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto"], path: "Tests/PinionTestSupport"),
+            name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto", "PinionCLI"],
+            path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
-        .testTarget(name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto"]),
+        .testTarget(
+            name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [
@@ -73,10 +76,13 @@ let package = Package(
             dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(
-            name: "PinionDrillTests", dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher"]),
+            name: "PinionDrillTests",
+            dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionTestSupport"]),
         .testTarget(
             name: "PinionInteropTests",
-            dependencies: ["PinionInterop", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport"],
+            dependencies: [
+                "PinionInterop", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
+            ],
             exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -9,31 +9,6 @@ import PinionCrypto
 import PinionTestSupport
 import Testing
 
-/// Output of one in-process command.
-struct CommandResult {
-    let status: Int32
-    let out: String
-    let err: String
-}
-
-final class OutputBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = ""
-    private var err = ""
-    func appendOut(_ text: String) { lock.withLock { out += text } }
-    func appendErr(_ text: String) { lock.withLock { err += text } }
-    var texts: (String, String) { lock.withLock { (out, err) } }
-}
-
-/// Runs `pinion ARGS` in-process with a fixed clock.
-func pinion(_ arguments: [String], now: Timestamp = t0) -> CommandResult {
-    let box = OutputBox()
-    let context = CLIContext(out: { box.appendOut($0) }, err: { box.appendErr($0) }, now: { now })
-    let status = PinionCommandLine.run(arguments, context: context)
-    let (out, err) = box.texts
-    return CommandResult(status: status, out: out, err: err)
-}
-
 /// A written fixture and the given root's file.
 struct AuditWorld {
     let directory: TemporaryDirectory
@@ -49,7 +24,7 @@ struct AuditWorld {
     }
 
     func audit(_ extra: [String] = []) -> CommandResult {
-        pinion(
+        runPinion(
             ["audit", "--root", rootFile, directory.path + "/tree", "--at", fixture.auditTime.description] + extra)
     }
 }
@@ -136,22 +111,22 @@ struct AuditWorld {
     @Test func usageAndIOErrors() throws {
         let world = try AuditWorld(try simpleHistory(2))
         let tree = world.directory.path + "/tree"
-        #expect(pinion(["audit", tree]).status == 2)
-        #expect(pinion(["audit", "--root", world.rootFile]).status == 2)
-        let manifestAsRoot = pinion(["audit", "--root", world.tree.path(.manifest), tree])
+        #expect(runPinion(["audit", tree]).status == 2)
+        #expect(runPinion(["audit", "--root", world.rootFile]).status == 2)
+        let manifestAsRoot = runPinion(["audit", "--root", world.tree.path(.manifest), tree])
         #expect(manifestAsRoot.status == 2)
         #expect(manifestAsRoot.err.contains("expected application/vnd.pinion.root+json"))
-        let http = pinion(["audit", "--root", world.rootFile, "http://127.0.0.1:1/"])
+        let http = runPinion(["audit", "--root", world.rootFile, "http://127.0.0.1:1/"])
         #expect(http.status == 2)
         #expect(http.err.contains("https"))
-        #expect(pinion(["audit", "--root", world.rootFile, tree, "--cafile", world.rootFile]).status == 2)
-        let missing = pinion(["audit", "--root", world.rootFile, world.directory.path + "/nowhere"])
+        #expect(runPinion(["audit", "--root", world.rootFile, tree, "--cafile", world.rootFile]).status == 2)
+        let missing = runPinion(["audit", "--root", world.rootFile, world.directory.path + "/nowhere"])
         #expect(missing.status == 3)
         #expect(missing.err.contains("nowhere"))
-        let noScope = pinion(["audit", "--root", world.rootFile, world.directory.path])
+        let noScope = runPinion(["audit", "--root", world.rootFile, world.directory.path])
         #expect(noScope.status == 3)
         #expect(noScope.err.contains("no tree published for scope com.example.app"))
-        let unreachable = pinion(["audit", "--root", world.rootFile, "https://127.0.0.1:1/"])
+        let unreachable = runPinion(["audit", "--root", world.rootFile, "https://127.0.0.1:1/"])
         #expect(unreachable.status == 3)
     }
 
@@ -192,7 +167,7 @@ struct AuditWorld {
 
     @Test func showsEveryChangeBetweenTwoManifests() throws {
         let (directory, _) = try files()
-        let result = pinion(["diff", directory.path + "/m1.json", directory.path + "/p2.json"])
+        let result = runPinion(["diff", directory.path + "/m1.json", directory.path + "/p2.json"])
         #expect(result.status == 0, "\(result.err)")
         let out = result.out
         #expect(out.contains("version     1 -> 2"))
@@ -207,7 +182,7 @@ struct AuditWorld {
 
     @Test func jsonDiffAndSignatures() throws {
         let (directory, _) = try files()
-        let result = pinion(["diff", directory.path + "/m2.json", directory.path + "/m1.json", "--json"])
+        let result = runPinion(["diff", directory.path + "/m2.json", directory.path + "/m1.json", "--json"])
         #expect(result.status == 0)
         guard case .object(let json) = try StrictJSONParser.parse(Array(result.out.utf8), limits: Limits.standard.json)
         else {
@@ -223,14 +198,14 @@ struct AuditWorld {
 
     @Test func refusesARootAgainstAManifestAndOtherScopes() throws {
         let (directory, _) = try files()
-        let mixed = pinion(["diff", directory.path + "/root.json", directory.path + "/m1.json"])
+        let mixed = runPinion(["diff", directory.path + "/root.json", directory.path + "/m1.json"])
         #expect(mixed.status == 2)
         #expect(mixed.err.contains("cannot compare a root with a manifest"))
         let other = try HistoryFixture(scope: "org.example.other")
         try other.extend(1)
         try Data(other.manifests[0].envelope.serialized()).write(
             to: URL(fileURLWithPath: directory.path + "/other.json"))
-        let scopes = pinion(["diff", directory.path + "/m1.json", directory.path + "/other.json"])
+        let scopes = runPinion(["diff", directory.path + "/m1.json", directory.path + "/other.json"])
         #expect(scopes.status == 2)
         #expect(scopes.err.contains("different scopes (\"com.example.app\" and \"org.example.other\")"))
     }
@@ -242,7 +217,7 @@ struct AuditWorld {
         for (offset, envelope) in fixture.rootEnvelopes.enumerated() {
             try Data(envelope.serialized()).write(to: URL(fileURLWithPath: directory.path + "/r\(offset + 1).json"))
         }
-        let result = pinion(["diff", directory.path + "/r1.json", directory.path + "/r2.json"])
+        let result = runPinion(["diff", directory.path + "/r1.json", directory.path + "/r2.json"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("version     1 -> 2"))
         #expect(result.out.contains("pins role   changed\n  + keyid \(fixture.pinsKeys[1][0].publicKey.keyID)"))

@@ -177,7 +177,7 @@ final class TreeHTTPSServer: @unchecked Sendable {
             root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key",
             changes: ["/v1/com.example.app/manifest.json": changed], work: work)
         let url = "https://127.0.0.1:\(server.port)/"
-        let result = pinion([
+        let result = runPinion([
             "audit", "--root", world.rootFile, url, "--cafile", work + "/ca.pem", "--at",
             world.fixture.auditTime.description,
         ])
@@ -208,10 +208,10 @@ final class TreeHTTPSServer: @unchecked Sendable {
             root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key", work: work)
         let url = "https://127.0.0.1:\(server.port)"
         let at = world.fixture.auditTime.description
-        let result = pinion(["audit", "--root", world.rootFile, url, "--cafile", work + "/ca.pem", "--at", at])
+        let result = runPinion(["audit", "--root", world.rootFile, url, "--cafile", work + "/ca.pem", "--at", at])
         #expect(result.status == 0, "\(result.out)\(result.err)")
         #expect(result.out.contains("PASS"))
-        let untrusted = pinion(["audit", "--root", world.rootFile, url, "--at", at])
+        let untrusted = runPinion(["audit", "--root", world.rootFile, url, "--at", at])
         #expect(untrusted.status == 3)
         #expect(untrusted.err.contains("certificate verification failed"))
     }

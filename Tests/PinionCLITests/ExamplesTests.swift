@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

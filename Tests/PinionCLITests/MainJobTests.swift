@@ -2,6 +2,7 @@
 // `pinion` (issue 4), so that it can never rot.
 
 import Foundation
+import PinionTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct OpenSSLCrossCheckTests {

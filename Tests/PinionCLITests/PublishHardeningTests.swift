@@ -4,6 +4,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct PublishHardeningTests {

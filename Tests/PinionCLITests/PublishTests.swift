@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionTestSupport
 import Testing
 
 @Suite struct PublishTests {

@@ -4,6 +4,7 @@
 import Foundation
 import PinionCLI
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct KeyFileRefusalTests {

@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct SPKICommandTests {

@@ -8,24 +8,6 @@ import PinionTestSupport
 import Testing
 
 @Suite struct ClientCommandTests {
-    /// Output of one in-process command.
-    final class Output: @unchecked Sendable {
-        private let lock = NSLock()
-        private var outText = ""
-        private var errText = ""
-        func out(_ text: String) { lock.withLock { outText += text } }
-        func err(_ text: String) { lock.withLock { errText += text } }
-        var texts: (String, String) { lock.withLock { (outText, errText) } }
-    }
-
-    func run(_ arguments: [String], now: Timestamp) -> (status: Int32, out: String, err: String) {
-        let output = Output()
-        let status = PinionCommandLine.run(
-            arguments, context: CLIContext(out: { output.out($0) }, err: { output.err($0) }, now: { now }))
-        let (out, err) = output.texts
-        return (status, out, err)
-    }
-
     @Test func refreshThenConnectTrustedAndRejected() throws {
         let pki = try HTTPSTestPKI.shared()
         let setup = try Setup()
@@ -47,12 +29,13 @@ import Testing
             pki.path(.root),
         ]
 
-        let refreshed = run(["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
+        let refreshed = runPinion(
+            ["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
         #expect(refreshed.status == 0, "\(refreshed.err)")
         #expect(refreshed.out.contains("updated to (rootVersion 1, version 1)"))
         #expect(refreshed.out.contains(leafPin.description))
 
-        let json = run(
+        let json = runPinion(
             ["client", "refresh", "--json", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
         #expect(json.status == 0)
         #expect(json.out.contains("\"manifestCurrent\": true"))
@@ -61,7 +44,7 @@ import Testing
             chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf), routes: ["*": .init(body: "ok")]
         )
         defer { good.stop() }
-        let trusted = run(
+        let trusted = runPinion(
             ["client", "connect", "--connect-to", "127.0.0.1", "api.example.test:\(good.port)"] + common, now: now)
         #expect(trusted.status == 0, "\(trusted.err)")
         #expect(trusted.out.contains("trusted: api.example.test matches \(leafPin)"))
@@ -70,7 +53,7 @@ import Testing
             chain: [pki.path(.secondLeaf), pki.path(.intermediate)], key: pki.keyPath(.secondLeaf),
             routes: ["*": .init(body: "no")])
         defer { bad.stop() }
-        let rejected = run(
+        let rejected = runPinion(
             ["client", "connect", "--connect-to", "127.0.0.1", "api.example.test:\(bad.port)"] + common, now: now)
         #expect(rejected.status == 1)
         #expect(rejected.err.contains("rejected"))
@@ -80,7 +63,7 @@ import Testing
             chain: [pki.path(.otherNameLeaf), pki.path(.intermediate)], key: pki.keyPath(.otherNameLeaf),
             routes: ["*": .init(body: "ok")])
         defer { unpinned.stop() }
-        let notPinned = run(
+        let notPinned = runPinion(
             ["client", "connect", "--connect-to", "127.0.0.1", "other.example.test:\(unpinned.port)"] + common, now: now
         )
         #expect(notPinned.status == 0)
@@ -88,18 +71,18 @@ import Testing
 
         // The publisher gone: a network failure, exit 3, the stored policy unchanged.
         publisher.stop()
-        let down = run(["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
+        let down = runPinion(["client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
         #expect(down.status == 3)
         #expect(down.out.contains(leafPin.description))
     }
 
     @Test func refusesBadArguments() throws {
         let now = Timestamp(secondsSince1970: 1_796_029_200)
-        #expect(run(["client", "refresh", "--url", "http://x/"], now: now).status == 2)
-        #expect(run(["client", "connect"], now: now).status == 2)
+        #expect(runPinion(["client", "refresh", "--url", "http://x/"], now: now).status == 2)
+        #expect(runPinion(["client", "connect"], now: now).status == 2)
         let directory = try makeTemporaryDirectory(prefix: "pinion-client-cli")
         try Data("not a root".utf8).write(to: URL(fileURLWithPath: directory + "/root.json"))
-        let bad = run(
+        let bad = runPinion(
             [
                 "client", "refresh", "--url", "https://127.0.0.1:1/", "--root", directory + "/root.json", "--scope",
                 "a.b",

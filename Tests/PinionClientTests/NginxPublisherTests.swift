@@ -304,19 +304,10 @@ final class NginxServer: @unchecked Sendable {
     func publish(_ envelope: Envelope, as name: String) throws {
         let path = work + "/" + name
         try Data(envelope.serialized()).write(to: URL(fileURLWithPath: path))
-        let output = Output()
-        let now = publishTime
-        let status = PinionCommandLine.run(
-            ["publish", "--repo", tree, path],
-            context: CLIContext(out: { output.add($0) }, err: { output.add($0) }, now: { now }))
-        guard status == 0 else { throw TestSetupError(description: "publish \(name) exited \(status): \(output.text)") }
-    }
-
-    final class Output: @unchecked Sendable {
-        private let lock = NSLock()
-        private var collected = ""
-        func add(_ text: String) { lock.withLock { collected += text } }
-        var text: String { lock.withLock { collected } }
+        let result = runPinion(["publish", "--repo", tree, path], now: publishTime)
+        guard result.status == 0 else {
+            throw TestSetupError(description: "publish \(name) exited \(result.status): \(result.out)\(result.err)")
+        }
     }
 
     /// A manifest signed at t0 pinning `domains` (each to two pins), chained to `previous`.

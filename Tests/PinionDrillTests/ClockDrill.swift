@@ -4,6 +4,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct ClockDrill {
@@ -34,7 +35,7 @@ import Testing
         #expect(device.refresh() == .updated(1, 1))
         // The publisher becomes unreachable and the clock never passes t0 + 1 day: nothing
         // moves lastKnownTime, so the manifest stays current however long this lasts.
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: nil)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: nil)
         device.clock.now = t0.adding(seconds: day)
         guard case .networkFailure = device.refresh() else {
             Issue.record("expected a network failure")

@@ -8,13 +8,12 @@ import PinionCLI
 import PinionClient
 import PinionCore
 import PinionPublisher
+import PinionTestSupport
 import Testing
 
-/// The drills' reference time: 2026-11-30T09:00:00Z. Every document is signed at an
-/// explicit offset from it; no drill reads the wall clock (only openssl's certificate
-/// validity, 30 days from now, depends on it).
-let t0 = Timestamp(secondsSince1970: 1_796_029_200)
-let day: Int64 = 86_400
+// The drills' reference time is PinionTestSupport's `t0` (2026-11-30T09:00:00Z). Every
+// document is signed at an explicit offset from it; no drill reads the wall clock (only
+// openssl's certificate validity, 30 days from now, depends on it).
 let appScope = "com.example.app"
 let apiHost = "api.example.test"
 
@@ -25,75 +24,8 @@ struct DrillSetupError: Error, CustomStringConvertible {
 
 // MARK: - The signer's desk
 
-/// What one `pinion` command did.
-struct CommandOutcome {
-    let status: Int32
-    let out: String
-    let err: String
-}
-
-/// Output captured from one in-process command.
-private final class CapturedOutput: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = ""
-    private var err = ""
-    func appendOut(_ text: String) { lock.withLock { out += text } }
-    func appendErr(_ text: String) { lock.withLock { err += text } }
-    var texts: (String, String) { lock.withLock { (out, err) } }
-}
-
-/// A fresh temporary directory where `pinion` runs in-process, each command at an
-/// explicit time. An argument `@name` stands for the file `name` in the directory.
-final class Desk: @unchecked Sendable {
-    let directory: String
-
-    init(_ label: String) throws {
-        directory = FileManager.default.temporaryDirectory.path + "/pinion-drill-\(label)-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
-
-    func path(_ name: String) -> String { directory + "/" + name }
-
-    /// Runs `pinion ARGS` with the clock fixed at `time`.
-    func run(_ arguments: [String], at time: Timestamp) -> CommandOutcome {
-        let captured = CapturedOutput()
-        let context = CLIContext(
-            out: { captured.appendOut($0) }, err: { captured.appendErr($0) }, now: { time })
-        let resolved = arguments.map { $0.hasPrefix("@") ? path(String($0.dropFirst())) : $0 }
-        let status = PinionCommandLine.run(resolved, context: context)
-        let (out, err) = captured.texts
-        return CommandOutcome(status: status, out: out, err: err)
-    }
-
-    /// Runs `pinion ARGS` at `time` and requires exit status 0 (the drill cannot go on otherwise).
-    @discardableResult
-    func ok(_ arguments: [String], at time: Timestamp, sourceLocation: SourceLocation = #_sourceLocation) throws
-        -> CommandOutcome
-    {
-        let outcome = run(arguments, at: time)
-        try #require(
-            outcome.status == 0, "pinion \(arguments.joined(separator: " ")) exited \(outcome.status): \(outcome.err)",
-            sourceLocation: sourceLocation)
-        return outcome
-    }
-
-    func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(name)))) }
-    func text(_ name: String) throws -> String { String(decoding: try bytes(name), as: UTF8.self) }
-    func write(_ name: String, _ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: path(name))) }
-
-    /// Copies a file or a directory tree inside the desk.
-    func copy(_ from: String, to: String) throws {
-        try FileManager.default.copyItem(atPath: path(from), toPath: path(to))
-    }
-
-    /// A fresh directory inside the desk.
-    func makeDirectory(_ name: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: path(name), withIntermediateDirectories: true)
-        return path(name)
-    }
-}
+// The desk is PinionTestSupport's `Workspace`: `pinion` in-process, each command at an
+// explicit time (`run(_:at:)`, `require(_:at:)`); an argument `@name` stands for its file.
 
 // MARK: - Certificates
 
@@ -401,7 +333,7 @@ final class Device: @unchecked Sendable {
 /// published to `tree/`; a publisher serving it; the primary key in service. The baseline
 /// the app ships with holds the same two pins.
 final class Team: @unchecked Sendable {
-    let desk: Desk
+    let desk: Workspace
     let pki: DrillPKI
     let publisher: Server
     let api: Server
@@ -413,15 +345,15 @@ final class Team: @unchecked Sendable {
 
     init(_ label: String) throws {
         pki = try DrillPKI.shared()
-        desk = try Desk(label)
+        desk = try Workspace(prefix: "pinion-drill-\(label)")
         var ids: [String: String] = [:]
         for name in ["alice", "bob", "carol", "pins"] {
-            ids[name] = try desk.ok(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: t0).out
+            ids[name] = try desk.require(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: t0).out
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         keyIDs = ids
         var pins: [DrillPKI.Leaf: String] = [:]
-        let spki = try desk.ok(
+        let spki = try desk.require(
             [
                 "spki", pki.certificate(.primary), pki.csr(.backup), pki.csr(.spare), pki.certificate(.rogue),
                 pki.certificate(.publisher),
@@ -429,33 +361,33 @@ final class Team: @unchecked Sendable {
         ).out.split(separator: "\n").map { String($0.split(separator: " ")[0]) }
         for (leaf, pin) in zip([DrillPKI.Leaf.primary, .backup, .spare, .rogue, .publisher], spki) { pins[leaf] = pin }
         self.pins = pins
-        try desk.ok(
+        try desk.require(
             [
                 "root", "init", "--scope", appScope, "--root-key", "@alice.pub", "--root-key", "@bob.pub",
                 "--root-key", "@carol.pub", "--root-threshold", "2", "--pins-key", "@pins.pub", "--pins-threshold",
                 "1", "--issued-at", t0.description, "--expires-in", "1y", "--max-manifest-lifetime", "30d", "-o",
                 "@root-1.payload.json",
             ], at: t0)
-        try desk.ok(
+        try desk.require(
             ["sign", "--key", "@alice.key", "--key", "@bob.key", "@root-1.payload.json", "-o", "@root-1.json"], at: t0)
-        try desk.ok(["publish", "--repo", "@tree", "@root-1.json"], at: t0)
-        try desk.ok(
+        try desk.require(["publish", "--repo", "@tree", "@root-1.json"], at: t0)
+        try desk.require(
             [
                 "manifest", "init", "--root", "@root-1.json", "--issued-at", t0.description, "--expires-in", "14d",
                 "-o",
                 "@manifest-1.payload.json",
             ], at: t0)
-        try desk.ok(
+        try desk.require(
             [
                 "manifest", "set-domain", "@manifest-1.payload.json", apiHost, "--pin", pins[.primary] ?? "", "--pin",
                 pins[.backup] ?? "",
             ], at: t0)
-        try desk.ok(
+        try desk.require(
             [
                 "sign", "--key", "@pins.key", "--root", "@root-1.json", "@manifest-1.payload.json", "-o",
                 "@manifest-1.json",
             ], at: t0)
-        try desk.ok(["publish", "--repo", "@tree", "@manifest-1.json"], at: t0)
+        try desk.require(["publish", "--repo", "@tree", "@manifest-1.json"], at: t0)
         publisher = try Server(tree: desk.path("tree"), leaf: .publisher, pki: pki)
         api = try Server(api: .primary, pki: pki)
     }
@@ -479,7 +411,7 @@ final class Team: @unchecked Sendable {
         staleGrace: Int64 = 0
     ) throws -> Device {
         try Device(
-            embeddedRoot: try desk.bytes(embeddedRoot), publisher: offline ? nil : publisher ?? self.publisher,
+            embeddedRoot: try desk.readBytes(embeddedRoot), publisher: offline ? nil : publisher ?? self.publisher,
             baseline: try baseline(), at: time, staleGrace: staleGrace, pki: pki)
     }
 
@@ -491,13 +423,13 @@ final class Team: @unchecked Sendable {
         pinsKeys: [String] = ["pins"], edits: [[String]] = []
     ) throws {
         let payload = "@\(name).payload.json"
-        try desk.ok(
+        try desk.require(
             [
                 "manifest", "init", "--previous", "@" + previous, "--root", "@" + root, "--issued-at", time.description,
                 "--expires-in", lifetime, "-o", payload,
             ], at: time)
-        for edit in edits { try desk.ok(["manifest"] + edit.map { $0 == "PAYLOAD" ? payload : $0 }, at: time) }
-        try desk.ok(
+        for edit in edits { try desk.require(["manifest"] + edit.map { $0 == "PAYLOAD" ? payload : $0 }, at: time) }
+        try desk.require(
             ["sign"] + pinsKeys.flatMap { ["--key", "@\($0).key"] } + [
                 "--root", "@" + root, payload, "-o",
                 "@\(name).json",
@@ -505,12 +437,12 @@ final class Team: @unchecked Sendable {
     }
 
     /// `pinion publish --repo tree NAME` at `time`.
-    func publish(_ name: String, at time: Timestamp) -> CommandOutcome {
+    func publish(_ name: String, at time: Timestamp) -> CommandResult {
         desk.run(["publish", "--repo", "@tree", "@" + name], at: time)
     }
 
     /// `pinion audit --root ROOT TREE --at TIME`.
-    func audit(_ tree: String, root: String = "root-1.json", at time: Timestamp) -> CommandOutcome {
+    func audit(_ tree: String, root: String = "root-1.json", at time: Timestamp) -> CommandResult {
         desk.run(["audit", "--root", "@" + root, tree, "--at", time.description], at: time)
     }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct MistakenSignerDrill {
@@ -19,7 +20,7 @@ import Testing
         try team.nextManifest(
             "manifest-2", previous: "manifest-1.json", root: "root-1.json", at: mistake,
             edits: [["set-domain", "PAYLOAD", apiHost, "--pin", team.pin(.backup), "--pin", team.pin(.spare)]])
-        let diff = try team.desk.ok(["diff", "@manifest-1.json", "@manifest-2.payload.json"], at: mistake).out
+        let diff = try team.desk.require(["diff", "@manifest-1.json", "@manifest-2.payload.json"], at: mistake).out
         #expect(diff.contains("  ~ \(apiHost)\n      + pin \(team.pin(.spare))\n      - pin \(team.pin(.primary))"))
 
         // Published anyway: at their next refresh clients refuse the server (an outage, not
@@ -68,23 +69,23 @@ import Testing
 
         // Version 3 lifts it (no command does that: the payload is edited by hand).
         let lift = mistake.adding(seconds: 3600)
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "manifest", "init", "--previous", "@manifest-2.json", "--root", "@root-1.json", "--issued-at",
                 lift.description, "--expires-in", "14d", "-o", "@manifest-3.payload.json",
             ], at: lift)
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "manifest", "set-domain", "@manifest-3.payload.json", apiHost, "--pin", team.pin(.primary), "--pin",
                 team.pin(.backup),
             ], at: lift)
-        var payload = try ManifestPayload.parse(try team.desk.bytes("manifest-3.payload.json"))
+        var payload = try ManifestPayload.parse(try team.desk.readBytes("manifest-3.payload.json"))
         payload.revokedPins = []
-        try team.desk.write("manifest-3.payload.json", payload.serialized())
-        let diff = try team.desk.ok(["diff", "@manifest-2.json", "@manifest-3.payload.json"], at: lift).out
+        try team.desk.writeBytes("manifest-3.payload.json", payload.serialized())
+        let diff = try team.desk.require(["diff", "@manifest-2.json", "@manifest-3.payload.json"], at: lift).out
         #expect(
             diff.contains("  - \(team.pin(.backup))  lifted (publish needs --allow-lift; the auditor warns)"))
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "sign", "--key", "@pins.key", "--root", "@root-1.json", "@manifest-3.payload.json", "-o",
                 "@manifest-3.json",
@@ -129,9 +130,9 @@ import Testing
         let device = try team.device(at: time.adding(seconds: 60))
         #expect(device.refresh() == .updated(1, 2))
         try team.desk.copy("tree", to: "mirror")
-        try team.desk.write("mirror/v1/\(appScope)/manifest.json", try team.desk.bytes("other-2.json"))
+        try team.desk.writeBytes("mirror/v1/\(appScope)/manifest.json", try team.desk.readBytes("other-2.json"))
         let mirror = try Server(tree: team.desk.path("mirror"), leaf: .publisher, pki: team.pki)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: mirror)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: mirror)
         _ = device.takeEvents()
         #expect(device.refresh() == .rejected(.equivocation(order: ManifestOrder(1, 2))))
         #expect(device.takeEvents().contains(.equivocation(ManifestOrder(1, 2))))

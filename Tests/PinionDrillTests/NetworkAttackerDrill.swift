@@ -4,6 +4,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct NetworkAttackerDrill {
@@ -28,7 +29,7 @@ import Testing
         let interceptor = try Server(api: .rogue, pki: team.pki)
         // The app ships no baseline and the attacker blocks the publisher: X.509 alone decides.
         let bare = try Device(
-            embeddedRoot: try team.desk.bytes("root-1.json"), publisher: nil, at: t0.adding(seconds: 3600),
+            embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: nil, at: t0.adding(seconds: 3600),
             pki: team.pki)
         guard case .networkFailure = bare.refresh() else {
             Issue.record("expected a network failure")

@@ -5,6 +5,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct PublisherCompromiseDrill {
@@ -88,7 +89,7 @@ import Testing
         #expect(audit.out.contains("history/2.json (version 2): [latest-expired] every published manifest has expired"))
 
         // Recovery is reaching the real publisher (another path, or the CDN fixed).
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: team.publisher)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: team.publisher)
         device.clock.now = revocation.adding(seconds: 3600)
         #expect(device.refresh() == .updated(1, 3))
         #expect(device.connect(to: team.api) == .refused(.noMatchingPin))
@@ -103,9 +104,9 @@ import Testing
 
         // The compromised publisher serves version 1 again (still signed, still unexpired).
         let edge = try frozenEdge(team, "edge")
-        try team.desk.write(
-            "edge/v1/\(appScope)/manifest.json", try team.desk.bytes("tree/v1/\(appScope)/history/1.json"))
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try team.desk.writeBytes(
+            "edge/v1/\(appScope)/manifest.json", try team.desk.readBytes("tree/v1/\(appScope)/history/1.json"))
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(device.refresh() == .rejected(.rollback(offered: ManifestOrder(1, 1), floor: ManifestOrder(1, 2))))
         #expect(device.client.trustedState == before)
         let audit = team.audit(team.desk.path("edge"), at: issued.adding(seconds: 3600))
@@ -140,16 +141,16 @@ import Testing
         // The attacker swaps the spare pin for the rogue certificate's in manifest 3's payload
         // (a copy of version 2 with its version raised) and keeps version 2's signature; the
         // history file and manifest.json both get it.
-        let original = try Envelope.parse(try team.desk.bytes("manifest-2.json"))
+        let original = try Envelope.parse(try team.desk.readBytes("manifest-2.json"))
         var payload = try ManifestPayload.parse(original.payload)
         payload.version = 3
         payload.previous = nil
         payload.domains[0].pins = [try team.typedPin(.primary), try team.typedPin(.rogue)]
         let forged = Envelope(kind: .pins, payload: payload.serialized(), signatures: original.signatures).serialized()
         let edge = try frozenEdge(team, "edge")
-        try team.desk.write("edge/v1/\(appScope)/history/3.json", forged)
-        try team.desk.write("edge/v1/\(appScope)/manifest.json", forged)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try team.desk.writeBytes("edge/v1/\(appScope)/history/3.json", forged)
+        try team.desk.writeBytes("edge/v1/\(appScope)/manifest.json", forged)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(
             device.refresh() == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 1, valid: 0, threshold: 1)))
         )
@@ -162,15 +163,15 @@ import Testing
         #expect(audit.out.contains("[previous-link]"))
 
         // A forged root 2 (the attacker's own key, no root-role signature) stops the walk.
-        try team.desk.ok(["keygen", "--out", "@forger", "--insecure-no-passphrase"], at: issued)
-        try team.desk.ok(
+        try team.desk.require(["keygen", "--out", "@forger", "--insecure-no-passphrase"], at: issued)
+        try team.desk.require(
             [
                 "root", "rotate", "--previous", "@root-1.json", "--add-pins-key", "@forger.pub", "--remove-pins-key",
                 "@pins.pub", "--issued-at", issued.description, "--expires-in", "1y", "-o", "@forged-root.payload.json",
             ], at: issued)
-        try team.desk.ok(
+        try team.desk.require(
             ["sign", "--key", "@forger.key", "@forged-root.payload.json", "-o", "@forged-root.json"], at: issued)
-        try team.desk.write("edge/v1/\(appScope)/root/2.json", try team.desk.bytes("forged-root.json"))
+        try team.desk.writeBytes("edge/v1/\(appScope)/root/2.json", try team.desk.readBytes("forged-root.json"))
         #expect(
             device.refresh() == .rejected(.trust(.thresholdNotMet(role: .root, rootVersion: 1, valid: 0, threshold: 2)))
         )
@@ -204,9 +205,9 @@ import Testing
         // ...but the floor and the revoked set went with it: a replayed, unexpired version 1
         // is accepted and the revoked key is trusted again.
         try team.desk.copy("tree", to: "edge")
-        try team.desk.write("edge/v1/\(appScope)/manifest.json", try team.desk.bytes("manifest-1.json"))
+        try team.desk.writeBytes("edge/v1/\(appScope)/manifest.json", try team.desk.readBytes("manifest-1.json"))
         let edge = try Server(tree: team.desk.path("edge"), leaf: .publisher, pki: team.pki)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(
             device.takeEvents().contains {
                 if case .storeDropped = $0 { return true }
@@ -224,7 +225,7 @@ import Testing
             try FileManager.default.removeItem(atPath: other.stateDirectory + "/" + name)
         }
         _ = other.takeEvents()
-        try other.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try other.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(other.takeEvents().isEmpty)
         #expect(other.connect(to: team.api) == .trusted(try team.typedPin(.primary)))
         #expect(other.client.trustedState.floor == nil)

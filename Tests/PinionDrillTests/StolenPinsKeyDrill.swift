@@ -5,6 +5,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct StolenPinsKeyDrill {
@@ -23,24 +24,24 @@ import Testing
         // hand edit of the payload's version: every pin of api.example.test revoked.
         let attack = t0.adding(seconds: day)
         let desk = team.desk
-        try desk.ok(
+        try desk.require(
             [
                 "manifest", "init", "--root", "@root-1.json", "--issued-at", attack.description, "--expires-in", "30d",
                 "-o", "@evil.payload.json",
             ], at: attack)
-        try desk.ok(
+        try desk.require(
             [
                 "manifest", "set-domain", "@evil.payload.json", apiHost, "--pin", team.pin(.primary), "--pin",
                 team.pin(.backup),
             ], at: attack)
-        try desk.ok(["manifest", "revoke-pin", "@evil.payload.json", team.pin(.primary)], at: attack)
-        try desk.ok(["manifest", "revoke-pin", "@evil.payload.json", team.pin(.backup)], at: attack)
-        let payload = try desk.text("evil.payload.json")
+        try desk.require(["manifest", "revoke-pin", "@evil.payload.json", team.pin(.primary)], at: attack)
+        try desk.require(["manifest", "revoke-pin", "@evil.payload.json", team.pin(.backup)], at: attack)
+        let payload = try desk.read("evil.payload.json")
         try #require(payload.contains("\"version\": 1,"))
-        try desk.write(
+        try desk.writeBytes(
             "evil.payload.json",
             Array(payload.replacingOccurrences(of: "\"version\": 1,", with: "\"version\": \(Self.hugeVersion),").utf8))
-        try desk.ok(
+        try desk.require(
             [
                 "sign", "--key", "@pins.key", "--allow-single-pin", "--root", "@root-1.json", "@evil.payload.json",
                 "-o",
@@ -53,12 +54,12 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.err.contains("version \(Self.hugeVersion) is not the next version 2"))
         try desk.copy("tree", to: "edge")
-        try desk.write("edge/v1/\(appScope)/manifest.json", try desk.bytes("evil.json"))
+        try desk.writeBytes("edge/v1/\(appScope)/manifest.json", try desk.readBytes("evil.json"))
         let edge = try Server(tree: desk.path("edge"), leaf: .publisher, pki: team.pki)
 
         // The victim's refreshes go through the edge: it accepts the manifest (it is signed
         // by the pins role) and api.example.test has no usable pin left, baseline included.
-        try victim.install(embeddedRoot: try desk.bytes("root-1.json"), publisher: edge)
+        try victim.install(embeddedRoot: try desk.readBytes("root-1.json"), publisher: edge)
         victim.clock.now = attack.adding(seconds: 3600)
         #expect(victim.refresh() == .updated(1, Self.hugeVersion))
         #expect(victim.apiPins == [])
@@ -79,7 +80,7 @@ import Testing
         let reaction = attack.adding(seconds: 2 * 3600)
         try team.nextManifest("manifest-2", previous: "manifest-1.json", root: "root-1.json", at: reaction)
         #expect(team.publish("manifest-2.json", at: reaction).status == 0)
-        try victim.install(embeddedRoot: try desk.bytes("root-1.json"), publisher: team.publisher)
+        try victim.install(embeddedRoot: try desk.readBytes("root-1.json"), publisher: team.publisher)
         victim.clock.now = reaction.adding(seconds: 60)
         #expect(
             victim.refresh()
@@ -89,18 +90,19 @@ import Testing
         // Recovery: a new pins key, root 2 signed by the root role (alice and bob, old and
         // new role alike), published; then the next manifest signed by the new key.
         let recovery = attack.adding(seconds: 3 * 3600)
-        let newPinsID = try desk.ok(["keygen", "--out", "@pins-2", "--insecure-no-passphrase"], at: recovery).out
+        let newPinsID = try desk.require(["keygen", "--out", "@pins-2", "--insecure-no-passphrase"], at: recovery).out
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let rotate = try desk.ok(
+        let rotate = try desk.require(
             [
                 "root", "rotate", "--previous", "@root-1.json", "--add-pins-key", "@pins-2.pub", "--remove-pins-key",
                 "@pins.pub", "--issued-at", recovery.description, "--expires-in", "1y", "-o", "@root-2.payload.json",
             ], at: recovery)
         #expect(rotate.out.contains("the pins role changes: clients restart their revoked set"))
-        try desk.ok(
+        try desk.require(
             ["sign", "--key", "@alice.key", "--key", "@bob.key", "@root-2.payload.json", "-o", "@root-2.json"],
             at: recovery)
-        try desk.ok(["verify", "--root", "@root-1.json", "@root-2.json", "--at", recovery.description], at: recovery)
+        try desk.require(
+            ["verify", "--root", "@root-1.json", "@root-2.json", "--at", recovery.description], at: recovery)
         #expect(team.publish("root-2.json", at: recovery).status == 0)
         try team.nextManifest(
             "manifest-3", previous: "manifest-2.json", root: "root-2.json", at: recovery, pinsKeys: ["pins-2"])
@@ -124,7 +126,7 @@ import Testing
 
         // From now on the stolen key counts for nothing: the edge's manifest no longer
         // verifies under root 2's pins role.
-        try victim.install(embeddedRoot: try desk.bytes("root-1.json"), publisher: edge)
+        try victim.install(embeddedRoot: try desk.readBytes("root-1.json"), publisher: edge)
         #expect(
             victim.refresh() == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 2, valid: 0, threshold: 1)))
         )

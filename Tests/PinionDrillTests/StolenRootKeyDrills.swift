@@ -4,6 +4,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 /// The thief's keys and root rotation, made with the real CLI: a root role and a pins role
@@ -14,20 +15,21 @@ private func thiefRotation(
     let desk = team.desk
     var ids: [String] = []
     for name in ["evil-root", "evil-pins"] where !FileManager.default.fileExists(atPath: desk.path(name + ".pub")) {
-        try desk.ok(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: time)
+        try desk.require(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: time)
     }
     for name in ["evil-root", "evil-pins"] {
         ids.append(
-            try desk.ok(["key", "id", "@\(name).pub"], at: time).out.trimmingCharacters(in: .whitespacesAndNewlines))
+            try desk.require(["key", "id", "@\(name).pub"], at: time).out.trimmingCharacters(
+                in: .whitespacesAndNewlines))
     }
-    try desk.ok(
+    try desk.require(
         ["root", "rotate", "--previous", "@" + previous, "--add-root-key", "@evil-root.pub"]
             + removing.flatMap { ["--remove-root-key", "@\($0).pub"] }
             + [
                 "--root-threshold", "1", "--add-pins-key", "@evil-pins.pub", "--remove-pins-key", "@pins.pub",
                 "--issued-at", time.description, "--expires-in", "1y", "-o", "@\(out).payload.json",
             ], at: time)
-    try desk.ok(
+    try desk.require(
         ["sign"] + (stolen + ["evil-root"]).flatMap { ["--key", "@\($0).key"] } + [
             "@\(out).payload.json", "-o",
             "@\(out).json",
@@ -56,12 +58,12 @@ private func thiefRotation(
         #expect(verified.err.contains(shortfall))
         // Written straight into a copy of the tree: the auditor names it, the SDK refuses it.
         try team.desk.copy("tree", to: "edge")
-        try team.desk.write("edge/v1/\(appScope)/root/2.json", try team.desk.bytes("evil-root-2.json"))
+        try team.desk.writeBytes("edge/v1/\(appScope)/root/2.json", try team.desk.readBytes("evil-root-2.json"))
         let audit = team.audit(team.desk.path("edge"), at: attack)
         #expect(audit.status == 1)
         #expect(audit.out.contains("root/2.json (version 2): [root-rotation]"))
         let edge = try Server(tree: team.desk.path("edge"), leaf: .publisher, pki: team.pki)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         device.clock.now = attack.adding(seconds: 60)
         #expect(
             device.refresh() == .rejected(.trust(.thresholdNotMet(role: .root, rootVersion: 1, valid: 1, threshold: 2)))
@@ -72,22 +74,22 @@ private func thiefRotation(
         // The runbook: a new key for dave, root 2 without carol, signed by alice and bob (2 of
         // root 1's role and 2 of root 2's), the manifest re-signed under root 2.
         let response = attack.adding(seconds: 3600)
-        try team.desk.ok(["keygen", "--out", "@dave", "--insecure-no-passphrase"], at: response)
-        try team.desk.ok(
+        try team.desk.require(["keygen", "--out", "@dave", "--insecure-no-passphrase"], at: response)
+        try team.desk.require(
             [
                 "root", "rotate", "--previous", "@root-1.json", "--add-root-key", "@dave.pub", "--remove-root-key",
                 "@carol.pub", "--issued-at", response.description, "--expires-in", "1y", "-o", "@root-2.payload.json",
             ], at: response)
-        let rootDiff = try team.desk.ok(["diff", "@root-1.json", "@root-2.payload.json"], at: response).out
+        let rootDiff = try team.desk.require(["diff", "@root-1.json", "@root-2.payload.json"], at: response).out
         #expect(rootDiff.contains("  - keyid \(team.keyIDs["carol"] ?? "?")"))
-        try team.desk.ok(
+        try team.desk.require(
             ["sign", "--key", "@alice.key", "--key", "@bob.key", "@root-2.payload.json", "-o", "@root-2.json"],
             at: response)
         #expect(team.publish("root-2.json", at: response).status == 0)
         try team.nextManifest("manifest-2", previous: "manifest-1.json", root: "root-2.json", at: response)
         #expect(team.publish("manifest-2.json", at: response).status == 0)
         #expect(team.audit(team.tree, at: response).status == 0)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: team.publisher)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: team.publisher)
         device.clock.now = response.adding(seconds: 60)
         #expect(device.refresh() == .updated(2, 2))
 
@@ -101,9 +103,9 @@ private func thiefRotation(
         #expect(again.status == 1)
         #expect(again.err.contains("1 valid signature(s) from the root role of root version 2; threshold is 2"))
         try team.desk.copy("tree", to: "edge-2")
-        try team.desk.write("edge-2/v1/\(appScope)/root/3.json", try team.desk.bytes("evil-root-3.json"))
+        try team.desk.writeBytes("edge-2/v1/\(appScope)/root/3.json", try team.desk.readBytes("evil-root-3.json"))
         let edge2 = try Server(tree: team.desk.path("edge-2"), leaf: .publisher, pki: team.pki)
-        try device.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge2)
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge2)
         device.clock.now = later.adding(seconds: 60)
         #expect(
             device.refresh() == .rejected(.trust(.thresholdNotMet(role: .root, rootVersion: 2, valid: 1, threshold: 2)))
@@ -121,33 +123,33 @@ private func thiefRotation(
             team, previous: "root-1.json", removing: ["alice", "bob", "carol"], stolen: ["alice", "bob"],
             out: "evil-root-2", at: attack)
         try team.desk.copy("tree", to: "edge")
-        try team.desk.ok(["publish", "--repo", "@edge", "@evil-root-2.json"], at: attack)
-        try team.desk.ok(
+        try team.desk.require(["publish", "--repo", "@edge", "@evil-root-2.json"], at: attack)
+        try team.desk.require(
             [
                 "manifest", "init", "--previous", "@manifest-1.json", "--root", "@evil-root-2.json", "--issued-at",
                 attack.description, "--expires-in", "30d", "-o", "@evil-2.payload.json",
             ], at: attack)
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "manifest", "set-domain", "@evil-2.payload.json", apiHost, "--pin", team.pin(.rogue), "--pin",
                 team.pin(.spare),
             ], at: attack)
         if let manifestVersion {
-            let text = try team.desk.text("evil-2.payload.json")
+            let text = try team.desk.read("evil-2.payload.json")
             try #require(text.contains("\"version\": 2,"))
-            try team.desk.write(
+            try team.desk.writeBytes(
                 "evil-2.payload.json",
                 Array(text.replacingOccurrences(of: "\"version\": 2,", with: "\"version\": \(manifestVersion),").utf8))
         }
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "sign", "--key", "@evil-pins.key", "--root", "@evil-root-2.json", "@evil-2.payload.json", "-o",
                 "@evil-2.json",
             ], at: attack)
         if manifestVersion == nil {
-            try team.desk.ok(["publish", "--repo", "@edge", "@evil-2.json"], at: attack)
+            try team.desk.require(["publish", "--repo", "@edge", "@evil-2.json"], at: attack)
         } else {
-            try team.desk.write("edge/v1/\(appScope)/manifest.json", try team.desk.bytes("evil-2.json"))
+            try team.desk.writeBytes("edge/v1/\(appScope)/manifest.json", try team.desk.readBytes("evil-2.json"))
         }
         return (try Server(tree: team.desk.path("edge"), leaf: .publisher, pki: team.pki), rootID)
     }
@@ -158,16 +160,16 @@ private func thiefRotation(
     func teamRotation(_ team: Team, at time: Timestamp) throws {
         let desk = team.desk
         for name in ["erin", "frank", "pins-2"] {
-            try desk.ok(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: time)
+            try desk.require(["keygen", "--out", "@" + name, "--insecure-no-passphrase"], at: time)
         }
-        try desk.ok(
+        try desk.require(
             [
                 "root", "rotate", "--previous", "@root-1.json", "--add-root-key", "@erin.pub", "--add-root-key",
                 "@frank.pub", "--remove-root-key", "@alice.pub", "--remove-root-key", "@bob.pub", "--add-pins-key",
                 "@pins-2.pub", "--remove-pins-key", "@pins.pub", "--issued-at", time.description, "--expires-in", "1y",
                 "-o", "@root-2.payload.json",
             ], at: time)
-        try desk.ok(
+        try desk.require(
             [
                 "sign", "--key", "@alice.key", "--key", "@bob.key", "--key", "@erin.key", "--key", "@frank.key",
                 "@root-2.payload.json", "-o", "@root-2.json",
@@ -194,7 +196,7 @@ private func thiefRotation(
 
         // Clients of the app built with root 1 follow the thief's chain and trust its key.
         let rogue = try Server(api: .rogue, pki: team.pki)
-        try follower.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         follower.clock.now = attack.adding(seconds: 60)
         _ = follower.takeEvents()
         #expect(follower.refresh() == .updated(2, 2))
@@ -215,11 +217,11 @@ private func thiefRotation(
         // hold the team's root 2, the thief's chain no longer verifies for them.
         let early = try team.device(at: response.adding(seconds: 60))
         #expect(early.refresh() == .updated(2, 2))
-        try early.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try early.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(
             early.refresh() == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 2, valid: 0, threshold: 1))))
         #expect(early.connect(to: rogue) == .refused(.noMatchingPin))
-        try follower.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: team.publisher)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: team.publisher)
         follower.clock.now = response.adding(seconds: 60)
         #expect(
             follower.refresh()
@@ -228,7 +230,7 @@ private func thiefRotation(
 
         // Recovery: an app release embedding the team's root 2. At start-up the stored thief
         // manifest no longer verifies; its domains are refused until the refresh.
-        try follower.install(embeddedRoot: try team.desk.bytes("root-2.json"), publisher: team.publisher)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-2.json"), publisher: team.publisher)
         #expect(
             follower.takeEvents().contains {
                 if case .storeDropped(let reason) = $0 {
@@ -241,7 +243,7 @@ private func thiefRotation(
         #expect(follower.connect(to: rogue) == .refused(.noMatchingPin))
         #expect(follower.connect(to: team.api) == .trusted(try team.typedPin(.primary)))
         // The new build refuses the thief's chain even on the thief's path.
-        try follower.install(embeddedRoot: try team.desk.bytes("root-2.json"), publisher: edge)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-2.json"), publisher: edge)
         #expect(
             follower.refresh()
                 == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 2, valid: 0, threshold: 1))))
@@ -255,7 +257,7 @@ private func thiefRotation(
         let attack = t0.adding(seconds: day)
         let huge: Int64 = 9_007_199_254_740_991
         let (edge, _) = try takeOver(team, at: attack, manifestVersion: huge)
-        try follower.install(embeddedRoot: try team.desk.bytes("root-1.json"), publisher: edge)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         follower.clock.now = attack.adding(seconds: 60)
         #expect(follower.refresh() == .updated(2, huge))
 
@@ -264,26 +266,26 @@ private func thiefRotation(
         // team's manifest (2, 2) is accepted.
         let response = attack.adding(seconds: 3600)
         try teamRotation(team, at: response)
-        try follower.install(embeddedRoot: try team.desk.bytes("root-2.json"), publisher: team.publisher)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-2.json"), publisher: team.publisher)
         follower.clock.now = response.adding(seconds: 60)
         #expect(follower.refresh() == .updated(2, 2))
         #expect(follower.connect(to: team.api) == .trusted(try team.typedPin(.primary)))
 
         // Later rotations go on as usual: root 3 (signed by erin and frank) in a next release.
         let second = response.adding(seconds: 3600)
-        try team.desk.ok(
+        try team.desk.require(
             [
                 "root", "rotate", "--previous", "@root-2.json", "--issued-at", second.description, "--expires-in", "1y",
                 "-o", "@root-3.payload.json",
             ], at: second)
-        try team.desk.ok(
+        try team.desk.require(
             ["sign", "--key", "@erin.key", "--key", "@frank.key", "@root-3.payload.json", "-o", "@root-3.json"],
             at: second)
         #expect(team.publish("root-3.json", at: second).status == 0)
         try team.nextManifest(
             "manifest-3", previous: "manifest-2.json", root: "root-3.json", at: second, pinsKeys: ["pins-2"])
         #expect(team.publish("manifest-3.json", at: second).status == 0)
-        try follower.install(embeddedRoot: try team.desk.bytes("root-3.json"), publisher: team.publisher)
+        try follower.install(embeddedRoot: try team.desk.readBytes("root-3.json"), publisher: team.publisher)
         follower.clock.now = second.adding(seconds: 60)
         #expect(follower.refresh() == .updated(3, 3))
         #expect(follower.connect(to: team.api) == .trusted(try team.typedPin(.primary)))

@@ -4,6 +4,7 @@
 import Foundation
 import PinionClient
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct StolenServerKeyDrill {
@@ -24,10 +25,10 @@ import Testing
                 ["set-domain", "PAYLOAD", apiHost, "--pin", team.pin(.backup), "--pin", team.pin(.spare)],
                 ["revoke-pin", "PAYLOAD", team.pin(.primary)],
             ])
-        let diff = try team.desk.ok(["diff", "@manifest-1.json", "@manifest-2.json"], at: incident).out
+        let diff = try team.desk.require(["diff", "@manifest-1.json", "@manifest-2.json"], at: incident).out
         #expect(diff.contains("  ~ \(apiHost)\n      + pin \(team.pin(.spare))\n      - pin \(team.pin(.primary))"))
         #expect(diff.contains("revokedPins\n  + \(team.pin(.primary))  revoked"))
-        try team.desk.ok(
+        try team.desk.require(
             ["verify", "--root", "@root-1.json", "@manifest-2.json", "--at", incident.description], at: incident)
         let published = team.publish("manifest-2.json", at: incident)
         #expect(published.status == 0, "\(published.err)")

@@ -3,19 +3,20 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct CheckHostTests {
     let pki: InteropPKI
     let server: InteropTLSServer
-    let workspace: InteropWorkspace
+    let workspace: Workspace
     let pinA: String
     let pinB: String
 
     init() throws {
         pki = try InteropPKI.shared()
         server = try InteropTLSServer(certificate: pki.path("leafA.pem"), key: pki.path("leafA.key"))
-        workspace = try InteropWorkspace()
+        workspace = try Workspace.interop()
         pinA = try pki.pin("leafA.pem")
         pinB = try pki.pin("leafB.pem")
         workspace.standardRoot()
@@ -31,7 +32,7 @@ import Testing
         workspace.ok(["sign", "--key", "@pins.key", "@payload.json", "-o", "@manifest.json", "--force"])
     }
 
-    func check(_ extra: [String] = []) -> InteropRun {
+    func check(_ extra: [String] = []) -> CommandResult {
         workspace.run(
             [
                 "check-host", "@manifest.json", server.target, "--root", "@root.json", "--connect-to", "127.0.0.1",

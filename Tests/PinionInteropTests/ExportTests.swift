@@ -5,9 +5,10 @@ import Foundation
 import PinionClient
 import PinionCore
 import PinionInterop
+import PinionTestSupport
 import Testing
 
-extension InteropWorkspace {
+extension Workspace {
     /// root.json and manifest.json: api.example.com (enforced, +subdomains, pins 1 2 3 with 3
     /// revoked), static.example.com (enforced, pins 4 5), beta.example.org (report-only, 6 7).
     func exportFixture(reportOnly: Bool = true) {
@@ -28,7 +29,7 @@ extension InteropWorkspace {
         sign("payload.json", to: "manifest.json")
     }
 
-    func export(_ format: String, _ extra: [String] = []) -> InteropRun {
+    func export(_ format: String, _ extra: [String] = []) -> CommandResult {
         run(["export", format, "--root", "@root.json", "@manifest.json"] + extra)
     }
 }
@@ -39,7 +40,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
 
 @Suite struct ExportTests {
     @Test func androidNSCPassesXmllintAndImportsBack() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture(reportOnly: false)
         let result = workspace.export("android-nsc", ["-o", "@nsc.xml"])
         #expect(result.status == 0, "\(result.err)")
@@ -48,8 +49,8 @@ private let expectedEnforced: [(String, Bool, [String])] = [
         #expect(text.contains("Revoked pins (revokedPins) are left out."))
         #expect(!text.contains(testBase64(3)))
         if let xmllint = installedTool("xmllint") {
-            let lint = try runProgram(xmllint, ["--noout", workspace.path("nsc.xml")])
-            #expect(lint.status == 0, "\(lint.output)")
+            let lint = try runProgram(xmllint, ["--noout", workspace.path("nsc.xml")], mergeStandardError: true)
+            #expect(lint.status == 0, "\(lint.out)")
         }
         workspace.ok(["import", "android-nsc", "@nsc.xml", "--scope", "com.example.app", "-o", "@back.json"])
         let back = try workspace.payload("back.json")
@@ -59,7 +60,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func applePlistPassesPlutilAndImportsBackWithReportOnlyInTrustKit() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture()
         let result = workspace.export("apple-plist", ["--assume", "leaf", "-o", "@Info.plist"])
         #expect(result.status == 0, "\(result.err)")
@@ -67,13 +68,14 @@ private let expectedEnforced: [(String, Bool, [String])] = [
         #expect(text.contains("NSIncludesSubdomains covers one label level only"))
         #expect(text.contains("<key>TSKConfiguration</key>"))
         if let plutil = installedTool("plutil") {
-            let lint = try runProgram(plutil, ["-lint", workspace.path("Info.plist")])
-            #expect(lint.status == 0, "\(lint.output)")
+            let lint = try runProgram(plutil, ["-lint", workspace.path("Info.plist")], mergeStandardError: true)
+            #expect(lint.status == 0, "\(lint.out)")
             // plutil -lint accepts any text as an OpenStep string; its binary conversion, read
             // back by the importer (which refuses OpenStep), checks the structure too.
             let convert = try runProgram(
-                plutil, ["-convert", "binary1", "-o", workspace.path("Info.bin"), workspace.path("Info.plist")])
-            #expect(convert.status == 0, "\(convert.output)")
+                plutil, ["-convert", "binary1", "-o", workspace.path("Info.bin"), workspace.path("Info.plist")],
+                mergeStandardError: true)
+            #expect(convert.status == 0, "\(convert.out)")
             let binary = try workspace.readBytes("Info.bin")
             #expect(binary.starts(with: Array("bplist00".utf8)))
             #expect(
@@ -81,8 +83,9 @@ private let expectedEnforced: [(String, Bool, [String])] = [
                     == ApplePlist.importPins(try workspace.readBytes("Info.plist")).domains)
         }
         if let xmllint = installedTool("xmllint") {
-            let lint = try runProgram(xmllint, ["--noout", "--nonet", workspace.path("Info.plist")])
-            #expect(lint.status == 0, "\(lint.output)")
+            let lint = try runProgram(
+                xmllint, ["--noout", "--nonet", workspace.path("Info.plist")], mergeStandardError: true)
+            #expect(lint.status == 0, "\(lint.out)")
         }
         let back = try ApplePlist.importPins(try workspace.readBytes("Info.plist"))
         #expect(back.domains.map(\.name) == ["api.example.com", "beta.example.org", "static.example.com"])
@@ -95,7 +98,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func applePlistTakesRolesFromCertificatesAndRefusesUnknownRoles() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         let openssl = "/usr/bin/openssl"
         for arguments in [
             [
@@ -120,8 +123,8 @@ private let expectedEnforced: [(String, Bool, [String])] = [
                 openssl,
                 arguments.map {
                     $0.hasSuffix(".pem") || $0.hasSuffix(".key") || $0.hasSuffix(".csr") ? workspace.path($0) : $0
-                })
-            #expect(result.status == 0, "\(result.output)")
+                }, mergeStandardError: true)
+            #expect(result.status == 0, "\(result.out)")
         }
         func pinOf(_ file: String) -> String {
             String(workspace.ok(["spki", "@" + file]).out.split(separator: " ")[0])
@@ -163,7 +166,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func okHttpKotlinCarriesEveryDomainAndPin() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture(reportOnly: false)
         let result = workspace.export("okhttp-kotlin", ["--package", "com.example.pins"])
         #expect(result.status == 0, "\(result.err)")
@@ -175,7 +178,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func reportOnlyIsRefusedByNSCAndOkHttpUnlessLossy() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture()
         for format in ["android-nsc", "okhttp-kotlin"] {
             let refused = workspace.export(format, ["-o", "@out"])
@@ -193,7 +196,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func swiftBaselineEmbedsABaselineTheSDKParses() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture()
         let result = workspace.export("swift-baseline")
         #expect(result.status == 0, "\(result.err)")
@@ -213,7 +216,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func aDomainWithEveryPinRevokedIsNotExpressible() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.standardRoot()
         workspace.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@payload.json"])
         workspace.ok([
@@ -234,7 +237,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func verifiesTheEnvelopeFirstAndWritesNothingOnFailure() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture()
         workspace.ok(["keygen", "--out", "@other", "--insecure-no-passphrase"])
         workspace.ok(["sign", "--key", "@other.key", "@payload.json", "-o", "@forged.json"])
@@ -256,7 +259,7 @@ private let expectedEnforced: [(String, Bool, [String])] = [
     }
 
     @Test func usageErrors() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.exportFixture()
         try workspace.write("exists.xml", "keep")
         let cases: [([String], String)] = [

@@ -4,6 +4,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 @Suite struct HostileInteropRegressionTests {
@@ -12,7 +13,7 @@ import Testing
     }
 
     @Test func anEncodingDeclarationSplitByALineBreakIsStillRefused() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write(
             "u7.xml",
             "<?xml version=\"1.0\" encoding\n=\"UTF-7\"?>\n<network-security-config><domain-config><domain>+AGE-pi.example.com</domain><pin-set><pin digest=\"SHA-256\">\(testBase64(1))</pin></pin-set></domain-config></network-security-config>\n"
@@ -24,7 +25,7 @@ import Testing
     }
 
     @Test func twoPinSetsInOneDomainConfigAreRefused() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write(
             "two.xml",
             wrap(
@@ -45,7 +46,7 @@ import Testing
         "<domain>api.example.com</domain><pin-set><pin digest=\"SHA-256\">PIN<x>junk</x></pin></pin-set>",
     ])
     func elementsInsideDomainOrPinTextAreRefused(_ body: String) throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write(
             "mixed.xml",
             wrap("<domain-config>" + body.replacingOccurrences(of: "PIN", with: testBase64(1)) + "</domain-config>"))
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func aFIFOGivenAsCertsDoesNotHang() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.ok(["manifest", "init", "--scope", "com.example.app", "--expires-in", "30d", "-o", "@p.json"])
         workspace.ok(["manifest", "set-domain", "@p.json", "api.example.com", "--pin", testPin(1), "--pin", testPin(2)])
         #expect(mkfifo(workspace.path("fifo.pem"), 0o600) == 0)
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func lintRefusesAPreviousOfAnotherScopeOrNotOlder() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.ok(["manifest", "init", "--scope", "com.example.app", "--expires-in", "30d", "-o", "@p.json"])
         workspace.ok(["manifest", "set-domain", "@p.json", "api.example.com", "--pin", testPin(1), "--pin", testPin(2)])
         workspace.ok(["manifest", "init", "--scope", "other.example", "--expires-in", "30d", "-o", "@o.json"])
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func aRootFolderThatIsAFileIsOneFindingNotTenThousand() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.standardRoot()
         workspace.ok(["publish", "--repo", "@tree", "@root.json"])
         let folder = workspace.path("tree/v1/com.example.app/root")

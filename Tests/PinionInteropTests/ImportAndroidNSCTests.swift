@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionInterop
+import PinionTestSupport
 import Testing
 
 private let threemaFile = "android-nsc/threema-ch__threema-android__app_src_main_res_xml_network_security_config.xml"
@@ -15,7 +16,7 @@ private func nsc(_ body: String) -> String {
 
 @Suite struct ImportAndroidNSCTests {
     @Test func importsThreemaExactly() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.writeBytes("nsc.xml", try fixture(threemaFile))
         let result = workspace.ok([
             "import", "android-nsc", "@nsc.xml", "--scope", "ch.threema.app", "-o", "@payload.json",
@@ -66,7 +67,7 @@ private func nsc(_ body: String) -> String {
     }
 
     @Test func importsHTTPToolkitWithItsDudPinNormalisedAndNotes() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.writeBytes("nsc.xml", try fixture(httptoolkitFile))
         let result = workspace.ok([
             "import", "android-nsc", "@nsc.xml", "--scope", "tech.httptoolkit.pinning-demo", "-o", "@payload.json",
@@ -151,7 +152,7 @@ private func nsc(_ body: String) -> String {
     }
 
     @Test func mergesIntoAnExistingPayload() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.ok(["manifest", "init", "--scope", "com.example.app", "--expires-in", "30d", "-o", "@payload.json"])
         workspace.ok([
             "manifest", "set-domain", "@payload.json", "example.com", "--pin", testPin(9), "--pin", testPin(8),
@@ -200,7 +201,7 @@ private func nsc(_ body: String) -> String {
         ),
     ])
     func refusesHostileOrInvalidFilesAndWritesNothing(text: String, message: String) throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write("nsc.xml", text)
         let result = workspace.run([
             "import", "android-nsc", "@nsc.xml", "--scope", "com.example.app", "-o", "@payload.json",
@@ -212,7 +213,7 @@ private func nsc(_ body: String) -> String {
     }
 
     @Test func refusesNonUTF8AndOversizedFiles() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         var utf16: [UInt8] = [0xFF, 0xFE]
         for unit in "<network-security-config/>".utf16 { utf16 += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
         try workspace.writeBytes("utf16.xml", utf16)
@@ -234,7 +235,7 @@ private func nsc(_ body: String) -> String {
     }
 
     @Test func usageErrors() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.writeBytes("nsc.xml", try fixture(threemaFile))
         try workspace.write("payload.json", "{}")
         let cases: [([String], String)] = [

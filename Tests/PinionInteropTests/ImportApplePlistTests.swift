@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionInterop
+import PinionTestSupport
 import Testing
 
 /// An Info.plist with the given inner `<dict>` body.
@@ -57,7 +58,7 @@ private let atsAndTrustKit = plist(
 
 @Suite struct ImportApplePlistTests {
     @Test func importsNSPinnedDomainsAndTrustKit() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write("Info.plist", atsAndTrustKit)
         let result = workspace.ok([
             "import", "apple-plist", "@Info.plist", "--scope", "com.example.app", "-o", "@payload.json",
@@ -147,7 +148,7 @@ private let atsAndTrustKit = plist(
         ),
     ])
     func refusesBadPlistsAndWritesNothing(text: String, message: String) throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         try workspace.write("Info.plist", text)
         let result = workspace.run([
             "import", "apple-plist", "@Info.plist", "--scope", "com.example.app", "-o", "@payload.json",

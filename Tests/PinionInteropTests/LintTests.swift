@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionInterop
+import PinionTestSupport
 import Testing
 
 private let suffixFixture = """
@@ -15,7 +16,7 @@ private let suffixFixture = """
 
     """
 
-extension InteropWorkspace {
+extension Workspace {
     /// A payload with the given domains: (name, pins, extra set-domain flags).
     func lintPayload(_ name: String, _ domains: [(String, [String], [String])], lifetime: String = "30d") {
         ok(["manifest", "init", "--scope", "com.example.app", "--expires-in", lifetime, "-o", "@" + name, "--force"])
@@ -24,7 +25,7 @@ extension InteropWorkspace {
         }
     }
 
-    func lint(_ arguments: [String]) throws -> InteropRun {
+    func lint(_ arguments: [String]) throws -> CommandResult {
         try write("psl.dat", suffixFixture)
         return run(["lint"] + arguments + ["--public-suffix-list", "@psl.dat"])
     }
@@ -32,7 +33,7 @@ extension InteropWorkspace {
 
 @Suite struct LintTests {
     @Test func cleanManifestHasNoFindings() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload("payload.json", [("api.example.com", [testPin(1), testPin(2)], [])])
         let result = try workspace.lint(["@payload.json"])
         #expect(result.status == 0, "\(result.out)\(result.err)")
@@ -40,7 +41,7 @@ extension InteropWorkspace {
     }
 
     @Test func singlePinRevokedPinAndNoUsablePin() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload(
             "payload.json",
             [
@@ -61,7 +62,7 @@ extension InteropWorkspace {
     }
 
     @Test func backupPinEqualToThePrimaryIsReportedNotRefused() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload("payload.json", [("api.example.com", [testPin(1), testPin(2)], [])])
         let text = try workspace.read("payload.json").replacingOccurrences(of: testPin(2), with: testPin(1))
         try workspace.write("payload.json", text)
@@ -76,7 +77,7 @@ extension InteropWorkspace {
     }
 
     @Test func includeSubdomainsOnAPublicSuffixOrJustUnderOne() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload(
             "payload.json",
             [
@@ -118,7 +119,7 @@ extension InteropWorkspace {
     }
 
     @Test func lifetimeRules() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload("short.json", [("api.example.com", [testPin(1), testPin(2)], [])], lifetime: "90m")
         let short = try workspace.lint(["@short.json"])
         #expect(short.status == 1)
@@ -141,7 +142,7 @@ extension InteropWorkspace {
     }
 
     @Test func againstThePreviousVersion() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.standardRoot()
         workspace.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@v1.json"])
         workspace.ok([
@@ -170,7 +171,7 @@ extension InteropWorkspace {
 
     @Test func oneKeyTypeAndOneIssuerFromCertificateFiles() throws {
         let pki = try InteropPKI.shared()
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         let (pinA, pinB, pinC) = (try pki.pin("leafA.pem"), try pki.pin("leafB.pem"), try pki.pin("leafC.pem"))
         workspace.lintPayload(
             "payload.json", [("api.example.com", [pinA, pinB], []), ("www.example.com", [pinA, pinC], [])])
@@ -190,7 +191,7 @@ extension InteropWorkspace {
     @Test func liveServerStillPresentingARemovedPinIsAnOutage() throws {
         let pki = try InteropPKI.shared()
         let server = try InteropTLSServer(certificate: pki.path("leafA.pem"), key: pki.path("leafA.key"))
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         let (pinA, pinB) = (try pki.pin("leafA.pem"), try pki.pin("leafB.pem"))
         workspace.standardRoot()
         workspace.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@v1.json"])
@@ -227,7 +228,7 @@ extension InteropWorkspace {
     }
 
     @Test func badInputs() throws {
-        let workspace = try InteropWorkspace()
+        let workspace = try Workspace.interop()
         workspace.lintPayload("payload.json", [("api.example.com", [testPin(1), testPin(2)], [])])
         workspace.standardRoot()
         try workspace.write("empty.dat", "// nothing\n")

@@ -4,6 +4,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -30,9 +31,9 @@ struct InteropPKI: Sendable {
     func pin(_ certificate: String) throws -> String {
         let script =
             "openssl x509 -in '\(path(certificate))' -pubkey -noout | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | base64"
-        let result = try runProgram("/bin/sh", ["-c", script])
-        guard result.status == 0 else { throw InteropSetupError(description: result.output) }
-        return "sha256/" + result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try runProgram("/bin/sh", ["-c", script], mergeStandardError: true)
+        guard result.status == 0 else { throw InteropSetupError(description: result.out) }
+        return "sha256/" + result.out.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func make() throws(InteropSetupError) -> InteropPKI {
@@ -57,15 +58,16 @@ struct InteropPKI: Sendable {
             throw InteropSetupError(description: "cannot write \(directory): \(error)")
         }
         func openssl(_ arguments: [String]) throws(InteropSetupError) {
-            let result: (status: Int32, output: String)
+            let result: CommandResult
             do {
                 result = try runProgram(
-                    "/bin/sh", ["-c", "cd '\(directory)' && openssl " + arguments.joined(separator: " ")])
+                    "/bin/sh", ["-c", "cd '\(directory)' && openssl " + arguments.joined(separator: " ")],
+                    mergeStandardError: true)
             } catch {
                 throw InteropSetupError(description: "openssl: \(error)")
             }
             guard result.status == 0 else {
-                throw InteropSetupError(description: "openssl \(arguments): \(result.output)")
+                throw InteropSetupError(description: "openssl \(arguments): \(result.out)")
             }
         }
         for ca in ["ca", "otherca"] {

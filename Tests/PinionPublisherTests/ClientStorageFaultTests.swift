@@ -51,7 +51,7 @@ final class FaultyStorage: StateStorage {
         let at = t0.adding(seconds: 3600)
         try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: workspace + "/root.json"))
         #expect(
-            runInProcess(["publish", "--repo", repo, workspace + "/root.json", "--at", at.description]).status == 0)
+            runPinion(["publish", "--repo", repo, workspace + "/root.json", "--at", at.description]).status == 0)
         var previous: [UInt8]?
         func publish(_ version: Int64, pins: [Pin]) throws {
             var payload = manifestPayload(
@@ -62,7 +62,7 @@ final class FaultyStorage: StateStorage {
             previous = OpenSSLSupport.sha256(bytes)
             let file = workspace + "/m\(version).json"
             try Data(try sign(.pins, bytes, with: [setup.pinsKey]).serialized()).write(to: URL(fileURLWithPath: file))
-            #expect(runInProcess(["publish", "--repo", repo, file, "--at", at.description]).status == 0)
+            #expect(runPinion(["publish", "--repo", repo, file, "--at", at.description]).status == 0)
         }
         try publish(1, pins: [pin(1), pin(2)])
 

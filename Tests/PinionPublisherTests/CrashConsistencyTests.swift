@@ -47,7 +47,7 @@ final class CrashWorld: @unchecked Sendable {
             expiresAt: now.adding(seconds: 365 * day))
         try Data(try sign(.root, root.serialized(), with: [setup.rootKey]).serialized()).write(
             to: URL(fileURLWithPath: rootFile))
-        let result = runInProcess(["publish", "--repo", repo, rootFile, "--at", now.description])
+        let result = runPinion(["publish", "--repo", repo, rootFile, "--at", now.description])
         guard result.status == 0 else { throw SetupFailure(description: "publish root: \(result.err)") }
     }
 
@@ -69,7 +69,7 @@ final class CrashWorld: @unchecked Sendable {
     }
 
     func publishInProcess(_ file: String) throws {
-        let result = runInProcess(["publish", "--repo", repo, file, "--at", now.description])
+        let result = runPinion(["publish", "--repo", repo, file, "--at", now.description])
         guard result.status == 0 else { throw SetupFailure(description: "publish \(file): \(result.err)") }
     }
 }
@@ -78,7 +78,7 @@ final class CrashWorld: @unchecked Sendable {
 /// (unless it finished), and returns whether it was killed.
 func runAndKill(_ arguments: [String], after delay: Double) throws -> Bool {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: pinionBinary)
+    process.executableURL = URL(fileURLWithPath: pinionExecutable)
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
@@ -93,7 +93,7 @@ func runAndKill(_ arguments: [String], after delay: Double) throws -> Bool {
 /// Wall-clock seconds one run of `pinion ARGS` takes (to spread the kill moments over it).
 func timedRun(_ arguments: [String]) throws -> (seconds: Double, status: Int32) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: pinionBinary)
+    process.executableURL = URL(fileURLWithPath: pinionExecutable)
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
@@ -193,7 +193,7 @@ func crashSeed() -> UInt64 {
             // verifies and matches the index (a history file beyond the index is only a
             // warning); the one window the auditor names is a publish killed between
             // index.json and manifest.json, which leaves manifest.json one version behind.
-            let audit = runInProcess([
+            let audit = runPinion([
                 "audit", "--root", world.rootFile, world.repo, "--at", world.now.adding(seconds: 60).description,
             ])
             let behindByOne =
@@ -215,7 +215,7 @@ func crashSeed() -> UInt64 {
             #expect(try ManifestPayload.parse(completed.payload).version == version, "kill \(kill)")
         }
         #expect(killedDuringRun > Self.kills / 4, "only \(killedDuringRun) kills hit a running publish")
-        let audit = runInProcess([
+        let audit = runPinion([
             "audit", "--root", world.rootFile, world.repo, "--at", world.now.adding(seconds: 60).description,
         ])
         #expect(audit.status == 0, "\(audit.err)")

@@ -10,23 +10,6 @@ import PinionTestSupport
 import Synchronization
 import Testing
 
-/// The `pinion` executable built next to the tests.
-let pinionBinary: String = {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return root.appendingPathComponent(".build/debug/pinion").path
-}()
-
-/// Runs `pinion` in-process; returns the exit status and standard error.
-func runInProcess(_ arguments: [String], now: Timestamp = t0) -> (status: Int32, err: String, out: String) {
-    let err = Mutex("")
-    let out = Mutex("")
-    let context = CLIContext(
-        out: { text in out.withLock { $0 += text } }, err: { text in err.withLock { $0 += text } }, now: { now })
-    let status = PinionCommandLine.run(arguments, context: context)
-    return (status, err.withLock { $0 }, out.withLock { $0 })
-}
-
 /// A `pinion serve` child process.
 final class ServeProcess: @unchecked Sendable {
     let process = Process()
@@ -41,9 +24,9 @@ final class ServeProcess: @unchecked Sendable {
         if let openFilesLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments =
-                ["-c", "ulimit -n \(openFilesLimit) && exec \"$0\" serve \"$@\"", pinionBinary] + arguments
+                ["-c", "ulimit -n \(openFilesLimit) && exec \"$0\" serve \"$@\"", pinionExecutable] + arguments
         } else {
-            process.executableURL = URL(fileURLWithPath: pinionBinary)
+            process.executableURL = URL(fileURLWithPath: pinionExecutable)
             process.arguments = ["serve"] + arguments
         }
         process.standardOutput = outPipe
@@ -247,7 +230,7 @@ final class ServeProcess: @unchecked Sendable {
             (base + ["--access-log", tree.directory], 3, "access log"),
         ]
         for (arguments, status, message) in cases {
-            let result = runInProcess(arguments)
+            let result = runPinion(arguments)
             #expect(result.status == status, "\(arguments.dropFirst(7)) gave \(result.status): \(result.err)")
             #expect(result.err.contains(message), "\(arguments.dropFirst(7)): \(result.err)")
         }
@@ -261,7 +244,7 @@ final class ServeProcess: @unchecked Sendable {
         let repo = workspace + "/repo"
         let at = t0.adding(seconds: 3600).description
         try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: workspace + "/root.json"))
-        #expect(runInProcess(["publish", "--repo", repo, workspace + "/root.json", "--at", at]).status == 0)
+        #expect(runPinion(["publish", "--repo", repo, workspace + "/root.json", "--at", at]).status == 0)
 
         var previous: [UInt8]? = nil
         func publish(_ version: Int64) throws {
@@ -271,7 +254,7 @@ final class ServeProcess: @unchecked Sendable {
             previous = OpenSSLSupport.sha256(bytes)
             let file = workspace + "/m\(version).json"
             try Data(try sign(.pins, bytes, with: [setup.pinsKey]).serialized()).write(to: URL(fileURLWithPath: file))
-            let result = runInProcess(["publish", "--repo", repo, file, "--at", at])
+            let result = runPinion(["publish", "--repo", repo, file, "--at", at])
             #expect(result.status == 0, "publish v\(version): \(result.err)")
         }
         try publish(1)
