@@ -9,112 +9,44 @@ import PinionCore
 import PinionTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-struct SetupFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Runs a tool from PATH in `directory`; throws with its exit status when it fails.
-func runTool(_ arguments: [String], in directory: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw SetupFailure(description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-    }
-}
-
 /// A CA (`ca.pem`) and a server certificate for IP 127.0.0.1 (`server.pem`, `server.key`).
 func makeServerPKI(in directory: String) throws {
-    try """
-    [ req ]
-    distinguished_name = dn
-    prompt = no
-    [ dn ]
-    CN = placeholder
-    [ v3_ca ]
-    basicConstraints = critical, CA:TRUE
-    keyUsage = critical, keyCertSign
-    [ v3_server ]
-    basicConstraints = critical, CA:FALSE
-    keyUsage = critical, digitalSignature
-    extendedKeyUsage = serverAuth
-    subjectAltName = IP:127.0.0.1
+    let pki = try OpenSSLPKIBuilder(
+        directory: directory,
+        config: """
+            [ req ]
+            distinguished_name = dn
+            prompt = no
+            [ dn ]
+            CN = placeholder
+            [ v3_ca ]
+            basicConstraints = critical, CA:TRUE
+            keyUsage = critical, keyCertSign
+            [ v3_server ]
+            basicConstraints = critical, CA:FALSE
+            keyUsage = critical, digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectAltName = IP:127.0.0.1
 
-    """.write(toFile: directory + "/openssl.cnf", atomically: true, encoding: .utf8)
-    for name in ["ca", "server"] {
-        try runTool(
-            ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key"],
-            in: directory)
-    }
-    try runTool(
-        [
-            "openssl", "req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=Pinion Audit Test CA", "-days", "30",
-            "-config", "openssl.cnf", "-extensions", "v3_ca", "-out", "ca.pem",
-        ], in: directory)
-    try runTool(
-        [
-            "openssl", "req", "-new", "-key", "server.key", "-subj", "/CN=127.0.0.1", "-config", "openssl.cnf",
-            "-out", "server.csr",
-        ], in: directory)
-    try runTool(
-        [
-            "openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial", "2",
-            "-days", "30", "-extfile", "openssl.cnf", "-extensions", "v3_server", "-out", "server.pem",
-        ], in: directory)
+            """)
+    try pki.generateKey("ca")
+    try pki.selfSign("ca", subject: "/CN=Pinion Audit Test CA", extensions: "v3_ca")
+    try pki.issueNew("server", subject: "/CN=127.0.0.1", by: "ca", serial: 2, extensions: "v3_server")
 }
 
 /// Serves the files under `root` over TLS; a path listed in `changes` is served from the
 /// given file from its second request on (a tree that changes while it is read).
 final class TreeHTTPSServer: @unchecked Sendable {
-    let port: UInt16
-    private let process: Process
+    var port: UInt16 { server.port }
+    private let server: PythonServerProcess
 
+    /// Starts the server with its files (config, script, port) in `work`.
     init(root: String, certificate: String, key: String, changes: [String: String] = [:], work: String) throws {
         let config: [String: Any] = [
             "root": root, "cert": certificate, "key": key, "changes": changes, "portFile": work + "/port",
         ]
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: work + "/server.json"))
-        try Self.script.write(toFile: work + "/server.py", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", work + "/server.py", work + "/server.json"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        let deadline = Date().addingTimeInterval(60)
-        var port: UInt16?
-        while Date() < deadline, process.isRunning {
-            if let text = try? String(contentsOfFile: work + "/port", encoding: .utf8), let value = UInt16(text) {
-                port = value
-                break
-            }
-            usleep(20_000)
-        }
-        guard let port else {
-            Self.kill(process)
-            throw SetupFailure(description: "the test HTTPS server did not start")
-        }
-        self.port = port
-    }
-
-    deinit { Self.kill(process) }
-
-    /// SIGKILL: a child started from a test worker thread inherits a mask that blocks SIGTERM.
-    private static func kill(_ process: Process) {
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        server = try PythonServerProcess(script: Self.script, arguments: [work + "/server.json"], in: work)
     }
 
     private static let script = #"""

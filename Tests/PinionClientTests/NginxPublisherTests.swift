@@ -69,7 +69,7 @@ final class NginxServer: @unchecked Sendable {
         var conflicts: [UInt16] = []
         var next = firstPort
         for _ in 0..<20 {
-            let port = try next ?? Self.freePort()
+            let port = try next ?? freeLoopbackPort()
             next = nil
             let values = [
                 "@PINION_LISTEN@": "127.0.0.1:\(port)", "@PINION_SERVER_NAME@": "127.0.0.1",
@@ -200,25 +200,6 @@ final class NginxServer: @unchecked Sendable {
         _ = Glibc.kill(-group, SIGKILL)
         if process.isRunning { _ = Glibc.kill(group, SIGKILL) }
         process.waitUntilExit()
-    }
-
-    /// A port the kernel considers free on 127.0.0.1 right now (bound to port 0, then closed).
-    static func freePort() throws -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSetupError(description: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else { throw TestSetupError(description: "bind: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
     }
 
     /// Live processes (zombies excluded) of a process group, from /proc.

@@ -3,15 +3,7 @@
 
 import Foundation
 import PinionCrypto
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// A setup step of a test helper failed (openssl, python3, files).
-struct TestSetupError: Error, CustomStringConvertible {
-    let description: String
-}
+import PinionTestSupport
 
 // MARK: - PKI
 
@@ -122,42 +114,25 @@ struct HTTPSTestPKI: Sendable {
         """
 
     private static func make() throws(TestSetupError) -> HTTPSTestPKI {
-        let directory = try makeTemporaryDirectory(prefix: "pinion-https-pki")
+        let pki = try OpenSSLPKIBuilder(
+            directory: try makeTemporaryDirectory(prefix: "pinion-https-pki"), config: config)
+        let directory = pki.directory
         do {
-            try config.write(toFile: directory + "/openssl.cnf", atomically: true, encoding: .utf8)
             try "".write(toFile: directory + "/index.txt", atomically: true, encoding: .utf8)
             try "1000\n".write(toFile: directory + "/serial", atomically: true, encoding: .utf8)
             try FileManager.default.createDirectory(atPath: directory + "/issued", withIntermediateDirectories: true)
         } catch {
             throw TestSetupError(description: "cannot write PKI files: \(error)")
         }
-        func openssl(_ arguments: [String]) throws(TestSetupError) {
-            try runTool(["openssl"] + arguments, in: directory)
-        }
-        for certificate in Certificate.allCases {
-            try openssl([
-                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
-                "\(certificate.rawValue).key",
-            ])
-        }
+        for certificate in Certificate.allCases { try pki.generateKey(certificate.rawValue) }
         func selfSigned(_ name: Certificate, subject: String) throws(TestSetupError) {
-            try openssl([
-                "req", "-x509", "-new", "-key", "\(name.rawValue).key", "-subj", subject, "-days", "30", "-sha256",
-                "-config", "openssl.cnf", "-extensions", "v3_root", "-out", "\(name.rawValue).pem",
-            ])
+            try pki.selfSign(name.rawValue, subject: subject, extensions: "v3_root")
         }
         func issued(
             _ name: Certificate, subject: String, by issuer: Certificate, extensions: String, serial: Int
         ) throws(TestSetupError) {
-            try openssl([
-                "req", "-new", "-key", "\(name.rawValue).key", "-subj", subject, "-config", "openssl.cnf", "-out",
-                "\(name.rawValue).csr",
-            ])
-            try openssl([
-                "x509", "-req", "-in", "\(name.rawValue).csr", "-CA", "\(issuer.rawValue).pem", "-CAkey",
-                "\(issuer.rawValue).key", "-set_serial", String(serial), "-days", "30", "-sha256", "-extfile",
-                "openssl.cnf", "-extensions", extensions, "-out", "\(name.rawValue).pem",
-            ])
+            try pki.request(name.rawValue, subject: subject)
+            try pki.issue(name.rawValue, by: issuer.rawValue, serial: serial, extensions: extensions)
         }
         try selfSigned(.root, subject: "/O=Pinion Test/CN=Pinion Test Root")
         try issued(
@@ -171,58 +146,14 @@ struct HTTPSTestPKI: Sendable {
         try selfSigned(.unrelated, subject: "/CN=Pinion Unrelated")
         try selfSigned(.otherRoot, subject: "/O=Pinion Test/CN=Pinion Other Root")
         // `openssl x509` cannot back-date; `openssl ca` takes explicit dates.
-        try openssl([
-            "req", "-new", "-key", "expiredLeaf.key", "-subj", "/CN=api.example.test", "-config", "openssl.cnf",
-            "-out", "expiredLeaf.csr",
-        ])
-        try openssl([
+        try pki.request("expiredLeaf", subject: "/CN=api.example.test")
+        try pki.openssl([
             "ca", "-batch", "-config", "openssl.cnf", "-name", "testca", "-cert", "intermediate.pem", "-keyfile",
             "intermediate.key", "-in", "expiredLeaf.csr", "-out", "expiredLeaf.pem", "-startdate",
             "20200101000000Z", "-enddate", "20200201000000Z", "-extfile", "openssl.cnf", "-extensions", "v3_api",
             "-notext",
         ])
         return HTTPSTestPKI(directory: directory)
-    }
-}
-
-// MARK: - Processes and files
-
-/// A new empty directory under the system temporary directory.
-func makeTemporaryDirectory(prefix: String) throws(TestSetupError) -> String {
-    let path = FileManager.default.temporaryDirectory.path + "/\(prefix)-\(UUID().uuidString)"
-    do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    } catch {
-        throw TestSetupError(description: "cannot create \(path): \(error)")
-    }
-    return path
-}
-
-/// Runs a tool found in PATH in `directory`; throws with its stderr when it fails.
-func runTool(_ arguments: [String], in directory: String) throws(TestSetupError) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    let errorPath = directory + "/tool-\(UUID().uuidString).stderr"
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    guard let errorHandle = FileHandle(forWritingAtPath: errorPath) else {
-        throw TestSetupError(description: "cannot open \(errorPath)")
-    }
-    defer { try? errorHandle.close() }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = errorHandle
-    do {
-        try process.run()
-    } catch {
-        throw TestSetupError(description: "cannot run \(arguments.joined(separator: " ")): \(error)")
-    }
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        let message = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        throw TestSetupError(
-            description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
     }
 }
 
@@ -295,12 +226,10 @@ final class TestTLSServer: @unchecked Sendable {
     }
 
     /// The port the server listens on (127.0.0.1).
-    let port: UInt16
+    var port: UInt16 { server.port }
     /// The server's own directory (config, log, chain file).
     let directory: String
-    private let process: Process
-    private let lock = NSLock()
-    private var stopped = false
+    private let server: PythonServerProcess
 
     /// Starts a server and waits (up to 60 s) until it listens.
     ///
@@ -317,40 +246,13 @@ final class TestTLSServer: @unchecked Sendable {
             chainText += try String(contentsOfFile: path, encoding: .utf8)
         }
         try chainText.write(toFile: directory + "/chain.pem", atomically: true, encoding: .utf8)
-        try Self.script.write(toFile: directory + "/server.py", atomically: true, encoding: .utf8)
         var config: [String: Any] = [
             "log": directory + "/connections.log", "portFile": directory + "/port",
             "certChain": directory + "/chain.pem", "key": key, "routes": routes.mapValues(\.json),
         ]
         if silent { config["plain"] = "silent" }
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: directory + "/config.json"))
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", directory + "/server.py", directory + "/config.json"]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        _ = FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory + "/stderr")
-        try process.run()
-        self.process = process
-
-        let deadline = Date().addingTimeInterval(60)
-        var port: UInt16?
-        while Date() < deadline, process.isRunning {
-            if let text = try? String(contentsOfFile: directory + "/port", encoding: .utf8), let value = UInt16(text) {
-                port = value
-                break
-            }
-            usleep(20_000)
-        }
-        guard let port else {
-            Self.kill(process)
-            let stderr = (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? ""
-            throw TestSetupError(description: "test TLS server did not start: \(stderr)")
-        }
-        self.port = port
+        server = try PythonServerProcess(script: Self.script, arguments: [directory + "/config.json"], in: directory)
     }
 
     deinit { stop() }
@@ -358,18 +260,8 @@ final class TestTLSServer: @unchecked Sendable {
     /// Kills the server, waits for it to exit and removes its directory (read
     /// `connections(atLeast:)` before); safe to call twice.
     func stop() {
-        let alreadyStopped = lock.withLock {
-            defer { stopped = true }
-            return stopped
-        }
-        guard !alreadyStopped else { return }
-        Self.kill(process)
+        server.stop()
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private static func kill(_ process: Process) {
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
     }
 
     /// The connections logged so far, waiting (up to `timeout` seconds) until there are at

@@ -17,11 +17,6 @@ import Testing
 let appScope = "com.example.app"
 let apiHost = "api.example.test"
 
-/// A set-up step failed (openssl, files, a server).
-struct DrillSetupError: Error, CustomStringConvertible {
-    let description: String
-}
-
 // MARK: - The signer's desk
 
 // The desk is PinionTestSupport's `Workspace`: `pinion` in-process, each command at an
@@ -57,7 +52,7 @@ struct DrillPKI: Sendable {
 
     static func shared() throws -> DrillPKI { try sharedResult.get() }
 
-    private static let sharedResult = Result { () throws(DrillSetupError) -> DrillPKI in try make() }
+    private static let sharedResult = Result { () throws(TestSetupError) -> DrillPKI in try make() }
 
     private static let config = """
         [ req ]
@@ -82,48 +77,17 @@ struct DrillPKI: Sendable {
 
         """
 
-    private static func make() throws(DrillSetupError) -> DrillPKI {
-        let directory = FileManager.default.temporaryDirectory.path + "/pinion-drill-pki-\(UUID().uuidString)"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try config.write(toFile: directory + "/openssl.cnf", atomically: true, encoding: .utf8)
-        } catch {
-            throw DrillSetupError(description: "cannot write the PKI files: \(error)")
-        }
-        func openssl(_ arguments: [String]) throws(DrillSetupError) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { throw DrillSetupError(description: "openssl: \(error)") }
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw DrillSetupError(description: "openssl \(arguments.joined(separator: " ")) failed")
-            }
-        }
-        let ecKey = ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out"]
-        try openssl(ecKey + ["ca.key"])
-        try openssl([
-            "req", "-x509", "-new", "-key", "ca.key", "-subj", "/O=Pinion Drill/CN=Pinion Drill CA", "-days", "30",
-            "-sha256", "-config", "openssl.cnf", "-extensions", "v3_ca", "-out", "ca.pem",
-        ])
+    private static func make() throws(TestSetupError) -> DrillPKI {
+        let pki = try OpenSSLPKIBuilder(
+            directory: try makeTemporaryDirectory(prefix: "pinion-drill-pki"), config: config)
+        try pki.generateKey("ca")
+        try pki.selfSign("ca", subject: "/O=Pinion Drill/CN=Pinion Drill CA", extensions: "v3_ca")
         for (serial, leaf) in Leaf.allCases.enumerated() {
-            let name = leaf.rawValue
-            try openssl(ecKey + ["\(name).key"])
-            let subject = leaf == .publisher ? "/CN=pins.example.test" : "/CN=api.example.test"
-            try openssl([
-                "req", "-new", "-key", "\(name).key", "-subj", subject, "-config", "openssl.cnf", "-out", "\(name).csr",
-            ])
-            try openssl([
-                "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial",
-                String(serial + 2), "-days", "30", "-sha256", "-extfile", "openssl.cnf", "-extensions",
-                leaf == .publisher ? "v3_publisher" : "v3_api", "-out", "\(name).pem",
-            ])
+            try pki.issueNew(
+                leaf.rawValue, subject: leaf == .publisher ? "/CN=pins.example.test" : "/CN=api.example.test",
+                by: "ca", serial: serial + 2, extensions: leaf == .publisher ? "v3_publisher" : "v3_api")
         }
-        return DrillPKI(directory: directory)
+        return DrillPKI(directory: pki.directory)
     }
 }
 

@@ -141,7 +141,10 @@ import Testing
                 "bad-baseline.json"
             ),
             (
-                ["check-host", "@manifest.json", "api.example.test:\(closedPort())", "--connect-to", "127.0.0.1"], 3,
+                [
+                    "check-host", "@manifest.json", "api.example.test:\(try freeLoopbackPort())", "--connect-to",
+                    "127.0.0.1",
+                ], 3,
                 "connection refused"
             ),
             (["check-host", "@missing.json", server.target], 3, "missing.json"),

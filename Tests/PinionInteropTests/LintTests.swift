@@ -241,7 +241,7 @@ extension Workspace {
             (["@payload.json", "--live", "api.example.com"], 2, "HOST:PORT"),
             (
                 [
-                    "@payload.json", "--live", "api.example.test:\(closedPort())", "--resolve",
+                    "@payload.json", "--live", "api.example.test:\(try freeLoopbackPort())", "--resolve",
                     "api.example.test=127.0.0.1",
                 ], 3, "connection refused"
             ),

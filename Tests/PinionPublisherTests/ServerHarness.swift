@@ -7,11 +7,11 @@ import CPinionShims
 import Foundation
 import PinionCrypto
 import PinionPublisher
+import PinionTestSupport
 import Testing
 
-struct SetupFailure: Error, CustomStringConvertible {
-    let description: String
-}
+/// The publisher tests' name for PinionTestSupport's set-up error.
+typealias SetupFailure = TestSetupError
 
 /// Two self-signed certificates for 127.0.0.1 with their keys, plus an encrypted key and
 /// a key that matches neither, made once per test process.
@@ -28,35 +28,26 @@ struct ServerCredentials: Sendable {
     private static let sharedResult = Result { () throws(SetupFailure) -> ServerCredentials in try make() }
 
     private static func make() throws(SetupFailure) -> ServerCredentials {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-serve-pki-\(UUID())").path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch { throw SetupFailure(description: "cannot create \(directory): \(error)") }
+        let directory = try makeTemporaryDirectory(prefix: "pinion-serve-pki")
         for index in 1...2 {
-            try openssl([
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-                "\(directory)/key\(index).pem", "-out", "\(directory)/cert\(index).pem", "-days", "3650", "-subj",
-                "/CN=publisher \(index)", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
+            try openssl(
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                    "\(directory)/key\(index).pem", "-out", "\(directory)/cert\(index).pem", "-days", "3650", "-subj",
+                    "/CN=publisher \(index)", "-addext", "subjectAltName=IP:127.0.0.1",
+                ], in: directory)
         }
-        try openssl([
-            "pkey", "-in", "\(directory)/key1.pem", "-aes256", "-passout", "pass:secret", "-out",
-            "\(directory)/encrypted.pem",
-        ])
+        try openssl(
+            [
+                "pkey", "-in", "\(directory)/key1.pem", "-aes256", "-passout", "pass:secret", "-out",
+                "\(directory)/encrypted.pem",
+            ], in: directory)
         return ServerCredentials(directory: directory)
     }
 
-    static func openssl(_ arguments: [String]) throws(SetupFailure) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { throw SetupFailure(description: "openssl: \(error)") }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SetupFailure(description: "openssl \(arguments.joined(separator: " ")) failed")
-        }
+    /// Runs `openssl ARGUMENTS` (absolute paths) in the credentials' directory.
+    private static func openssl(_ arguments: [String], in directory: String) throws(SetupFailure) {
+        try runTool(["openssl"] + arguments, in: directory)
     }
 }
 

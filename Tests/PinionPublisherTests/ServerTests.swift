@@ -8,6 +8,7 @@ import Foundation
 import PinionCore
 import PinionCrypto
 import PinionPublisher
+import PinionTestSupport
 import Synchronization
 import Testing
 

@@ -38,3 +38,51 @@ public func runProgram(
         status: process.terminationStatus, out: String(decoding: out, as: UTF8.self),
         err: String(decoding: err, as: UTF8.self))
 }
+
+/// A set-up step of a test helper failed (openssl, python3, a server, files).
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(description: String) { self.description = description }
+}
+
+/// A new empty directory `<temporary directory>/<prefix>-<UUID>`; the caller removes it.
+public func makeTemporaryDirectory(prefix: String) throws(TestSetupError) -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/\(prefix)-\(UUID().uuidString)"
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        throw TestSetupError(description: "cannot create \(path): \(error)")
+    }
+    return path
+}
+
+/// Runs a tool found in PATH (`arguments[0]`, through /usr/bin/env) in `directory`, with
+/// standard input and output at /dev/null; throws with its standard error when it fails.
+public func runTool(_ arguments: [String], in directory: String) throws(TestSetupError) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    let errorPath = directory + "/tool-\(UUID().uuidString).stderr"
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: errorPath) }
+    guard let errorHandle = FileHandle(forWritingAtPath: errorPath) else {
+        throw TestSetupError(description: "cannot open \(errorPath)")
+    }
+    defer { try? errorHandle.close() }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = errorHandle
+    do {
+        try process.run()
+    } catch {
+        throw TestSetupError(description: "cannot run \(arguments.joined(separator: " ")): \(error)")
+    }
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        let message = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        throw TestSetupError(
+            description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
+    }
+}
