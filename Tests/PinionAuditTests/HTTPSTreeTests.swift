@@ -13,22 +13,12 @@ import Testing
 func makeServerPKI(in directory: String) throws {
     let pki = try OpenSSLPKIBuilder(
         directory: directory,
-        config: """
-            [ req ]
-            distinguished_name = dn
-            prompt = no
-            [ dn ]
-            CN = placeholder
+        sections: """
             [ v3_ca ]
             basicConstraints = critical, CA:TRUE
             keyUsage = critical, keyCertSign
-            [ v3_server ]
-            basicConstraints = critical, CA:FALSE
-            keyUsage = critical, digitalSignature
-            extendedKeyUsage = serverAuth
-            subjectAltName = IP:127.0.0.1
 
-            """)
+            """ + OpenSSLPKIBuilder.serverSection("v3_server", subjectAltName: "IP:127.0.0.1"))
     try pki.generateKey("ca")
     try pki.selfSign("ca", subject: "/CN=Pinion Audit Test CA", extensions: "v3_ca")
     try pki.issueNew("server", subject: "/CN=127.0.0.1", by: "ca", serial: 2, extensions: "v3_server")

@@ -67,11 +67,6 @@ struct HTTPSTestPKI: Sendable {
     }
 
     private static let config = """
-        [ req ]
-        distinguished_name = dn
-        prompt = no
-        [ dn ]
-        CN = placeholder
         [ v3_root ]
         basicConstraints = critical, CA:TRUE
         keyUsage = critical, keyCertSign, cRLSign
@@ -88,34 +83,29 @@ struct HTTPSTestPKI: Sendable {
         subjectKeyIdentifier = hash
         authorityKeyIdentifier = keyid:always
         subjectAltName = DNS:api.example.test
-        [ v3_other ]
-        basicConstraints = critical, CA:FALSE
-        keyUsage = critical, digitalSignature
-        extendedKeyUsage = serverAuth
-        subjectAltName = DNS:other.example.test
-        [ v3_ip ]
-        basicConstraints = critical, CA:FALSE
-        keyUsage = critical, digitalSignature
-        extendedKeyUsage = serverAuth
-        subjectAltName = IP:127.0.0.1
-        [ ca ]
-        default_ca = testca
-        [ testca ]
-        database = index.txt
-        new_certs_dir = issued
-        serial = serial
-        default_md = sha256
-        policy = policy_any
-        unique_subject = no
-        email_in_dn = no
-        [ policy_any ]
-        commonName = supplied
 
         """
+        + OpenSSLPKIBuilder.serverSection("v3_other", subjectAltName: "DNS:other.example.test")
+        + OpenSSLPKIBuilder.serverSection("v3_ip", subjectAltName: "IP:127.0.0.1")
+            + """
+            [ ca ]
+            default_ca = testca
+            [ testca ]
+            database = index.txt
+            new_certs_dir = issued
+            serial = serial
+            default_md = sha256
+            policy = policy_any
+            unique_subject = no
+            email_in_dn = no
+            [ policy_any ]
+            commonName = supplied
+
+            """
 
     private static func make() throws(TestSetupError) -> HTTPSTestPKI {
         let pki = try OpenSSLPKIBuilder(
-            directory: try makeTemporaryDirectory(prefix: "pinion-https-pki"), config: config)
+            directory: try makeTemporaryDirectory(prefix: "pinion-https-pki"), sections: config)
         let directory = pki.directory
         do {
             try "".write(toFile: directory + "/index.txt", atomically: true, encoding: .utf8)

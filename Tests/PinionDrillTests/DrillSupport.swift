@@ -55,31 +55,18 @@ struct DrillPKI: Sendable {
     private static let sharedResult = Result { () throws(TestSetupError) -> DrillPKI in try make() }
 
     private static let config = """
-        [ req ]
-        distinguished_name = dn
-        prompt = no
-        [ dn ]
-        CN = placeholder
         [ v3_ca ]
         basicConstraints = critical, CA:TRUE
         keyUsage = critical, keyCertSign, cRLSign
         subjectKeyIdentifier = hash
-        [ v3_api ]
-        basicConstraints = critical, CA:FALSE
-        keyUsage = critical, digitalSignature
-        extendedKeyUsage = serverAuth
-        subjectAltName = DNS:api.example.test
-        [ v3_publisher ]
-        basicConstraints = critical, CA:FALSE
-        keyUsage = critical, digitalSignature
-        extendedKeyUsage = serverAuth
-        subjectAltName = IP:127.0.0.1
 
         """
+        + OpenSSLPKIBuilder.serverSection("v3_api", subjectAltName: "DNS:api.example.test")
+        + OpenSSLPKIBuilder.serverSection("v3_publisher", subjectAltName: "IP:127.0.0.1")
 
     private static func make() throws(TestSetupError) -> DrillPKI {
         let pki = try OpenSSLPKIBuilder(
-            directory: try makeTemporaryDirectory(prefix: "pinion-drill-pki"), config: config)
+            directory: try makeTemporaryDirectory(prefix: "pinion-drill-pki"), sections: config)
         try pki.generateKey("ca")
         try pki.selfSign("ca", subject: "/O=Pinion Drill/CN=Pinion Drill CA", extensions: "v3_ca")
         for (serial, leaf) in Leaf.allCases.enumerated() {

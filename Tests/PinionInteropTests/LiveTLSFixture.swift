@@ -32,23 +32,13 @@ struct InteropPKI: Sendable {
         // v3_ca: what openssl's default configuration gives a self-signed certificate.
         let pki = try OpenSSLPKIBuilder(
             directory: try makeTemporaryDirectory(prefix: "pinion-interop-pki"),
-            config: """
-                [ req ]
-                distinguished_name = dn
-                prompt = no
-                [ dn ]
-                CN = placeholder
+            sections: """
                 [ v3_ca ]
                 subjectKeyIdentifier = hash
                 authorityKeyIdentifier = keyid:always, issuer
                 basicConstraints = critical, CA:true
-                [ v3_leaf ]
-                basicConstraints = critical, CA:FALSE
-                keyUsage = critical, digitalSignature
-                extendedKeyUsage = serverAuth
-                subjectAltName = DNS:api.example.test
 
-                """)
+                """ + OpenSSLPKIBuilder.serverSection("v3_leaf", subjectAltName: "DNS:api.example.test"))
         for ca in ["ca", "otherca"] {
             try pki.generateKey(ca)
             try pki.selfSign(ca, subject: "/CN=Interop \(ca)", extensions: "v3_ca")

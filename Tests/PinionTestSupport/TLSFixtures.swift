@@ -10,21 +10,44 @@ import Foundation
 // MARK: - Certificates
 
 /// Makes keys and certificates with the openssl command in one directory, which holds
-/// `openssl.cnf` (the given configuration) and, for a name N, `N.key`, `N.csr` and `N.pem`.
-/// Every key is EC P-256; certificates are valid from now for `days` days.
+/// `openssl.cnf` and, for a name N, `N.key`, `N.csr` and `N.pem`. Every key is EC P-256;
+/// certificates are valid from now for `days` days. The configuration is a `[ req ]`
+/// section (subjects come from `-subj`) followed by the given sections.
 public struct OpenSSLPKIBuilder: Sendable {
     /// The directory of the files.
     public let directory: String
 
-    /// Creates `directory` and writes `config` into `openssl.cnf` there.
-    public init(directory: String, config: String) throws(TestSetupError) {
+    /// Creates `directory` and writes `openssl.cnf` there: the `[ req ]` section, then
+    /// `sections` (extension sections and any other the caller's commands need).
+    public init(directory: String, sections: String) throws(TestSetupError) {
         self.directory = directory
+        let config = """
+            [ req ]
+            distinguished_name = dn
+            prompt = no
+            [ dn ]
+            CN = placeholder
+
+            """ + sections
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try config.write(toFile: directory + "/openssl.cnf", atomically: true, encoding: .utf8)
         } catch {
             throw TestSetupError(description: "cannot write the PKI files in \(directory): \(error)")
         }
+    }
+
+    /// An extension section `[ name ]` for a TLS server certificate (not a CA, digital
+    /// signature, serverAuth) with the given subjectAltName (`DNS:...`, `IP:...`).
+    public static func serverSection(_ name: String, subjectAltName: String) -> String {
+        """
+        [ \(name) ]
+        basicConstraints = critical, CA:FALSE
+        keyUsage = critical, digitalSignature
+        extendedKeyUsage = serverAuth
+        subjectAltName = \(subjectAltName)
+
+        """
     }
 
     /// Runs `openssl ARGUMENTS` in the directory.
