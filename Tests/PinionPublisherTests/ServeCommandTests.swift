@@ -81,14 +81,7 @@ final class ServeProcess: @unchecked Sendable {
     @Test func announcesReloadsOnSIGHUPAndDrainsOnSIGTERM() throws {
         let credentials = try ServerCredentials.shared()
         let tree = try TestTree()
-        let certificate = tree.directory + ".cert.pem"
-        let key = tree.directory + ".key.pem"
-        defer {
-            try? FileManager.default.removeItem(atPath: certificate)
-            try? FileManager.default.removeItem(atPath: key)
-        }
-        try FileManager.default.copyItem(atPath: credentials.certificate, toPath: certificate)
-        try FileManager.default.copyItem(atPath: credentials.key, toPath: key)
+        let (certificate, key) = try tree.copyOfCredentials(credentials)
         let server = try ServeProcess([
             "--repo", tree.directory, "--cert", certificate, "--key", key, "--listen", "127.0.0.1:0", "--workers", "2",
         ])

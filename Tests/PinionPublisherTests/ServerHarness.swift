@@ -65,7 +65,20 @@ final class TestTree: @unchecked Sendable {
         try write("v1/s/root/1.json", "{\"root\":1}")
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+        for suffix in [".cert.pem", ".key.pem"] { try? FileManager.default.removeItem(atPath: directory + suffix) }
+    }
+
+    /// Copies of the first certificate and key beside the tree (removed with it), for tests
+    /// that replace the files a server was started with.
+    func copyOfCredentials(_ credentials: ServerCredentials) throws -> (certificate: String, key: String) {
+        let certificate = directory + ".cert.pem"
+        let key = directory + ".key.pem"
+        try FileManager.default.copyItem(atPath: credentials.certificate, toPath: certificate)
+        try FileManager.default.copyItem(atPath: credentials.key, toPath: key)
+        return (certificate, key)
+    }
 
     func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))

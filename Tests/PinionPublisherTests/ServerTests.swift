@@ -267,14 +267,7 @@ import Testing
     @Test func reloadSwitchesCredentialsForNewConnectionsOnly() throws {
         let credentials = try ServerCredentials.shared()
         let tree = try TestTree()
-        let certificate = tree.directory + ".cert.pem"
-        let key = tree.directory + ".key.pem"
-        defer {
-            try? FileManager.default.removeItem(atPath: certificate)
-            try? FileManager.default.removeItem(atPath: key)
-        }
-        try FileManager.default.copyItem(atPath: credentials.certificate, toPath: certificate)
-        try FileManager.default.copyItem(atPath: credentials.key, toPath: key)
+        let (certificate, key) = try tree.copyOfCredentials(credentials)
         let server = try RunningPublisher(tree: tree) {
             $0.certificateChainFile = certificate
             $0.privateKeyFile = key
