@@ -123,15 +123,6 @@ extension ManifestDiff {
     /// The diff as a JSON object: `kind`, `scope`, each scalar member as `{old, new}`,
     /// domains added, removed and changed, revocations added and lifted.
     public func json() -> JSONValue {
-        func change(_ change: Change<Int64>) -> JSONValue {
-            .object(JSONObject([.init("old", .number(String(change.old))), .init("new", .number(String(change.new)))]))
-        }
-        func timeChange(_ change: Change<Timestamp>) -> JSONValue {
-            .object(
-                JSONObject([
-                    .init("old", .string(change.old.description)), .init("new", .string(change.new.description)),
-                ]))
-        }
         func previousText(_ hash: [UInt8]?) -> JSONValue { hash.map { .string("sha256:" + Hex.encode($0)) } ?? .null }
         func pins(_ pins: [Pin]) -> JSONValue { .array(pins.map { .string($0.description) }) }
         func domain(_ domain: ManifestPayload.Domain) -> JSONValue {
@@ -163,8 +154,8 @@ extension ManifestDiff {
         return .object(
             JSONObject([
                 .init("kind", .string("pins")), .init("scope", .string(scope)), .init("changed", .bool(hasChanges)),
-                .init("version", change(version)), .init("rootVersion", change(rootVersion)),
-                .init("issuedAt", timeChange(issuedAt)), .init("expiresAt", timeChange(expiresAt)),
+                .init("version", DiffJSON.change(version)), .init("rootVersion", DiffJSON.change(rootVersion)),
+                .init("issuedAt", DiffJSON.change(issuedAt)), .init("expiresAt", DiffJSON.change(expiresAt)),
                 .init(
                     "previous",
                     .object(
@@ -182,15 +173,6 @@ extension RootDiff {
     /// The diff as a JSON object: `kind`, `scope`, each scalar member as `{old, new}`,
     /// keys added and removed, and per role the key ids added, removed and the threshold.
     public func json() -> JSONValue {
-        func change(_ change: Change<Int64>) -> JSONValue {
-            .object(JSONObject([.init("old", .number(String(change.old))), .init("new", .number(String(change.new)))]))
-        }
-        func timeChange(_ change: Change<Timestamp>) -> JSONValue {
-            .object(
-                JSONObject([
-                    .init("old", .string(change.old.description)), .init("new", .string(change.new.description)),
-                ]))
-        }
         func role(_ role: RoleChange) -> JSONValue {
             .object(
                 JSONObject([
@@ -198,17 +180,30 @@ extension RootDiff {
                     .init("keyIDsRemoved", .array(role.keyIDsRemoved.map { .string($0) })),
                     .init(
                         "threshold",
-                        role.threshold.map { change(Change(old: Int64($0.old), new: Int64($0.new))) } ?? .null),
+                        role.threshold.map { DiffJSON.change(Change(old: Int64($0.old), new: Int64($0.new))) } ?? .null),
                 ]))
         }
         return .object(
             JSONObject([
                 .init("kind", .string("root")), .init("scope", .string(scope)), .init("changed", .bool(hasChanges)),
-                .init("version", change(version)), .init("issuedAt", timeChange(issuedAt)),
-                .init("expiresAt", timeChange(expiresAt)), .init("maxManifestLifetime", change(maxManifestLifetime)),
+                .init("version", DiffJSON.change(version)), .init("issuedAt", DiffJSON.change(issuedAt)),
+                .init("expiresAt", DiffJSON.change(expiresAt)),
+                .init("maxManifestLifetime", DiffJSON.change(maxManifestLifetime)),
                 .init("keysAdded", .array(keysAdded.map { .string($0) })),
                 .init("keysRemoved", .array(keysRemoved.map { .string($0) })), .init("rootRole", role(rootRole)),
                 .init("pinsRole", role(pinsRole)),
             ]))
+    }
+}
+
+/// `{old, new}` members shared by the manifest and root diffs.
+enum DiffJSON {
+    static func change(_ change: Change<Int64>) -> JSONValue {
+        .object(JSONObject([.init("old", .number(String(change.old))), .init("new", .number(String(change.new)))]))
+    }
+
+    static func change(_ change: Change<Timestamp>) -> JSONValue {
+        .object(
+            JSONObject([.init("old", .string(change.old.description)), .init("new", .string(change.new.description))]))
     }
 }
