@@ -181,9 +181,14 @@ public enum AndroidNSC {
                 var message =
                     "pin-set expiration \(ForeignText.quoted(expiration)): Android stops checking these pins then (fails open); Pinion never does, the pins are imported without it (the manifest's expiresAt bounds a manifest instead)"
                 if let day = Self.day(expiration), day <= now {
-                    message += "; that date is already past, so Android no longer enforces these pins"
+                    // Android has stopped enforcing these pins: imported as enforced, they may
+                    // no longer match what the server presents (an outage).
+                    message +=
+                        "; that date is already past, so Android no longer enforces these pins: check them (pinion check-host) before signing"
+                    note(.warning, node, message)
+                } else {
+                    note(.notRepresentable, node, message)
                 }
-                note(.notRepresentable, node, message)
             }
             var pins: [Pin] = []
             for child in node.children {

@@ -308,8 +308,8 @@ public enum ApplePlist {
                 if excluded {
                     notes.append(
                         ImportNote(
-                            .notRepresentable, at: path,
-                            "kTSKExcludeSubdomainFromParentPolicy: Pinion cannot unpin a subdomain of a pinned parent; not imported"
+                            .warning, at: path,
+                            "kTSKExcludeSubdomainFromParentPolicy: Pinion cannot unpin a subdomain of a pinned parent; not imported, so a parent with includeSubdomains now pins this subdomain too (check its server presents a pinned key)"
                         ))
                     continue
                 }
