@@ -293,32 +293,33 @@ private struct Parser {
 
     mutating func parseString() throws(FormatError) -> String {
         index += 1  // opening quote
-        var scalars = String.UnicodeScalarView()
+        // Runs between escapes are copied as whole UTF-8 slices (the input was validated
+        // up front, and a run ends at an ASCII byte, so each run is valid on its own);
+        // appending them scalar by scalar dominated the parse of large manifests.
+        var text = ""
+        var escaped = false
         var runStart = index
         while true {
             guard index < bytes.count else { throw syntax("'\"' to end the string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                appendRun(from: runStart, to: index, into: &scalars)
+                let run = String(decoding: bytes[runStart..<index], as: UTF8.self)
                 index += 1
-                return String(scalars)
+                guard escaped else { return run }
+                text += run
+                return text
             }
             if byte < 0x20 { throw syntax("an escaped control character") }
             if byte == UInt8(ascii: "\\") {
-                appendRun(from: runStart, to: index, into: &scalars)
+                text += String(decoding: bytes[runStart..<index], as: UTF8.self)
+                escaped = true
                 index += 1
-                try parseEscape(into: &scalars)
+                try parseEscape(into: &text.unicodeScalars)
                 runStart = index
                 continue
             }
             index += 1
         }
-    }
-
-    /// Appends already-validated UTF-8 bytes as scalars.
-    func appendRun(from start: Int, to end: Int, into scalars: inout String.UnicodeScalarView) {
-        guard start < end else { return }
-        scalars.append(contentsOf: String(decoding: bytes[start..<end], as: UTF8.self).unicodeScalars)
     }
 
     mutating func parseEscape(into scalars: inout String.UnicodeScalarView) throws(FormatError) {
