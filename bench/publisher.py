@@ -111,6 +111,33 @@ nginx = subprocess.Popen(["taskset", "-c", SERVER_CPU, "nginx", "-c", os.path.jo
                          start_new_session=True)
 
 
+def server_pids(name):
+    """The processes doing the server's work: pinion serve itself, or nginx's workers."""
+    if name == "pinion":
+        return [pinion.pid]
+    workers = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == nginx.pid:
+                    workers.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return workers
+
+
+def cpu_seconds(pids):
+    """User + system CPU time of `pids` so far (from /proc/PID/stat, clock ticks)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def stop_servers():
     for process in [pinion]:
         if process.poll() is None:
@@ -171,7 +198,10 @@ try:
         if scenario == "close":
             environment["LD_PRELOAD"] = args.noresume
         command.append(f"https://127.0.0.1:{server['port']}{PATH}")
+        pids = server_pids(name)
+        cpu_before = cpu_seconds(pids)
         output = subprocess.run(command, capture_output=True, text=True, env=environment, check=True).stdout
+        cpu_used = cpu_seconds(pids) - cpu_before
         rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
         p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
         p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
@@ -180,7 +210,8 @@ try:
         errors = re.search(r"Socket errors: (.*)", output)
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
         requests = int(re.search(r"(\d+) requests in", output).group(1))
-        return {"requestsPerSecond": rate, "p99ms": p99_ms, "p50ms": p50_ms, "requests": requests,
+        return {"requestsPerSecond": rate, "p99ms": p99_ms, "serverCPUSeconds": cpu_used,
+                "serverCPUMicrosecondsPerRequest": cpu_used * 1e6 / max(requests, 1), "p50ms": p50_ms, "requests": requests,
                 "socketErrors": errors.group(1) if errors else "none",
                 "non2xx3xx": int(non2xx.group(1)) if non2xx else 0, "command": " ".join(command)}
 

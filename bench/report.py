@@ -112,6 +112,7 @@ publisher_rows = []
 for scenario, title in scenario_names.items():
     reps = sorted({r["repetition"] for r in publisher if r["scenario"] == scenario})
     rate_ratios, p99_ratios, rates, p99s = [], [], {"pinion": [], "nginx": []}, {"pinion": [], "nginx": []}
+    cpu_ratios, cpus = [], {"pinion": [], "nginx": []}
     for rep in reps:
         pair = {r["server"]: r for r in publisher if r["scenario"] == scenario and r["repetition"] == rep}
         if "pinion" in pair and "nginx" in pair:
@@ -120,10 +121,16 @@ for scenario, title in scenario_names.items():
             for name in pair:
                 rates[name].append(pair[name]["requestsPerSecond"])
                 p99s[name].append(pair[name]["p99ms"])
+            if "serverCPUMicrosecondsPerRequest" in pair["pinion"]:
+                cpu_ratios.append(pair["pinion"]["serverCPUMicrosecondsPerRequest"]
+                                  / pair["nginx"]["serverCPUMicrosecondsPerRequest"])
+                for name in pair:
+                    cpus[name].append(pair[name]["serverCPUMicrosecondsPerRequest"])
     if not rate_ratios:
         continue
     row = (title, median(rate_ratios), median(p99_ratios), median(rates["pinion"]), median(rates["nginx"]),
-           median(p99s["pinion"]), median(p99s["nginx"]), rate_ratios, p99_ratios)
+           median(p99s["pinion"]), median(p99s["nginx"]), rate_ratios, p99_ratios,
+           median(cpus["pinion"]), median(cpus["nginx"]), median(cpu_ratios), cpu_ratios)
     publisher_rows.append((scenario, row))
     if scenario != "close-resume":
         summary.append((f"3. publisher {title}: requests/s", f"{row[3]:.0f}/s", f"nginx {row[4]:.0f}/s",
@@ -235,6 +242,19 @@ for scenario, row in publisher_rows:
     w(f"| {row[0]} | {row[3]:.0f} | {row[4]:.0f} | {row[1]:.2f}x | {row[5]:.2f} ms | {row[6]:.2f} ms | "
       f"{row[2]:.2f}x | {', '.join(f'{x:.2f}' for x in row[7])} | {', '.join(f'{x:.2f}' for x in row[8])} |")
 w("")
+if any(row[11] for _, row in publisher_rows):
+    w("Server CPU time per request (user + system of `pinion serve`, or of nginx's two workers, from "
+      "/proc/PID/stat over each wrk run, divided by the requests wrk completed). On a shared machine this "
+      "is steadier than requests/s and p99, which also move with whatever else runs on CPU 0 and CPU 1; it "
+      "is shown to explain the targets' figures, not judged.")
+    w("")
+    w("| scenario | Pinion CPU/request | nginx CPU/request | ratio | ratios |")
+    w("|---|---|---|---|---|")
+    for scenario, row in publisher_rows:
+        if row[11]:
+            w(f"| {row[0]} | {row[9]:.1f} µs | {row[10]:.1f} µs | {row[11]:.2f}x | "
+              f"{', '.join(f'{x:.2f}' for x in row[12])} |")
+    w("")
 w("(c') is what wrk does by default: it keeps the TLS session and offers it on the next connection. "
   "`pinion serve` accepts resumption (OpenSSL's server session cache and tickets are on), the shipped "
   "nginx configuration does not (`ssl_session_tickets off`, no `ssl_session_cache`), so (c') compares "
