@@ -222,7 +222,7 @@ w("Same tree (root 1 and the 10-domain manifest, published with `pinion publish`
   "`access_log off`), **both pinned to CPU 0** with `taskset -c 0` (2 workers sharing one core); "
   "**wrk (`-t1`) and the slowloris script pinned to CPU 1** with `taskset -c 1`. Each cell is a median "
   "over repetitions; in each repetition both servers run back to back (order alternating) and the ratio "
-  "is taken within the repetition. wrk negotiates TLS 1.2 with both servers (ECDHE-ECDSA-AES256-GCM).")
+  "is taken within the repetition. wrk offers at most TLS 1.2 (seen in nginx's `$ssl_protocol` while the benchmark was written), so every scenario runs TLS 1.2 with both servers.")
 w("")
 for c in checks:
     w(f"- {c['server']}: GET 200 ({c['bodyBytes']} body bytes, ETag `{c['etag']}`), conditional GET with "
