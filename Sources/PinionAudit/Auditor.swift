@@ -509,7 +509,8 @@ struct AuditRun {
                 violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
             }
             notePayload(version: payload.version, hash: hash, file: file)
-            let signers = checkSignatures(bytes, envelope: envelope, payload: payload, file: file, version: version)
+            let signers = checkSignatures(
+                bytes, envelope: envelope, payload: payload, payloadSHA256: hash, file: file, version: version)
             if let entry { compare(entry, payload: payload, hash: hash, file: file) }
             if let last {
                 let adjacent = last.fileVersion == version - 1
@@ -583,7 +584,8 @@ struct AuditRun {
     ///
     /// - Returns: the pins-role key ids whose signatures verified.
     mutating func checkSignatures(
-        _ bytes: [UInt8], envelope: Envelope, payload: ManifestPayload, file: TreeFile, version: Int64
+        _ bytes: [UInt8], envelope: Envelope, payload: ManifestPayload, payloadSHA256: [UInt8], file: TreeFile,
+        version: Int64
     ) -> [String] {
         guard let root = roots[payload.rootVersion] else {
             let held = roots.keys.sorted().map(String.init).joined(separator: ", ")
@@ -599,7 +601,10 @@ struct AuditRun {
             return []
         }
         do {
-            let verified = try ManifestVerifier.verify(bytes, under: root, crypto: crypto, limits: options.limits)
+            // The envelope and payload parsed by parseManifest, not the bytes again.
+            let verified = try ManifestVerifier.verify(
+                envelope, parsedPayload: payload, payloadSHA256: payloadSHA256, under: root, crypto: crypto,
+                limits: options.limits)
             signatureWarnings(verified.report, version: version, file: file.path, role: "pins role")
             return verified.report.valid
         } catch {
@@ -712,7 +717,8 @@ struct AuditRun {
         let hash = crypto.hasher.sha256(envelope.payload)
         report.manifestJSONVersion = payload.version
         // What clients fetch must verify, whatever else is wrong with it.
-        _ = checkSignatures(bytes, envelope: envelope, payload: payload, file: file, version: payload.version)
+        _ = checkSignatures(
+            bytes, envelope: envelope, payload: payload, payloadSHA256: hash, file: file, version: payload.version)
         guard let latest else {
             violation(
                 .manifestAheadOfIndex, payload.version, file,

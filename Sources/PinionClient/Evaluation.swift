@@ -100,10 +100,15 @@ extension MergedPolicy {
     ///   digits or `0x` hex, the rule of `HostName.validate`).
     public static func normalizedHost(_ host: String) -> String? {
         var bytes = Array(host.utf8)
-        if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
+        var changed = false
+        if bytes.last == UInt8(ascii: ".") {
+            bytes.removeLast()
+            changed = true
+        }
         guard !bytes.isEmpty else { return nil }
         for index in bytes.indices where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[index]) {
             bytes[index] += 0x20
+            changed = true
         }
         if bytes.first == UInt8(ascii: "[") || bytes.contains(UInt8(ascii: ":")) { return nil }
         let lastLabel = bytes[(bytes.lastIndex(of: UInt8(ascii: ".")).map { $0 + 1 } ?? 0)...]
@@ -116,7 +121,8 @@ extension MergedPolicy {
                     || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
             }
         if isDecimal || isHex { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        // An already-normalised host (the usual case) is returned as it is, not copied.
+        return changed ? String(decoding: bytes, as: UTF8.self) : host
     }
 
     /// The entries matching `host` (DESIGN.md §8 step 2): the exact entry and every parent
@@ -133,11 +139,13 @@ extension MergedPolicy {
         guard let name = MergedPolicy.normalizedHost(host) else { return nil }
         var longest = entries[name]
         var enforce = longest?.enforce ?? false
-        // Parents from the longest down; each suffix starts right after a dot.
-        var index = name.utf8.startIndex
-        while let dot = name.utf8[index...].firstIndex(of: UInt8(ascii: ".")) {
-            index = name.utf8.index(after: dot)
-            guard let parent = entries[String(Substring(name.utf8[index...]))], parent.includeSubdomains else {
+        // Parents from the longest down; each suffix starts right after a dot. Walked over
+        // the bytes: searching the UTF8View and converting Substrings cost more than the
+        // lookups themselves (bench/RESULTS.md, pin evaluation).
+        let bytes = Array(name.utf8)
+        for dot in bytes.indices where bytes[dot] == UInt8(ascii: ".") {
+            guard let parent = entries[String(decoding: bytes[(dot + 1)...], as: UTF8.self)], parent.includeSubdomains
+            else {
                 continue
             }
             if longest == nil { longest = parent }

@@ -72,24 +72,28 @@ struct HTTPResponse {
 
 /// RFC 9110 §13.1.2 If-None-Match with the weak comparison: true when `field` is `*` or
 /// lists an entity tag whose opaque part equals `etag`'s.
+///
+/// Works on the field's bytes, as RFC 9110 defines it: splitting and trimming it as
+/// Characters was 7% of the server's CPU time for a 304 (bench/RESULTS.md).
 func ifNoneMatchMatches(_ field: String, etag: String) -> Bool {
-    let trimmed = field.trimmingCharacters(in: " \t")
-    if trimmed == "*" { return true }
-    for candidate in field.split(separator: ",") {
-        var tag = candidate.trimmingSpaces
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        if tag == etag[...] { return true }
+    let bytes = Array(field.utf8)
+    let target = Array(etag.utf8)
+    let whole = trimmingSpaces(bytes[...])
+    if whole.count == 1, whole.first == UInt8(ascii: "*") { return true }
+    for candidate in bytes.split(separator: UInt8(ascii: ",")) {
+        var tag = trimmingSpaces(candidate)
+        if tag.starts(with: [UInt8(ascii: "W"), UInt8(ascii: "/")]) { tag = tag.dropFirst(2) }
+        if tag.elementsEqual(target) { return true }
     }
     return false
 }
 
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
+/// `bytes` without leading and trailing spaces and tabs.
+private func trimmingSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    var text = bytes
+    while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
+    while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
+    return text
 }
 
 /// Formats instants as IMF-fixdate (RFC 9110 §5.6.7) and RFC 3339, re-formatting at most

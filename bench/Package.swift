@@ -1,0 +1,24 @@
+// swift-tools-version: 6.0
+// Pinion's benchmarks (issue 6, "bench/"): a separate package that depends on the main one
+// by path, so the main package's build and test suite are untouched. Run `bench/run`.
+
+import PackageDescription
+
+let package = Package(
+    name: "PinionBench",
+    dependencies: [.package(name: "Pinion", path: "..")],
+    targets: [
+        // The references call libsodium and OpenSSL directly, not through Pinion's wrappers.
+        .systemLibrary(name: "BenchSodium", pkgConfig: "libsodium"),
+        .systemLibrary(name: "BenchOpenSSL", pkgConfig: "openssl"),
+        .executableTarget(
+            name: "pinion-bench",
+            dependencies: [
+                "BenchSodium", "BenchOpenSSL",
+                .product(name: "PinionCore", package: "Pinion"),
+                .product(name: "PinionCrypto", package: "Pinion"),
+                .product(name: "PinionClient", package: "Pinion"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)
