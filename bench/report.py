@@ -256,7 +256,7 @@ if any(row[11] for _, row in publisher_rows):
               f"{', '.join(f'{x:.2f}' for x in row[12])} |")
     w("")
 w("(c') is what wrk does by default: it keeps the TLS session and offers it on the next connection. "
-  "`pinion serve` accepts resumption (OpenSSL's server session cache and tickets are on), the shipped "
+  "`pinion serve` accepts resumption (OpenSSL's server session cache; no tickets), the shipped "
   "nginx configuration does not (`ssl_session_tickets off`, no `ssl_session_cache`), so (c') compares "
   "abbreviated handshakes with full ones; it is shown to explain the gap, not judged.")
 w("")
