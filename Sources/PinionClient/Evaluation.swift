@@ -144,10 +144,7 @@ extension MergedPolicy {
         // lookups themselves (bench/RESULTS.md, pin evaluation).
         let bytes = Array(name.utf8)
         for dot in bytes.indices where bytes[dot] == UInt8(ascii: ".") {
-            guard let parent = entries[String(decoding: bytes[(dot + 1)...], as: UTF8.self)], parent.includeSubdomains
-            else {
-                continue
-            }
+            guard let parent = parentEntry(bytes[(dot + 1)...]) else { continue }
             if longest == nil { longest = parent }
             enforce = enforce || parent.enforce
         }

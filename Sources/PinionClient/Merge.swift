@@ -10,7 +10,41 @@ import PinionCore
 /// (DESIGN.md §7, "no usable pin").
 public struct MergedPolicy: Sendable, Equatable {
     /// The entries by exact domain name.
-    public private(set) var entries: [String: PinnedDomain]
+    public private(set) var entries: [String: PinnedDomain] {
+        didSet { parents = MergedPolicy.parentIndex(entries) }
+    }
+
+    /// The includeSubdomains entries by a 64-bit FNV-1a hash of their name's bytes, so the
+    /// per-connection walk over a host's parent domains looks them up without building a
+    /// String per suffix (bench/RESULTS.md, pin evaluation). Derived from `entries`.
+    private var parents: [UInt64: [PinnedDomain]] = [:]
+
+    /// Policies are equal when their entries are (the index is derived from them).
+    public static func == (lhs: MergedPolicy, rhs: MergedPolicy) -> Bool { lhs.entries == rhs.entries }
+
+    static func parentIndex(_ entries: [String: PinnedDomain]) -> [UInt64: [PinnedDomain]] {
+        var index: [UInt64: [PinnedDomain]] = [:]
+        for entry in entries.values where entry.includeSubdomains {
+            index[fnv1a(entry.name.utf8), default: []].append(entry)
+        }
+        return index
+    }
+
+    /// FNV-1a, 64 bits: a fast, non-cryptographic hash; collisions only cost a comparison.
+    static func fnv1a<Bytes: Collection>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// The includeSubdomains entry named exactly `suffix` (bytes of a normalised name).
+    func parentEntry(_ suffix: ArraySlice<UInt8>) -> PinnedDomain? {
+        guard let candidates = parents[MergedPolicy.fnv1a(suffix)] else { return nil }
+        return candidates.first { $0.name.utf8.elementsEqual(suffix) }
+    }
 
     /// A policy of the given entries.
     ///
@@ -28,6 +62,7 @@ public struct MergedPolicy: Sendable, Equatable {
             }
         }
         self.entries = entries
+        parents = MergedPolicy.parentIndex(entries)
     }
 
     /// A policy that pins nothing.
@@ -171,5 +206,6 @@ public struct PolicySnapshot: Sendable, Equatable {
 extension MergedPolicy {
     fileprivate init(entries: [String: PinnedDomain]) {
         self.entries = entries
+        parents = MergedPolicy.parentIndex(entries)
     }
 }
