@@ -234,13 +234,7 @@ public enum HTTPRequestParser {
         guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
             throw .malformed(reason: "header field name is not a token")
         }
-        var value = line[(colon + 1)...]
-        while let byte = value.first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-            value = value.dropFirst()
-        }
-        while let byte = value.last, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-            value = value.dropLast()
-        }
+        let value = trimmingOptionalWhitespace(line[(colon + 1)...])
         // field-value: visible ASCII, obs-text, SP and HTAB only; no CTLs (RFC 9110 §5.5).
         guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
             throw .malformed(reason: "control character in a header field value")
@@ -266,8 +260,8 @@ public enum HTTPRequestParser {
         }
         var wantsClose = minor == 0
         for field in headers where field.name == "connection" {
-            for option in field.value.split(separator: ",") {
-                switch option.trimmingSpaces.lowercased() {
+            for option in Array(field.value.utf8).split(separator: UInt8(ascii: ",")) {
+                switch String(decoding: trimmingOptionalWhitespace(option), as: UTF8.self).lowercased() {
                 case "close": wantsClose = true
                 case "keep-alive" where minor == 0: wantsClose = false
                 default: break
@@ -282,12 +276,10 @@ public enum HTTPRequestParser {
     }
 }
 
-extension Substring {
-    /// The text without leading and trailing spaces and tabs.
-    var trimmingSpaces: Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return text
-    }
+/// `bytes` without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
+func trimmingOptionalWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    var text = bytes
+    while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
+    while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
+    return text
 }

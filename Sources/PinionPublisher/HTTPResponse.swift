@@ -78,22 +78,14 @@ struct HTTPResponse {
 func ifNoneMatchMatches(_ field: String, etag: String) -> Bool {
     let bytes = Array(field.utf8)
     let target = Array(etag.utf8)
-    let whole = trimmingSpaces(bytes[...])
+    let whole = trimmingOptionalWhitespace(bytes[...])
     if whole.count == 1, whole.first == UInt8(ascii: "*") { return true }
     for candidate in bytes.split(separator: UInt8(ascii: ",")) {
-        var tag = trimmingSpaces(candidate)
+        var tag = trimmingOptionalWhitespace(candidate)
         if tag.starts(with: [UInt8(ascii: "W"), UInt8(ascii: "/")]) { tag = tag.dropFirst(2) }
         if tag.elementsEqual(target) { return true }
     }
     return false
-}
-
-/// `bytes` without leading and trailing spaces and tabs.
-private func trimmingSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-    var text = bytes
-    while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
-    while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
-    return text
 }
 
 /// Formats instants as IMF-fixdate (RFC 9110 §5.6.7) and RFC 3339, re-formatting at most

@@ -90,29 +90,32 @@ struct SPKICommand: Command {
     }
 
     /// `host:port`, `[v6]:port`.
-    /// `HOST:PORT` or `[IPv6]:PORT`; `option` names the flag or argument in errors.
-    static func splitHostPort(_ text: String, option: String = "--connect") throws(CLIError) -> (String, UInt16) {
+    /// `HOST:PORT` or `[IPv6]:PORT`; `option` names the flag or argument in errors. Port 0
+    /// ("any free port") only where `allowPortZero` (a server's listen address).
+    static func splitHostPort(_ text: String, option: String = "--connect", allowPortZero: Bool = false)
+        throws(CLIError) -> (String, UInt16)
+    {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":")
             else {
-                throw .usage("\(option): \"\(text)\" is not [IPv6]:PORT")
+                throw .usage("\(option): \"\(text)\" is not HOST:PORT or ADDRESS:PORT (IPv6 in brackets: [::1]:PORT)")
             }
             host = text[text.index(after: text.startIndex)..<close]
             portText = text[text.index(close, offsetBy: 2)...]
         } else {
             // More than one colon without brackets: an IPv6 literal or a typo, never guessed.
             guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else {
-                throw .usage("\(option): \"\(text)\" is not HOST:PORT (IPv6 as [ADDRESS]:PORT)")
+                throw .usage("\(option): \"\(text)\" is not HOST:PORT or ADDRESS:PORT (IPv6 in brackets: [::1]:PORT)")
             }
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         }
         guard !host.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), portText.count <= 5,
-            let port = UInt16(portText), port > 0
+            let port = UInt16(portText), port > 0 || allowPortZero
         else {
-            throw .usage("\(option): \"\(text)\" is not HOST:PORT with a port in 1...65535")
+            throw .usage("\(option): \"\(text)\" is not HOST:PORT with a port in \(allowPortZero ? 0 : 1)...65535")
         }
         return (String(host), port)
     }

@@ -4,9 +4,6 @@ import Foundation
 import PinionCore
 import PinionPublisher
 
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 struct ServeCommand: Command {
     static let path = ["serve"]
@@ -57,7 +54,8 @@ struct ServeCommand: Command {
         var configuration = PublisherConfiguration(
             repository: try arguments.required("repo"), certificateChainFile: try arguments.required("cert"),
             privateKeyFile: try arguments.required("key"))
-        (configuration.host, configuration.port) = try listenAddress(arguments.value("listen") ?? "127.0.0.1:8443")
+        (configuration.host, configuration.port) = try SPKICommand.splitHostPort(
+            arguments.value("listen") ?? "127.0.0.1:8443", option: "--listen", allowPortZero: true)
         configuration.workers = Int(
             try arguments.integer("workers", in: 1...256)
                 ?? Int64(min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 256)))
@@ -121,34 +119,6 @@ struct ServeCommand: Command {
             default: throw .io(error.description)
             }
         }
-    }
-
-    /// `ADDRESS:PORT` with an IP literal; IPv6 in brackets.
-    static func listenAddress(_ text: String) throws(CLIError) -> (String, UInt16) {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw .usage("--listen must be ADDRESS:PORT (IPv6 as [ADDRESS]:PORT), got \"\(text)\"")
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else {
-                throw .usage("--listen must be ADDRESS:PORT (IPv6 as [ADDRESS]:PORT), got \"\(text)\"")
-            }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText) else {
-            throw .usage("--listen: the port must be a number in 0...65535, got \"\(portText)\"")
-        }
-        var scratch = in6_addr()
-        guard inet_pton(AF_INET, String(host), &scratch) == 1 || inet_pton(AF_INET6, String(host), &scratch) == 1
-        else {
-            throw .usage("--listen: \"\(host)\" is not an IPv4 or IPv6 address (host names are not looked up)")
-        }
-        return (String(host), port)
     }
 
     /// Seconds from `500ms`, `10s`, `2m` or a bare number of seconds; in (0, 86400].
