@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
+        .library(name: "PinionTrust", targets: ["PinionTrust"]),
         .library(name: "PinionClient", targets: ["PinionClient"]),
         .executable(name: "pinion", targets: ["pinion"]),
     ],
@@ -37,15 +38,24 @@ let package = Package(
             name: "PinionCrypto",
             dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims"]
         ),
-        // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
-        // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
-        .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // Every trust decision a client on any platform makes, in pure Swift (no C module):
+        // refresh state machine, merge, evaluation, state store, schedule, reports, transport
+        // and storage protocols (docs/DESIGN.md sections 4-8).
+        .target(name: "PinionTrust", dependencies: ["PinionCore"]),
+        // Everything that reaches the operating system through C other than crypto: OpenSSL
+        // TLS connections, sockets, POSIX file access, the Linux state storage.
+        .target(
+            name: "PinionSystem",
+            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
+        // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
+        .target(name: "PinionClient", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
         .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
         // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
-        .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
+        .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
-        .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionClient"]),
+        .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionTrust"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
@@ -62,14 +72,17 @@ let package = Package(
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
-            dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
+            dependencies: [
+                "PinionClient", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
+                "PinionCLI",
+            ]),
         .testTarget(
             name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [
-                "PinionPublisher", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
-                "COpenSSL", "CPinionShims",
+                "PinionPublisher", "PinionCLI", "PinionClient", "PinionTrust", "PinionSystem", "PinionCore",
+                "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
             ]),
         .testTarget(
             name: "PinionAuditTests",

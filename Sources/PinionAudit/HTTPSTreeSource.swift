@@ -2,7 +2,8 @@
 // system store or a CA file; no pins, as on the update channel, DESIGN.md §6).
 
 import Foundation
-import PinionClient
+import PinionSystem
+import PinionTrust
 
 /// The files of `{baseURL}/v1/{scope}/` fetched with `PinnedHTTPSClient`, one GET per
 /// file. HTTP 200 is the file, 404 and 410 mean absent, any other status is an I/O error.

@@ -1,7 +1,7 @@
 // Lint rules for a manifest before it is signed or published: backups, revocations, public
 // suffixes, lifetimes, what changed since the previous version, and live servers.
 
-import PinionClient
+import PinionTrust
 import PinionCore
 
 /// One finding: severity, stable rule name, the domain (or `manifest`), what and how to fix.

@@ -3,6 +3,7 @@
 
 import PinionClient
 import PinionCore
+import PinionCrypto
 import Testing
 
 /// A distinct pin per number (its digest is 32 bytes of `byte`).
@@ -265,7 +266,7 @@ private func policy(_ domains: [PinnedDomain]) -> MergedPolicy { MergedPolicy(do
     // MARK: Throttle (once per 24 hours)
 
     @Test func identicalReportWithin24HoursIsSuppressed() throws {
-        var throttle = ReportThrottle()
+        var throttle = ReportThrottle(hasher: SodiumSHA256())
         let start = Timestamp(secondsSince1970: 1_800_000_000)
         let first = throttle.shouldSend(try report(at: start.secondsSince1970), at: start)
         // The date-time differs, the report is the same.
@@ -278,7 +279,7 @@ private func policy(_ domains: [PinnedDomain]) -> MergedPolicy { MergedPolicy(do
     }
 
     @Test func identicalReportAfter24HoursIsSentAgain() throws {
-        var throttle = ReportThrottle()
+        var throttle = ReportThrottle(hasher: SodiumSHA256())
         let start = Timestamp(secondsSince1970: 1_800_000_000)
         let sent = [0, 86_400, 86_401].map { offset in
             throttle.shouldSend(failureReport, at: start.adding(seconds: Int64(offset)))
@@ -287,7 +288,7 @@ private func policy(_ domains: [PinnedDomain]) -> MergedPolicy { MergedPolicy(do
     }
 
     @Test func differentReportIsSent() throws {
-        var throttle = ReportThrottle()
+        var throttle = ReportThrottle(hasher: SodiumSHA256())
         let now = Timestamp(secondsSince1970: 1_800_000_000)
         var otherChain = try report()
         otherChain.servedCertificateChain.append(PinFailureReport.pem(certificateDER: [4]))
@@ -299,14 +300,14 @@ private func policy(_ domains: [PinnedDomain]) -> MergedPolicy { MergedPolicy(do
     }
 
     @Test func clockSteppedBackDoesNotSilenceReports() throws {
-        var throttle = ReportThrottle()
+        var throttle = ReportThrottle(hasher: SodiumSHA256())
         let now = Timestamp(secondsSince1970: 1_800_000_000)
         let sent = [0, -60].map { offset in throttle.shouldSend(failureReport, at: now.adding(seconds: Int64(offset))) }
         #expect(sent == [true, true])
     }
 
     @Test func throttleMemoryIsBoundedAndForgetsTheOldest() throws {
-        var throttle = ReportThrottle(capacity: 3)
+        var throttle = ReportThrottle(capacity: 3, hasher: SodiumSHA256())
         let start = Timestamp(secondsSince1970: 1_800_000_000)
         var sent: [Bool] = []
         for port in 1...4 {

@@ -7,6 +7,7 @@ import PinionCLI
 import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
 import Testing
 

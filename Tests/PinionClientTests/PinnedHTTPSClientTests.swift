@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionClient
+import PinionSystem
 import Synchronization
 import Testing
 

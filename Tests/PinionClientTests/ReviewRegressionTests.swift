@@ -89,7 +89,7 @@ import Testing
         let world = try ClientWorld()
         var state = try world.accepted().persisted
         state.acceptedRoots = Array(repeating: world.setup.rootEnvelope.serialized(), count: 300)
-        let decoded = try StateCodec.decode(StateCodec.encode(state))
+        let decoded = try StateCodec.decode(StateCodec.encode(state, hasher: SodiumSHA256()), hasher: SodiumSHA256())
         #expect(decoded.acceptedRoots.count == 300)
     }
 
@@ -137,7 +137,10 @@ import Testing
         #expect(result.state.persisted.manifestETag == nil)
         let crlf = world.refresh(world.core.initialState(), manifest: try world.manifest(), etag: "\"a\"\r\nX: y")
         #expect(crlf.state.persisted.manifestETag == nil)
-        #expect(try StateCodec.decode(StateCodec.encode(result.state.persisted)) == result.state.persisted)
+        #expect(
+            try StateCodec.decode(
+                StateCodec.encode(result.state.persisted, hasher: SodiumSHA256()), hasher: SodiumSHA256())
+                == result.state.persisted)
     }
 
     @Test func notModifiedMovesLastKnownTimeAndNoOpUpdatesTheETag() throws {

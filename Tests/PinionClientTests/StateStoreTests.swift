@@ -6,6 +6,7 @@ import Foundation
 import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import Synchronization
 import Testing
 
@@ -61,7 +62,7 @@ private struct StateTestFailure: Error, CustomStringConvertible {
 
 private func decodeError(_ bytes: [UInt8], limits: Limits = .standard) -> StateError? {
     do {
-        _ = try StateCodec.decode(bytes, limits: limits)
+        _ = try StateCodec.decode(bytes, limits: limits, hasher: SodiumSHA256())
         return nil
     } catch {
         return error
@@ -131,7 +132,7 @@ private final class MemoryStateStorage: StateStorage {
         defer { inner.steps += 1 }
         guard inner.steps == inner.faultAt else { return }
         switch inner.fault {
-        case .fail(let code): throw StorageError(operation, name, code: code)
+        case .fail(let code): throw StorageError.posix(operation, name, code: code)
         case .crash:
             inner.dead = true
             throw StorageError(operation, name, code: EIO, detail: "crash")
@@ -323,18 +324,20 @@ struct StateStoreTests {
 
     @Test func roundTripsAFullState() throws {
         let state = try fullState()
-        #expect(try StateCodec.decode(StateCodec.encode(state)) == state)
+        #expect(
+            try StateCodec.decode(StateCodec.encode(state, hasher: SodiumSHA256()), hasher: SodiumSHA256()) == state)
     }
 
     @Test func roundTripsAnEmptyState() throws {
         let state = ClientState(scope: scope)
-        #expect(try StateCodec.decode(StateCodec.encode(state)) == state)
+        #expect(
+            try StateCodec.decode(StateCodec.encode(state, hasher: SodiumSHA256()), hasher: SodiumSHA256()) == state)
     }
 
     @Test func encodingIsDeterministicWithHeaderFirstAndChecksumLast() throws {
         let state = try fullState()
-        let bytes = StateCodec.encode(state)
-        #expect(bytes == StateCodec.encode(state))
+        let bytes = StateCodec.encode(state, hasher: SodiumSHA256())
+        #expect(bytes == StateCodec.encode(state, hasher: SodiumSHA256()))
         let members = try object(bytes).members.map(\.name)
         #expect(members.first == "type")
         #expect(members.dropFirst().first == "formatVersion")
@@ -347,19 +350,21 @@ struct StateStoreTests {
         var state = try fullState()
         // Bytes that are not even JSON survive unchanged: nothing is re-serialised.
         state.manifest = [0x00, 0xFF, 0x7B, 0x0A, 0x80]
-        #expect(try StateCodec.decode(StateCodec.encode(state)).manifest == state.manifest)
+        #expect(
+            try StateCodec.decode(StateCodec.encode(state, hasher: SodiumSHA256()), hasher: SodiumSHA256()).manifest
+                == state.manifest)
     }
 
     @Test(arguments: stateFileDamages)
     func refusesADamagedStateFile(damage: StateFileDamage) throws {
-        let bytes = try damage.apply(StateCodec.encode(try fullState()))
+        let bytes = try damage.apply(StateCodec.encode(try fullState(), hasher: SodiumSHA256()))
         let error = decodeError(bytes)
         #expect(error != nil, "decoded a state file with \(damage.name)")
         if let expected = damage.reason { #expect(error == expected) }
     }
 
     @Test func detectsEverySingleBitFlip() throws {
-        let bytes = StateCodec.encode(try fullState())
+        let bytes = StateCodec.encode(try fullState(), hasher: SodiumSHA256())
         var undetected: [String] = []
         for offset in bytes.indices {
             for bit in 0..<8 {
@@ -376,18 +381,18 @@ struct StateStoreTests {
         state.acceptedRoots.append([UInt8](repeating: 0x41, count: 1001))
         let limits = Limits(maxEnvelopeBytes: 1000)
         #expect(
-            decodeError(StateCodec.encode(state), limits: limits)
+            decodeError(StateCodec.encode(state, hasher: SodiumSHA256()), limits: limits)
                 == corrupt("acceptedRoots[2]", .tooLarge(bytes: 1001, limit: 1000)))
     }
 
     // MARK: Store round trips
 
     @Test func loadOfAnEmptyStorageIsEmpty() {
-        #expect(StateStore(storage: MemoryStateStorage(), scope: scope).load() == .empty)
+        #expect(StateStore(storage: MemoryStateStorage(), scope: scope, hasher: SodiumSHA256()).load() == .empty)
     }
 
     @Test func savedStateLoadsBack() throws {
-        let store = StateStore(storage: MemoryStateStorage(), scope: scope)
+        let store = StateStore(storage: MemoryStateStorage(), scope: scope, hasher: SodiumSHA256())
         let old = try fullState(version: 7)
         let new = try fullState(names: ["api.example.com"], version: 8)
         try store.save(old)
@@ -398,7 +403,7 @@ struct StateStoreTests {
 
     @Test func clearRemovesBothFiles() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         try store.save(try fullState())
         try store.clear()
         #expect(storage.files.isEmpty)
@@ -414,12 +419,12 @@ struct StateStoreTests {
         check: (_ step: Int, _ storage: MemoryStateStorage, _ error: StateError?) -> Void
     ) throws {
         let dryRun = MemoryStateStorage(files: files)
-        try StateStore(storage: dryRun, scope: scope).save(new)
+        try StateStore(storage: dryRun, scope: scope, hasher: SodiumSHA256()).save(new)
         #expect(dryRun.steps >= 4, "expected the reads and two atomic writes")
         for step in 0...dryRun.steps {
             let storage = MemoryStateStorage(files: files)
             storage.arm(at: step, fault)
-            let error = saveError(StateStore(storage: storage, scope: scope), new)
+            let error = saveError(StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()), new)
             storage.restart()
             check(step, storage, error)
         }
@@ -429,11 +434,11 @@ struct StateStoreTests {
         let old = try fullState(names: ["api.example.com", "old.example.com"], version: 7)
         let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
         let before = MemoryStateStorage()
-        try StateStore(storage: before, scope: scope).save(old)
+        try StateStore(storage: before, scope: scope, hasher: SodiumSHA256()).save(old)
         var outcomes = Set<String>()
         var crashesLeavingATemporaryFile = 0
         try atEveryStep(of: before.files, saving: new, fault: .crash) { step, storage, _ in
-            let load = StateStore(storage: storage, scope: scope).load()
+            let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             #expect(load == .loaded(old) || load == .loaded(new), "crash at step \(step): \(load)")
             outcomes.insert(load == .loaded(old) ? "old" : "new")
             if storage.files.keys.contains(where: { $0.hasPrefix(".") }) { crashesLeavingATemporaryFile += 1 }
@@ -447,7 +452,7 @@ struct StateStoreTests {
         let new = try fullState()
         var outcomes = Set<String>()
         try atEveryStep(of: [:], saving: new, fault: .crash) { step, storage, _ in
-            let load = StateStore(storage: storage, scope: scope).load()
+            let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             // In particular never `.dropped`: the domains file written before a crash is not
             // mistaken for a lost state.
             #expect(load == .empty || load == .loaded(new), "crash at step \(step): \(load)")
@@ -461,9 +466,9 @@ struct StateStoreTests {
         let old = try fullState(names: ["api.example.com", "old.example.com"], version: 7)
         let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
         let before = MemoryStateStorage()
-        try StateStore(storage: before, scope: scope).save(old)
+        try StateStore(storage: before, scope: scope, hasher: SodiumSHA256()).save(old)
         try atEveryStep(of: before.files, saving: new, fault: .fail(code)) { step, storage, error in
-            let load = StateStore(storage: storage, scope: scope).load()
+            let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             if let error {
                 guard case .storage(let storageError) = error else {
                     Issue.record("step \(step): \(error) is not a storage error")
@@ -482,7 +487,7 @@ struct StateStoreTests {
     func failedFirstSaveLeavesNoFiles(code: Int32) throws {
         let new = try fullState()
         try atEveryStep(of: [:], saving: new, fault: .fail(code)) { step, storage, error in
-            let load = StateStore(storage: storage, scope: scope).load()
+            let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             if error != nil {
                 #expect(storage.files.isEmpty, "step \(step)")
                 #expect(load == .empty)
@@ -498,7 +503,7 @@ struct StateStoreTests {
     @Test(arguments: stateFileDamages)
     func damagedStateFileIsDroppedWithItsDomainNamesKept(damage: StateFileDamage) throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         storage.set(StateStore.stateFileName, try damage.apply(storage.get(StateStore.stateFileName) ?? []))
@@ -512,7 +517,7 @@ struct StateStoreTests {
 
     @Test func truncationAtEvery97thByteIsDroppedWithTheDomainNamesKept() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         let bytes = storage.get(StateStore.stateFileName) ?? []
@@ -531,7 +536,7 @@ struct StateStoreTests {
 
     @Test func bitFlippedStateFilesAreDroppedWithTheDomainNamesKept() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         let bytes = storage.get(StateStore.stateFileName) ?? []
@@ -549,7 +554,7 @@ struct StateStoreTests {
 
     @Test func bothFilesCorruptIsDroppedWithNoNames() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         try store.save(try fullState())
         storage.set(StateStore.stateFileName, Array("garbage".utf8))
         storage.set(StateStore.enforcedDomainsFileName, Array("{\"type\": \"pinion.enforced-dom".utf8))
@@ -562,7 +567,7 @@ struct StateStoreTests {
 
     @Test func corruptDomainsFileAloneStillLoadsAndTheNextSaveRepairsIt() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         storage.set(StateStore.enforcedDomainsFileName, [0xFF])
@@ -578,7 +583,7 @@ struct StateStoreTests {
 
     @Test func lostStateFileAfterACommittedSaveIsDroppedWithTheDomainNamesKept() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         storage.set(StateStore.stateFileName, nil)
@@ -587,7 +592,7 @@ struct StateStoreTests {
 
     @Test func unreadableStateFileIsDroppedWithTheDomainNamesKept() throws {
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         let state = try fullState()
         try store.save(state)
         storage.arm(at: storage.steps, .fail(EIO))
@@ -602,9 +607,9 @@ struct StateStoreTests {
     @Test func stateOfAnotherScopeIsDroppedAndItsDomainNamesKept() throws {
         let storage = MemoryStateStorage()
         let foreign = try fullState(scope: "com.other.app", names: ["other.example.net"])
-        try StateStore(storage: storage, scope: "com.other.app").save(foreign)
+        try StateStore(storage: storage, scope: "com.other.app", hasher: SodiumSHA256()).save(foreign)
         #expect(
-            StateStore(storage: storage, scope: scope).load()
+            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
                 == .dropped(
                     reason: .foreignScope(expected: scope, found: "com.other.app"),
                     keptDomainNames: ["other.example.net"]))
@@ -612,11 +617,13 @@ struct StateStoreTests {
 
     @Test func foreignStateOverOurDomainsFileKeepsTheNamesOfBoth() throws {
         let storage = MemoryStateStorage()
-        try StateStore(storage: storage, scope: scope).save(try fullState(names: ["api.example.com"]))
-        let foreign = StateCodec.encode(try fullState(scope: "com.other.app", names: ["other.example.net"]))
+        try StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).save(
+            try fullState(names: ["api.example.com"]))
+        let foreign = StateCodec.encode(
+            try fullState(scope: "com.other.app", names: ["other.example.net"]), hasher: SodiumSHA256())
         storage.set(StateStore.stateFileName, foreign)
         #expect(
-            StateStore(storage: storage, scope: scope).load()
+            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
                 == .dropped(
                     reason: .foreignScope(expected: scope, found: "com.other.app"),
                     keptDomainNames: ["other.example.net", "api.example.com"]))
@@ -626,7 +633,8 @@ struct StateStoreTests {
 
     @Test func saveRefusesAStateOfAnotherScope() throws {
         let storage = MemoryStateStorage()
-        let error = saveError(StateStore(storage: storage, scope: scope), try fullState(scope: "com.other.app"))
+        let error = saveError(
+            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()), try fullState(scope: "com.other.app"))
         #expect(error == .foreignScope(expected: scope, found: "com.other.app"))
         #expect(storage.files.isEmpty)
     }
@@ -653,7 +661,7 @@ struct StateStoreTests {
             (badETag, "manifestETag"), (zeroFloor, "floor.rootVersion"),
         ]
         let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope)
+        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
         try store.save(base)
         let before = storage.files
         for (state, path) in cases {
@@ -672,7 +680,7 @@ struct StateStoreTests {
         var state = try fullState()
         state.manifest = [UInt8](repeating: 0x7B, count: 1001)
         let limits = Limits(maxEnvelopeBytes: 1000)
-        let error = saveError(StateStore(storage: storage, scope: scope, limits: limits), state)
+        let error = saveError(StateStore(storage: storage, scope: scope, limits: limits, hasher: SodiumSHA256()), state)
         #expect(error == .invalidState(FormatError(path: "manifest", rule: .tooLarge(bytes: 1001, limit: 1000))))
         #expect(storage.files.isEmpty)
     }
@@ -682,7 +690,7 @@ struct StateStoreTests {
     @Test func createsTheDirectory0700AndFiles0600() throws {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/missing/parent/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         #expect(mode(path) == 0o700)
         #expect(mode(temporary.path + "/missing") == 0o700)
         try store.save(try fullState())
@@ -692,14 +700,16 @@ struct StateStoreTests {
 
     @Test func roundTripOnDiskLeavesNoTemporaryFiles() throws {
         let temporary = try StateTestDirectory()
-        let store = StateStore(storage: try DirectoryStorage(path: temporary.path + "/state/"), scope: scope)
+        let store = StateStore(
+            storage: try DirectoryStorage(path: temporary.path + "/state/"), scope: scope, hasher: SodiumSHA256())
         let old = try fullState(version: 7)
         let new = try fullState(names: ["api.example.com", "new.example.com"], version: 8)
         try store.save(old)
         #expect(store.load() == .loaded(old))
         for _ in 0..<3 { try store.save(new) }
         #expect(store.load() == .loaded(new))
-        let reopened = StateStore(storage: try DirectoryStorage(path: temporary.path + "/state"), scope: scope)
+        let reopened = StateStore(
+            storage: try DirectoryStorage(path: temporary.path + "/state"), scope: scope, hasher: SodiumSHA256())
         #expect(reopened.load() == .loaded(new))
         #expect(
             try temporary.entries(temporary.path + "/state")
@@ -725,7 +735,7 @@ struct StateStoreTests {
     @Test func refusesADirectorySwappedForASymlinkAfterOpening() throws {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         try store.save(try fullState())
         #expect(rename(path, temporary.path + "/elsewhere") == 0)
         #expect(symlink(temporary.path + "/elsewhere", path) == 0)
@@ -763,16 +773,16 @@ struct StateStoreTests {
             _ = try DirectoryStorage(path: file + "/state")
             Issue.record("created a directory under a regular file")
         } catch {
-            #expect(error == StorageError(.createDirectory, file + "/state", code: ENOTDIR))
+            #expect(error == StorageError.posix(.createDirectory, file + "/state", code: ENOTDIR))
         }
     }
 
     @Test func removedDirectoryMakesSaveFailWithATypedError() throws {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         try FileManager.default.removeItem(atPath: path)
-        #expect(saveError(store, try fullState()) == .storage(StorageError(.open, path, code: ENOENT)))
+        #expect(saveError(store, try fullState()) == .storage(StorageError.posix(.open, path, code: ENOENT)))
     }
 
     /// Permission bits only bind a non-root user; as root this test cannot mean anything and
@@ -781,7 +791,7 @@ struct StateStoreTests {
     func readOnlyDirectoryMakesSaveFailAndLeavesTheOldState() throws {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         let old = try fullState()
         try store.save(old)
         #expect(chmod(path, 0o500) == 0)
@@ -801,7 +811,7 @@ struct StateStoreTests {
         // rename(2) of a file over a directory fails with EISDIR after the temporary file is
         // written and synced: the last possible failure of an atomic replace.
         try FileManager.default.createDirectory(atPath: path + "/target", withIntermediateDirectories: false)
-        #expect(throws: StorageError(.rename, "target", code: EISDIR)) {
+        #expect(throws: StorageError.posix(.rename, "target", code: EISDIR)) {
             try storage.writeAtomically("target", [1, 2])
         }
         #expect(try temporary.entries(path) == ["target"])
@@ -810,23 +820,24 @@ struct StateStoreTests {
     @Test func saveOverADirectoryAtTheStateFileFailsAndLeavesNoOtherFile() throws {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         try FileManager.default.createDirectory(
             atPath: path + "/" + StateStore.stateFileName, withIntermediateDirectories: false)
         #expect(
             saveError(store, try fullState())
-                == .storage(StorageError(.rename, StateStore.stateFileName, code: EISDIR)))
+                == .storage(StorageError.posix(.rename, StateStore.stateFileName, code: EISDIR)))
         // The enforced-domains file written first was removed again: there was none before.
         #expect(try temporary.entries(path) == [StateStore.stateFileName])
     }
 
     @Test func refusesASymlinkedStateFileAndTheNextSaveReplacesTheLink() throws {
         let temporary = try StateTestDirectory()
-        let elsewhere = StateStore(storage: try DirectoryStorage(path: temporary.path + "/elsewhere"), scope: scope)
+        let elsewhere = StateStore(
+            storage: try DirectoryStorage(path: temporary.path + "/elsewhere"), scope: scope, hasher: SodiumSHA256())
         let planted = try fullState(names: ["planted.example.com"])
         try elsewhere.save(planted)
         let path = temporary.path + "/state"
-        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope)
+        let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
         let target = temporary.path + "/elsewhere/" + StateStore.stateFileName
         #expect(symlink(target, path + "/" + StateStore.stateFileName) == 0)
         guard case .dropped(.storage(let error), _) = store.load() else {

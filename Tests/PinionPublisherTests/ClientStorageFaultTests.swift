@@ -8,6 +8,7 @@ import PinionClient
 import PinionCore
 import PinionCrypto
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Synchronization
 import Testing
@@ -28,12 +29,12 @@ final class FaultyStorage: StateStorage {
     }
 
     func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
-        if let code = fault.withLock({ $0 }) { throw StorageError(.write, name, code: code) }
+        if let code = fault.withLock({ $0 }) { throw StorageError.posix(.write, name, code: code) }
         try base.writeAtomically(name, bytes)
     }
 
     func remove(_ name: String) throws(StorageError) {
-        if let code = fault.withLock({ $0 }) { throw StorageError(.remove, name, code: code) }
+        if let code = fault.withLock({ $0 }) { throw StorageError.posix(.remove, name, code: code) }
         try base.remove(name)
     }
 

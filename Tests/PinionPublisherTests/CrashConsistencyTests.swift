@@ -8,6 +8,7 @@ import PinionClient
 import PinionCore
 import PinionCrypto
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Testing
 
@@ -130,7 +131,8 @@ func crashSeed() -> UInt64 {
         ]
         let (duration, status) = try timedRun(refresh)
         #expect(status == 0, "a refresh that is not killed succeeds")
-        let store = StateStore(storage: try DirectoryStorage(path: stateDirectory), scope: "com.example.app")
+        let store = StateStore(
+            storage: try DirectoryStorage(path: stateDirectory), scope: "com.example.app", hasher: SodiumSHA256())
         guard case .loaded(let first) = store.load() else {
             Issue.record("no state after a complete refresh")
             return

@@ -256,7 +256,10 @@ struct PublishedTree {
             close(descriptor)
             throw .io("\(repo): cannot lock: \(reason)")
         }
-        return StorageLock(descriptor: descriptor)
+        return StorageLock(release: {
+            _ = flock(descriptor, LOCK_UN)
+            _ = close(descriptor)
+        })
     }
 
     /// Refuses before any write when index.json or manifest.json is not a regular file.

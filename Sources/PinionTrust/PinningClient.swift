@@ -3,8 +3,6 @@
 
 import Foundation
 import PinionCore
-import PinionCrypto
-import Synchronization
 
 /// Everything the SDK needs from the app.
 public struct ClientConfiguration: Sendable {
@@ -106,26 +104,31 @@ public final class PinningClient: Sendable {
     public let configuration: ClientConfiguration
     private let core: TrustCore
     private let store: StateStore
-    private let https: PinnedHTTPSClient
-    private let current: Mutex<(state: TrustedState, policy: PolicySnapshot)>
-    private let refreshing = Mutex<Void>(())
-    private let throttle = Mutex(ReportThrottle())
+    private let transport: any HTTPSTransport
+    private let current: Locked<(state: TrustedState, policy: PolicySnapshot)>
+    private let refreshing = Locked<Void>(())
+    private let throttle: Locked<ReportThrottle>
     private let onEvent: @Sendable (ClientEvent) -> Void
     private let onPinFailure: @Sendable (PinFailureReport) -> Void
 
     /// Loads and re-verifies the stored state (DESIGN.md §6, start-up), or starts from the
-    /// embedded root; computes the effective policy.
+    /// embedded root; computes the effective policy. Every platform builds its client here,
+    /// plugging in its own crypto, TLS stack and storage (on Linux PinionClient's
+    /// `init(configuration:storage:onEvent:onPinFailure:)` does).
     ///
     /// - Parameters:
+    ///   - configuration: the app's settings.
+    ///   - crypto: Ed25519 verification (libsodium's strict rules, or a verifier wrapped in
+    ///     `StrictEd25519Verifier`) and SHA-256.
+    ///   - transport: the HTTPS client for the update channel, reports and `get`.
+    ///   - storage: where the trusted state is kept.
     ///   - onEvent: every refresh and start-up event.
     ///   - onPinFailure: RFC 7469 §3 reports of pin failures, at most one identical report
     ///     per 24 hours.
-    ///   - storage: where the trusted state is kept; nil (the default) for files in
-    ///     `configuration.stateDirectory`. Apps may pass their own (for example a keychain
-    ///     or an encrypted container); tests inject failing storage through it.
-    /// - Throws: `ClientSetupError` for an invalid embedded root or an unusable state directory.
+    /// - Throws: `ClientSetupError` for an invalid embedded root.
     public init(
-        configuration: ClientConfiguration, storage: (any StateStorage)? = nil,
+        configuration: ClientConfiguration, crypto: CryptoProvider, transport: any HTTPSTransport,
+        storage: any StateStorage,
         onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in },
         onPinFailure: @escaping @Sendable (PinFailureReport) -> Void = { _ in }
     ) throws(ClientSetupError) {
@@ -134,23 +137,15 @@ public final class PinningClient: Sendable {
         self.onPinFailure = onPinFailure
         do {
             core = try TrustCore(
-                scope: configuration.scope, embeddedRoot: configuration.embeddedRoot, crypto: .sodium,
+                scope: configuration.scope, embeddedRoot: configuration.embeddedRoot, crypto: crypto,
                 limits: configuration.limits)
         } catch {
             throw .trust(error)
         }
-        do {
-            let backing: any StateStorage
-            if let storage { backing = storage } else { backing = try DirectoryStorage(path: configuration.stateDirectory) }
-            store = StateStore(storage: backing, scope: configuration.scope, limits: configuration.limits)
-        } catch {
-            throw .storage(error)
-        }
-        https = PinnedHTTPSClient(
-            configuration: .init(
-                caFile: configuration.caFile, connectTimeout: configuration.connectTimeout,
-                ioTimeout: configuration.ioTimeout, totalDeadline: configuration.totalDeadline,
-                maxResponseBytes: configuration.limits.maxEnvelopeBytes))
+        store = StateStore(
+            storage: storage, scope: configuration.scope, limits: configuration.limits, hasher: crypto.hasher)
+        throttle = Locked(ReportThrottle(hasher: crypto.hasher))
+        self.transport = transport
         let state: TrustedState
         var events: [ClientEvent] = []
         switch store.load() {
@@ -162,7 +157,7 @@ public final class PinningClient: Sendable {
             state = core.initialState(forcedDomains: names)
             events = [.storeDropped(reason.description)]
         }
-        current = Mutex((state, PinningClient.snapshot(state, configuration)))
+        current = Locked((state, PinningClient.snapshot(state, configuration)))
         for event in events { onEvent(event) }
     }
 
@@ -229,7 +224,7 @@ public final class PinningClient: Sendable {
             let deadline =
                 DispatchTime.now().uptimeNanoseconds
                 + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
-            let maxAge = Mutex<Double?>(nil)
+            let maxAge = Locked<Double?>(nil)
             let result = core.refresh(
                 start, startTime: t0,
                 fetchRoot: { version in
@@ -294,20 +289,18 @@ public final class PinningClient: Sendable {
             let error = HTTPSError.timedOut(host: url.host ?? "", port: UInt16(url.port ?? 443), phase: .deadline)
             return .failure(FetchFailure(reason: error.description))
         }
-        var limited = https.configuration
-        limited.totalDeadline = min(limited.totalDeadline, max(Double(deadline - now) / 1e9, 0.001))
         let response: HTTPSResponse
         do {
-            response =
-                try PinnedHTTPSClient(configuration: limited).get(
-                    url, headers: headers, connectTo: configuration.publisherConnectTo
-                ) { chain in
-                    // The update channel: X.509 validation already passed; only the app's
-                    // publisher pins apply, never manifest pins.
-                    guard !pins.isEmpty else { return .proceed }
-                    return chain.verifiedSPKISHA256.contains(where: pins.contains)
-                        ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
-                }
+            response = try transport.get(
+                url, headers: headers, connectTo: configuration.publisherConnectTo,
+                totalDeadline: max(Double(deadline - now) / 1e9, 0.001)
+            ) { chain in
+                // The update channel: X.509 validation already passed; only the app's
+                // publisher pins apply, never manifest pins.
+                guard !pins.isEmpty else { return .proceed }
+                return chain.verifiedSPKISHA256.contains(where: pins.contains)
+                    ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
+            }
         } catch {
             return .failure(FetchFailure(reason: error.description))
         }
@@ -363,7 +356,7 @@ public final class PinningClient: Sendable {
     /// POSTs a report in the background. The report host's connection is checked against
     /// the policy like any other, but its own failures are not reported again.
     private func post(_ report: PinFailureReport, to uri: URL) {
-        let client = https
+        let client = transport
         let policy = policyNow()
         DispatchQueue.global().async {
             _ = try? client.post(uri, body: report.jsonBytes(), contentType: "application/json") { chain in
@@ -385,8 +378,8 @@ public final class PinningClient: Sendable {
     public func get(_ url: URL, headers: [(String, String)] = [], connectTo: (host: String, port: UInt16)? = nil)
         throws(HTTPSError) -> (HTTPSResponse, ConnectionVerdict)
     {
-        let verdict = Mutex<ConnectionVerdict?>(nil)
-        let response = try https.get(url, headers: headers, connectTo: connectTo) { chain in
+        let verdict = Locked<ConnectionVerdict?>(nil)
+        let response = try transport.get(url, headers: headers, connectTo: connectTo, totalDeadline: nil) { chain in
             let result = self.check(chain)
             verdict.withLock { $0 = result }
             switch result {

@@ -2,7 +2,6 @@
 // torn, truncated or bit-flipped file is refused as corrupt instead of being half-trusted.
 
 import PinionCore
-import PinionCrypto
 
 /// Why a stored state was refused at start-up, or why a save failed.
 ///
@@ -95,9 +94,11 @@ public enum StateCodec {
     /// The state is not validated here; `StateStore.save` refuses a state that `decode` would
     /// refuse.
     ///
-    /// - Parameter state: the state to encode.
+    /// - Parameters:
+    ///   - state: the state to encode.
+    ///   - hasher: SHA-256 for the `contentSHA256` member.
     /// - Returns: UTF-8 JSON bytes ending with a newline.
-    public static func encode(_ state: ClientState) -> [UInt8] {
+    public static func encode(_ state: ClientState, hasher: any SHA256Hasher) -> [UInt8] {
         var content: [JSONObject.Member] = [
             .init("type", .string(documentType)),
             .init("formatVersion", .number(String(formatVersion))),
@@ -121,7 +122,7 @@ public enum StateCodec {
             .init("manifestDomainNames", .array(state.manifestDomainNames.map { .string($0) })),
             .init("manifestETag", state.manifestETag.map { .string($0) } ?? .null),
         ]
-        return seal(JSONObject(content))
+        return seal(JSONObject(content), hasher: hasher)
     }
 
     /// Decodes a state file strictly.
@@ -136,10 +137,13 @@ public enum StateCodec {
     /// - Parameters:
     ///   - bytes: the content of `state.json`.
     ///   - limits: `maxEnvelopeBytes` bounds each envelope and `maxDomains` the domain names.
+    ///   - hasher: SHA-256 to check the `contentSHA256` member.
     /// - Returns: the state.
     /// - Throws: `StateError.corrupt` (with the file, member path and rule),
     ///   `.unsupportedFormatVersion` or `.checksumMismatch`.
-    public static func decode(_ bytes: [UInt8], limits: Limits = .standard) throws(StateError) -> ClientState {
+    public static func decode(_ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher)
+        throws(StateError) -> ClientState
+    {
         let file = StateStore.stateFileName
         let json = JSONLimits(
             maxBytes: maxStateBytes, maxDepth: 4, maxElements: max(maxRevokedPins, limits.maxDomains),
@@ -147,7 +151,8 @@ public enum StateCodec {
                 "acceptedRoots": maxAcceptedRoots, "revokedPins": maxRevokedPins,
                 "revokedSetPinsRole": limits.json.maxElements, "manifestDomainNames": limits.maxDomains,
             ])
-        var reader = try open(bytes, type: documentType, maxBytes: maxStateBytes, json: json, file: file)
+        var reader = try open(
+            bytes, type: documentType, maxBytes: maxStateBytes, json: json, file: file, hasher: hasher)
 
         let scope = try reader.scope("scope")
         var acceptedRoots: [[UInt8]] = []
@@ -218,7 +223,7 @@ public enum StateCodec {
         limits.maxDomains * (HostName.maxLength + 16) + 4096
     }
 
-    static func encodeEnforcedDomains(_ domains: EnforcedDomains) -> [UInt8] {
+    static func encodeEnforcedDomains(_ domains: EnforcedDomains, hasher: any SHA256Hasher) -> [UInt8] {
         seal(
             JSONObject([
                 .init("type", .string(domainsDocumentType)),
@@ -226,16 +231,19 @@ public enum StateCodec {
                 .init("scope", .string(domains.scope)),
                 .init("stateCommitted", .bool(domains.stateCommitted)),
                 .init("names", .array(domains.names.map { .string($0) })),
-            ]))
+            ]), hasher: hasher)
     }
 
-    static func decodeEnforcedDomains(_ bytes: [UInt8], limits: Limits) throws(StateError) -> EnforcedDomains {
+    static func decodeEnforcedDomains(_ bytes: [UInt8], limits: Limits, hasher: any SHA256Hasher) throws(StateError)
+        -> EnforcedDomains
+    {
         let maxBytes = maxDomainsFileBytes(limits)
         let json = JSONLimits(
             maxBytes: maxBytes, maxDepth: 3, maxElements: limits.maxDomains,
             maxElementsByMember: ["names": limits.maxDomains])
         var reader = try open(
-            bytes, type: domainsDocumentType, maxBytes: maxBytes, json: json, file: StateStore.enforcedDomainsFileName)
+            bytes, type: domainsDocumentType, maxBytes: maxBytes, json: json, file: StateStore.enforcedDomainsFileName,
+            hasher: hasher)
         let scope = try reader.scope("scope")
         let committed = try reader.bool("stateCommitted")
         let names = try reader.hostNames("names", max: limits.maxDomains)
@@ -245,20 +253,21 @@ public enum StateCodec {
 
     // MARK: - Sealing and opening
 
-    private static func checksum(of content: JSONObject) -> String {
-        Hex.encode(SodiumSHA256().sha256(JSONWriter.write(.object(content))))
+    private static func checksum(of content: JSONObject, hasher: any SHA256Hasher) -> String {
+        Hex.encode(hasher.sha256(JSONWriter.write(.object(content))))
     }
 
     /// `content` plus its `contentSHA256` as the last member.
-    private static func seal(_ content: JSONObject) -> [UInt8] {
+    private static func seal(_ content: JSONObject, hasher: any SHA256Hasher) -> [UInt8] {
         var sealed = content
-        sealed.set(checksumMember, .string(checksum(of: content)))
+        sealed.set(checksumMember, .string(checksum(of: content, hasher: hasher)))
         return JSONWriter.write(.object(sealed))
     }
 
     /// Size, strict parse, `type`, `formatVersion` and checksum; returns a reader for the rest.
     private static func open(
-        _ bytes: [UInt8], type expected: String, maxBytes: Int, json: JSONLimits, file: String
+        _ bytes: [UInt8], type expected: String, maxBytes: Int, json: JSONLimits, file: String,
+        hasher: any SHA256Hasher
     ) throws(StateError) -> Reader {
         guard bytes.count <= maxBytes else {
             throw .corrupt(FormatError(file: file, path: "", rule: .tooLarge(bytes: bytes.count, limit: maxBytes)))
@@ -277,7 +286,7 @@ public enum StateCodec {
         }
         let recorded = try reader.string(checksumMember)
         let content = JSONObject(object.members.filter { $0.name != checksumMember })
-        guard recorded == checksum(of: content) else { throw .checksumMismatch(file: file) }
+        guard recorded == checksum(of: content, hasher: hasher) else { throw .checksumMismatch(file: file) }
         return reader
     }
 

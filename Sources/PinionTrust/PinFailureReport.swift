@@ -1,7 +1,6 @@
 // Pin validation failure reports (RFC 7469 §3, DESIGN.md §8 step 5) and their 24-hour throttle.
 
 import PinionCore
-import PinionCrypto
 
 /// A pin validation failure report with the fields of RFC 7469 §3, delivered to the app's
 /// callback and optionally POSTed (as `jsonBytes()`) to a report URI.
@@ -137,7 +136,7 @@ public struct ReportThrottle: Sendable {
     /// - Parameters:
     ///   - capacity: most reports remembered at once (values below 1 count as 1).
     ///   - hasher: SHA-256 used to remember a report by digest instead of by its chains.
-    public init(capacity: Int = ReportThrottle.defaultCapacity, hasher: any SHA256Hasher = SodiumSHA256()) {
+    public init(capacity: Int = ReportThrottle.defaultCapacity, hasher: any SHA256Hasher) {
         self.capacity = max(1, capacity)
         self.hasher = hasher
     }
