@@ -51,7 +51,9 @@ let package = Package(
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
-        .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        .target(
+            name: "PinionPublisher",
+            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem", "COpenSSL", "CPinionShims"]),
         // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
@@ -60,7 +62,8 @@ let package = Package(
         .target(
             name: "PinionCLI",
             dependencies: [
-                "PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit", "PinionInterop",
+                "PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem", "PinionClient", "PinionPublisher",
+                "PinionAudit", "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
@@ -69,7 +72,8 @@ let package = Package(
             name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto", "PinionCLI"],
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
-        .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionCrypto
+import PinionSystem
 
 /// Exit codes of every `pinion` command (DESIGN.md §11).
 public enum ExitCode {

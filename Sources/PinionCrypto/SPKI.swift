@@ -649,7 +649,7 @@ extension SPKIObject {
 
     /// The certificate object of an `X509 *` (not consumed); nil when OpenSSL cannot
     /// encode or hash its SubjectPublicKeyInfo.
-    init?(certificate x509: OpaquePointer) {
+    package init?(certificate x509: OpaquePointer) {
         guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey) else {
             return nil
         }

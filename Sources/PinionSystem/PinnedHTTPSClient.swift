@@ -371,32 +371,15 @@ extension PinnedHTTPSClient {
     /// Returns a new `SSL_CTX *` the caller frees: TLS 1.2+, peer verification on, no
     /// session resumption.
     private static func makeContext(caFile: String?) throws(HTTPSError) -> OpaquePointer {
-        ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
-        }
-        do throws(HTTPSError) {
-            guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1,
-                pinion_https_configure_context(context) == 1
-            else {
-                throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
-            }
-            do throws(OpenSSLSupport.TrustStoreFailure) {
-                try OpenSSLSupport.loadTrustAnchors(into: context, caFile: caFile)
-            } catch {
-                switch error {
-                case .caFileUnreadable(let path, let detail):
-                    throw HTTPSError.caFileUnreadable(path: path, detail: detail)
-                case .defaultPathsUnavailable(let detail): throw HTTPSError.tlsSetupFailed(detail: detail)
-                }
-            }
+        do throws(TLSClientSetup.Failure) {
             // Verification failures abort the handshake; the pin check only ever sees
             // chains that passed.
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            return context
+            return try TLSClientSetup.makeContext(caFile: caFile, verification: .abortHandshake)
         } catch {
-            SSL_CTX_free(context)
-            throw error
+            switch error {
+            case .caFileUnreadable(let path, let detail): throw HTTPSError.caFileUnreadable(path: path, detail: detail)
+            case .setupFailed(let detail): throw HTTPSError.tlsSetupFailed(detail: detail)
+            }
         }
     }
 }
@@ -459,17 +442,10 @@ private final class HTTPSConnection {
 
     private func configureNames(_ target: HTTPSTarget) throws(HTTPSError) {
         let name = target.checkedName
-        if target.isIPLiteral {
-            guard let parameters = SSL_get0_param(ssl), X509_VERIFY_PARAM_set1_ip_asc(parameters, name) == 1 else {
-                throw HTTPSError.tlsSetupFailed(detail: "cannot set IP address \(name) for verification")
-            }
-        } else {
-            SSL_set_hostflags(
-                ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
-            guard SSL_set1_host(ssl, name) == 1, pinion_x509_SSL_set_tlsext_host_name(ssl, name) == 1 else {
-                throw HTTPSError.tlsSetupFailed(
-                    detail: "cannot set host name \(name): \(OpenSSLSupport.errorText())")
-            }
+        guard TLSClientSetup.setPeerName(ssl, name, isIPLiteral: target.isIPLiteral) else {
+            throw HTTPSError.tlsSetupFailed(
+                detail: target.isIPLiteral
+                    ? "cannot set IP address \(name) for verification" : "cannot set host name \(name)")
         }
     }
 

@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCrypto
+import PinionSystem
 import Testing
 
 // MARK: - Support shared with TLSProbeTests.swift

@@ -7,7 +7,8 @@ import PinionCore
 import PinionTestSupport
 
 /// EC P-256 certificates for `api.example.test`: a root CA and two leaves with different keys,
-/// plus a leaf issued by a second CA (another issuer). Made once per test process.
+/// a leaf issued by a second CA (another issuer), and a leaf naming the host only in its
+/// subject common name (`leafCN`). Made once per test process.
 struct InteropPKI: Sendable {
     let directory: String
 
@@ -38,6 +39,11 @@ struct InteropPKI: Sendable {
                 authorityKeyIdentifier = keyid:always, issuer
                 basicConstraints = critical, CA:true
 
+                [ v3_cn_only ]
+                basicConstraints = critical, CA:false
+                keyUsage = critical, digitalSignature
+                extendedKeyUsage = serverAuth
+
                 """ + OpenSSLPKIBuilder.serverSection("v3_leaf", subjectAltName: "DNS:api.example.test"))
         for ca in ["ca", "otherca"] {
             try pki.generateKey(ca)
@@ -46,6 +52,8 @@ struct InteropPKI: Sendable {
         for (leaf, ca) in [("leafA", "ca"), ("leafB", "ca"), ("leafC", "otherca")] {
             try pki.issueNew(leaf, subject: "/CN=api.example.test", by: ca, serial: 7, extensions: "v3_leaf")
         }
+        // The host name only in the subject common name, with no subjectAltName.
+        try pki.issueNew("leafCN", subject: "/CN=api.example.test", by: "ca", serial: 8, extensions: "v3_cn_only")
         return InteropPKI(directory: pki.directory)
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import PinionCLI
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionPublisher
 import PinionTestSupport
 import Synchronization

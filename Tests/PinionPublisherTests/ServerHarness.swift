@@ -6,6 +6,7 @@ import COpenSSL
 import CPinionShims
 import Foundation
 import PinionCrypto
+import PinionSystem
 import PinionPublisher
 import PinionTestSupport
 import Testing

@@ -3,6 +3,7 @@
 import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionInterop
 
 struct CheckHostCommand: Command {

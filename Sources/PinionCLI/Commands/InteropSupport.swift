@@ -3,6 +3,7 @@
 
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionInterop
 
 /// A manifest envelope checked against a trusted root exactly as `pinion verify` checks it.

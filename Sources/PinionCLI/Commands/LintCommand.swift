@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionInterop
 
 struct LintCommand: Command {

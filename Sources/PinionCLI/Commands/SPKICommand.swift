@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionCrypto
+import PinionSystem
 
 struct SPKICommand: Command {
     static let path = ["spki"]

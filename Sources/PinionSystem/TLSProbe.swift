@@ -3,6 +3,7 @@
 
 import COpenSSL
 import CPinionShims
+import PinionCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -204,49 +205,24 @@ extension TLSProbe {
 // MARK: - OpenSSL setup
 
 extension TLSProbe {
-    /// Returns a new `SSL_CTX *` the caller frees.
+    /// Returns a new `SSL_CTX *` the caller frees. The handshake must finish even when
+    /// verification fails, so that the chain can be shown; the result is read from
+    /// `SSL_get_verify_result` afterwards.
     private static func makeContext(caFile: String?) throws -> OpaquePointer {
-        ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
-        }
-        do {
-            guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-                throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
-            }
-            do throws(OpenSSLSupport.TrustStoreFailure) {
-                try OpenSSLSupport.loadTrustAnchors(into: context, caFile: caFile)
-            } catch {
-                switch error {
-                case .caFileUnreadable(let path, let detail):
-                    throw TLSProbeError.caFileUnreadable(path: path, detail: detail)
-                case .defaultPathsUnavailable(let detail): throw TLSProbeError.tlsSetupFailed(detail: detail)
-                }
-            }
-            // The handshake must finish even when verification fails, so that the chain can
-            // be shown; the result is read from SSL_get_verify_result afterwards.
-            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
-            return context
+        do throws(TLSClientSetup.Failure) {
+            return try TLSClientSetup.makeContext(caFile: caFile, verification: .recordOnly)
         } catch {
-            SSL_CTX_free(context)
-            throw error
+            switch error {
+            case .caFileUnreadable(let path, let detail):
+                throw TLSProbeError.caFileUnreadable(path: path, detail: detail)
+            case .setupFailed(let detail): throw TLSProbeError.tlsSetupFailed(detail: detail)
+            }
         }
     }
 
     private static func configure(_ ssl: OpaquePointer, checkedName: String) throws {
-        if SocketSupport.isIPLiteral(checkedName) {
-            guard let parameters = SSL_get0_param(ssl),
-                X509_VERIFY_PARAM_set1_ip_asc(parameters, checkedName) == 1
-            else { throw TLSProbeError.invalidServerName(checkedName) }
-        } else {
-            SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
-            guard SSL_set1_host(ssl, checkedName) == 1 else {
-                throw TLSProbeError.invalidServerName(checkedName)
-            }
-            guard pinion_x509_SSL_set_tlsext_host_name(ssl, checkedName) == 1 else {
-                ERR_clear_error()
-                throw TLSProbeError.invalidServerName(checkedName)
-            }
+        guard TLSClientSetup.setPeerName(ssl, checkedName, isIPLiteral: SocketSupport.isIPLiteral(checkedName)) else {
+            throw TLSProbeError.invalidServerName(checkedName)
         }
     }
 }
