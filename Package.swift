@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // PKCS#11 (pkcs11.h of p11-kit): modules are dlopen'ed at run time, nothing is linked.
+        .systemLibrary(
+            name: "CPKCS11",
+            pkgConfig: "p11-kit-1",
+            providers: [.apt(["libp11-kit-dev"])]
+        ),
         // C wrappers (prefixed pinion_) for OpenSSL macros that Swift cannot import.
         .target(
             name: "CPinionShims",
@@ -35,7 +41,7 @@ let package = Package(
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
         .target(
             name: "PinionCrypto",
-            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims"]
+            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims", "CPKCS11"]
         ),
         // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
         // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
