@@ -24,10 +24,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // PKCS#11 (pkcs11.h of p11-kit): modules are dlopen'ed at run time, nothing is linked.
+        // PKCS#11 (the standard pkcs11.h of libp11-kit-dev, pkg-config p11-kit-1): modules are
+        // dlopen'ed at run time. Header only, deliberately without pkgConfig: its link flag
+        // would put libp11-kit's own C_GetFunctionList into the global symbol scope, where it
+        // interposes on modules that look up their own entry points.
         .systemLibrary(
             name: "CPKCS11",
-            pkgConfig: "p11-kit-1",
             providers: [.apt(["libp11-kit-dev"])]
         ),
         // C wrappers (prefixed pinion_) for OpenSSL macros that Swift cannot import.

@@ -130,8 +130,8 @@ public enum PKCS11Error: Error, Equatable, CustomStringConvertible {
     /// Whether the user named something wrong (exit 2).
     public var isUsageError: Bool {
         switch self {
-        case .noModule, .noObjectInURI, .ambiguousToken, .ambiguousKey, .keygenURINamesObject, .labelExists,
-            .pinUnavailable:
+        case .noModule, .noObjectInURI, .noToken, .ambiguousToken, .keyNotFound, .ambiguousKey, .notEd25519,
+            .keygenURINamesObject, .labelExists, .pinUnavailable:
             return true
         default: return false
         }
