@@ -86,6 +86,14 @@ let package = Package(
         .testTarget(
             name: "PinionDrillTests",
             dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionTestSupport"]),
+        // PKCS#11 signing against SoftHSM2 and a fault-injecting test module (C, compiled by
+        // the tests with cc), run through the built `pinion` and PinionMemoryProbe.
+        .testTarget(
+            name: "PinionHardwareTests", dependencies: ["PinionCore", "PinionTestSupport"],
+            exclude: ["Fixtures"]),
+        // Test-only: signs in-process, then scans its own memory for the PIN and passphrase.
+        .executableTarget(
+            name: "PinionMemoryProbe", dependencies: ["PinionCLI", "PinionCore"], path: "Tests/PinionMemoryProbe"),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [
