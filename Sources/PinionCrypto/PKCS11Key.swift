@@ -80,8 +80,9 @@ public enum PKCS11Keys {
         guard uri.object != nil || uri.id != nil else { throw PKCS11Error.noObjectInURI(uri: uri.description) }
         let token = try token(matching: uri, in: module)
         let session = try PKCS11Session(module: module, token: token, readWrite: false)
-        let publicObject = try find(session, uri: uri, keyClass: PKCS11Constant.classPublicKey, required: false)
         try login(session, token: token, pin: pin)
+        // After the login, so that a public object marked CKA_PRIVATE is found too.
+        let publicObject = try find(session, uri: uri, keyClass: PKCS11Constant.classPublicKey, required: false)
         let privateObject = try findOne(session, uri: uri, keyClass: PKCS11Constant.classPrivateKey)
         try checkEd25519(session, privateObject, uri: uri)
         let publicKey: Ed25519PublicKey
