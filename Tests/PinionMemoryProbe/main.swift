@@ -27,23 +27,16 @@ func hexBytes(_ text: String) -> [UInt8]? {
 }
 
 /// Occurrences of the masked needle in `haystack`.
-func occurrences(ofMasked needle: [UInt8], in haystack: Data) -> Int {
+func occurrences(ofMasked needle: [UInt8], in haystack: [UInt8]) -> Int {
     guard let first = needle.first, haystack.count >= needle.count else { return 0 }
     var found = 0
-    haystack.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-        let bytes = raw.bindMemory(to: UInt8.self)
-        var index = 0
-        while index + needle.count <= bytes.count {
-            if bytes[index] ^ mask == first {
-                var match = true
-                for offset in 1..<needle.count where bytes[index + offset] ^ mask != needle[offset] {
-                    match = false
-                    break
-                }
-                if match { found += 1 }
-            }
-            index += 1
+    for index in 0...(haystack.count - needle.count) where haystack[index] ^ mask == first {
+        var match = true
+        for offset in 1..<needle.count where haystack[index + offset] ^ mask != needle[offset] {
+            match = false
+            break
         }
+        if match { found += 1 }
     }
     return found
 }
@@ -77,7 +70,8 @@ func scan(_ needles: [[UInt8]]) throws -> ([Int], Int, Int) {
             let length = Int(min(end - offset, 1 << 20))
             try memory.seek(toOffset: offset)
             guard let chunk = try? memory.read(upToCount: length), !chunk.isEmpty else { break }
-            for (index, needle) in needles.enumerated() { counts[index] += occurrences(ofMasked: needle, in: chunk) }
+            let bytes = [UInt8](chunk)
+            for (index, needle) in needles.enumerated() { counts[index] += occurrences(ofMasked: needle, in: bytes) }
             scanned += chunk.count
             offset += UInt64(chunk.count)
             if offset < end { offset -= min(overlap, UInt64(chunk.count)) }
