@@ -32,7 +32,7 @@ final class HardwareModule {
     func get() throws -> PKCS11Module {
         if let module { return module }
         let path = try Hardware.mapped {
-            try PKCS11Module.path(option: option, environment: { ProcessInfo.processInfo.environment[$0] })
+            try PKCS11Module.path(option: option)
         }
         let opened = try Hardware.mapped { try PKCS11Module.open(path: path) }
         module = opened

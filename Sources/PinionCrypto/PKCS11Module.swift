@@ -42,10 +42,17 @@ public final class PKCS11Module: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - option: the --pkcs11-module value, or `nil`.
-    ///   - environment: looks up an environment variable (tests pass a private table).
     /// - Returns: the path.
     /// - Throws: `PKCS11Error.noModule`.
-    public static func path(option: String?, environment: (String) -> String?) throws -> String {
+    public static func path(option: String?) throws -> String {
+        // getenv of the one variable: materialising the whole environment (ProcessInfo)
+        // would copy PINION_PKCS11_PIN and PINION_PASSPHRASE into Swift strings that are
+        // never wiped.
+        try path(option: option, environment: { name in getenv(name).map { String(cString: $0) } })
+    }
+
+    /// `path(option:)` with the environment lookup replaceable (tests).
+    static func path(option: String?, environment: (String) -> String?) throws -> String {
         if let option, !option.isEmpty { return option }
         if let value = environment("PINION_PKCS11_MODULE"), !value.isEmpty { return value }
         throw PKCS11Error.noModule

@@ -70,9 +70,12 @@ struct SecretLingeringTests {
             memoryProbeExecutable,
             [
                 maskedHex(pin), maskedHex(randomPrintable(24)), maskedHex(randomPrintable(20)), "--", "sign", "--key",
-                "pkcs11:token=pinion;object=hsm", "--pkcs11-module", softHSMModule, "@root-payload.json", "-o",
-                "@root.json",
-            ], environment: ["PINION_PKCS11_PIN": String(decoding: pin, as: UTF8.self)])
+                "pkcs11:token=pinion;object=hsm", "@root-payload.json", "-o", "@root.json",
+            ],
+            // The module from the environment too: looking it up must not copy the PIN.
+            environment: [
+                "PINION_PKCS11_PIN": String(decoding: pin, as: UTF8.self), "PINION_PKCS11_MODULE": softHSMModule,
+            ])
         #expect(result.out.contains("sign-status 0"), "\(result.out)\(result.err)")
         #expect(result.out.contains("pin-found 1"), "\(result.out)")
     }

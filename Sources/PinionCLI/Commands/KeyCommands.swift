@@ -98,7 +98,9 @@ struct KeygenCommand: Command {
             try PKCS11Keys.generate(uri: uri, label: label, module: try module.get(), pin: Hardware.pin(for: uri))
         }
         try Files.writeAtomically(Hardware.publicKeyPEM(publicKey), to: publicPath, replace: false)
-        context.err("pinion: made \(keyURI) (private key sensitive, not extractable, sign only); wrote \(publicPath)\n")
+        context.err(
+            "pinion: made \(TerminalText.escape(keyURI.description)) (private key sensitive, not extractable, sign only); wrote \(TerminalText.escape(publicPath))\n"
+        )
         context.print(publicKey.keyID)
     }
 }
