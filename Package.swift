@@ -25,6 +25,14 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // PKCS#11 (the standard pkcs11.h of libp11-kit-dev, pkg-config p11-kit-1): modules are
+        // dlopen'ed at run time. Header only, deliberately without pkgConfig: its link flag
+        // would put libp11-kit's own C_GetFunctionList into the global symbol scope, where it
+        // interposes on modules that look up their own entry points.
+        .systemLibrary(
+            name: "CPKCS11",
+            providers: [.apt(["libp11-kit-dev"])]
+        ),
         // C wrappers (prefixed pinion_) for OpenSSL macros that Swift cannot import.
         .target(
             name: "CPinionShims",
@@ -36,7 +44,7 @@ let package = Package(
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
         .target(
             name: "PinionCrypto",
-            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims"]
+            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims", "CPKCS11"]
         ),
         // Every trust decision a client on any platform makes, in pure Swift (no C module):
         // refresh state machine, merge, evaluation, state store, schedule, reports, transport
@@ -95,6 +103,14 @@ let package = Package(
         .testTarget(
             name: "PinionDrillTests",
             dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionTestSupport"]),
+        // PKCS#11 signing against SoftHSM2 and a fault-injecting test module (C, compiled by
+        // the tests with cc), run through the built `pinion` and PinionMemoryProbe.
+        .testTarget(
+            name: "PinionHardwareTests", dependencies: ["PinionCore", "PinionTestSupport"],
+            exclude: ["Fixtures"]),
+        // Test-only: signs in-process, then scans its own memory for the PIN and passphrase.
+        .executableTarget(
+            name: "PinionMemoryProbe", dependencies: ["PinionCLI", "PinionCore"], path: "Tests/PinionMemoryProbe"),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [

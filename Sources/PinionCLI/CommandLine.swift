@@ -66,7 +66,7 @@ public enum PinionCommandLine {
 
     static var commands: [any Command.Type] {
         [
-            KeygenCommand.self, KeyIDCommand.self, SPKICommand.self, RootInitCommand.self,
+            KeygenCommand.self, KeyIDCommand.self, KeyListCommand.self, SPKICommand.self, RootInitCommand.self,
             RootRotateCommand.self,
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,

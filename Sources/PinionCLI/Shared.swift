@@ -9,8 +9,8 @@ var crypto: CryptoProvider { CryptoProvider.sodium }
 /// Largest key, certificate or payload file the CLI reads (bytes).
 let maxInputBytes = Limits.standard.maxEnvelopeBytes
 
-/// Obtains the passphrase once, on first need, and hands the same buffer to every key of
-/// the command (DESIGN.md §2: one passphrase serves every key of one command).
+/// Obtains one key's passphrase once, on first need (only an encrypted key asks), from its
+/// --passphrase-file, PINION_PASSPHRASE or the terminal with a prompt naming the key.
 final class PassphraseOnce {
     private let file: String?
     private let confirm: Bool
@@ -135,9 +135,9 @@ enum Load {
         }
     }
 
-    /// A public key from a `.pub` file.
-    static func publicKey(_ path: String) throws -> Ed25519PublicKey {
-        try KeyFile.readPublicKey(path: path)
+    /// A public key from a `.pub` file or a PKCS#11 URI (the token's public object).
+    static func publicKey(_ path: String, module: HardwareModule) throws -> Ed25519PublicKey {
+        try Hardware.publicKey(path, module: module)
     }
 
     static func located(_ error: FormatError, _ path: String) -> FormatError {

@@ -45,11 +45,11 @@ enum Validity {
 
 /// Building roles from key files and key ids.
 enum RoleBuilder {
-    /// Reads `.pub` files into keys, refusing the same key twice in one role.
-    static func keys(_ paths: [String], option: String) throws -> [RootPayload.Key] {
+    /// Reads `.pub` files or PKCS#11 URIs into keys, refusing the same key twice in one role.
+    static func keys(_ paths: [String], option: String, module: HardwareModule) throws -> [RootPayload.Key] {
         var keys: [RootPayload.Key] = []
         for path in paths {
-            let key = try Load.publicKey(path)
+            let key = try Load.publicKey(path, module: module)
             guard !keys.contains(where: { $0.keyID == key.keyID }) else {
                 throw CLIError.usage(
                     "--\(option): \(path) is the same key (\(key.keyID)) as an earlier one")
@@ -83,7 +83,7 @@ struct RootInitCommand: Command {
             .value("scope"), .value("root-key", repeatable: true), .value("root-threshold"),
             .value("pins-key", repeatable: true), .value("pins-threshold"),
             .value("max-manifest-lifetime"),
-            .value("out", short: "o"), .flag("force"),
+            .value("out", short: "o"), .flag("force"), HardwareModule.option,
         ] + Validity.options
     static let help = """
         usage: pinion root init --scope S --root-key A.pub [--root-key B.pub ...] --root-threshold N
@@ -96,7 +96,9 @@ struct RootInitCommand: Command {
 
         options:
           --scope S                     1-128 characters of a-z 0-9 . _ - (not . or ..)
-          --root-key F.pub              a key of the root role (repeat for each)
+          --root-key F.pub|URI          a key of the root role (repeat for each); a PKCS#11
+                                        URI (RFC 7512) reads the token's public key
+          --pkcs11-module M.so          the PKCS#11 module for URIs (or PINION_PKCS11_MODULE)
           --root-threshold N            signatures needed from the root role (1...keys)
           --pins-key F.pub              a key of the pins role (repeat for each)
           --pins-threshold M            signatures needed from the pins role (1...keys)
@@ -112,8 +114,9 @@ struct RootInitCommand: Command {
         let scope = try arguments.required("scope")
         do { try Scope.validate(scope) } catch { throw CLIError.usage("--scope: \(error)") }
         let out = try arguments.required("out")
-        let rootKeys = try RoleBuilder.keys(arguments.values("root-key"), option: "root-key")
-        let pinsKeys = try RoleBuilder.keys(arguments.values("pins-key"), option: "pins-key")
+        let module = HardwareModule(arguments)
+        let rootKeys = try RoleBuilder.keys(arguments.values("root-key"), option: "root-key", module: module)
+        let pinsKeys = try RoleBuilder.keys(arguments.values("pins-key"), option: "pins-key", module: module)
         guard !rootKeys.isEmpty else { throw CLIError.usage("at least one --root-key is required") }
         guard !pinsKeys.isEmpty else { throw CLIError.usage("at least one --pins-key is required") }
         let rootThreshold = try RoleBuilder.threshold(
@@ -150,7 +153,7 @@ struct RootRotateCommand: Command {
             .value("remove-root-key", repeatable: true),
             .value("add-pins-key", repeatable: true), .value("remove-pins-key", repeatable: true),
             .value("root-threshold"), .value("pins-threshold"), .value("max-manifest-lifetime"),
-            .value("out", short: "o"), .flag("force"),
+            .value("out", short: "o"), .flag("force"), HardwareModule.option,
         ] + Validity.options
     static let help = """
         usage: pinion root rotate --previous ROOT_ENVELOPE
@@ -168,8 +171,8 @@ struct RootRotateCommand: Command {
 
         options: as pinion root init, plus
           --previous F          the current root ENVELOPE
-          --add-*-key F.pub     add a key to the role (repeatable)
-          --remove-*-key K      remove a key (a .pub file or a key id) from the role (repeatable)
+          --add-*-key F.pub|URI add a key to the role (repeatable; a PKCS#11 URI reads the token)
+          --remove-*-key K      remove a key (a .pub file, a URI or a key id) from the role (repeatable)
           expiry defaults to 1y from --issued-at; the lifetime cap to the previous root's
 
         """
@@ -179,13 +182,14 @@ struct RootRotateCommand: Command {
         let previousPath = try arguments.required("previous")
         let out = try arguments.required("out")
         let (_, previous) = try Load.rootEnvelope(previousPath, context: context)
+        let module = HardwareModule(arguments)
         var allKeys: [String: RootPayload.Key] = [:]
         for key in previous.keys { allKeys[key.keyID] = key }
 
         func edit(_ role: RootPayload.Role, name: String) throws -> [String] {
             var ids = role.keyIDs
             for key in try RoleBuilder.keys(
-                arguments.values("add-\(name)-key"), option: "add-\(name)-key")
+                arguments.values("add-\(name)-key"), option: "add-\(name)-key", module: module)
             {
                 guard !ids.contains(key.keyID) else {
                     throw CLIError.usage("--add-\(name)-key: \(key.keyID) is already in the \(name) role")
@@ -197,8 +201,8 @@ struct RootRotateCommand: Command {
                 let id: String
                 if (try? KeyID.validate(reference)) != nil {
                     id = reference
-                } else if FileManager.default.fileExists(atPath: reference) {
-                    id = try Load.publicKey(reference).keyID
+                } else if PKCS11URI.isURI(reference) || FileManager.default.fileExists(atPath: reference) {
+                    id = try Load.publicKey(reference, module: module).keyID
                 } else {
                     throw CLIError.usage(
                         "--remove-\(name)-key: \"\(reference)\" is neither a key id (64 lowercase hex) nor a .pub file")

@@ -10,11 +10,13 @@ struct SignCommand: Command {
     static let options: [OptionSpec] = [
         .value("key", repeatable: true), .value("out", short: "o"), .flag("force"),
         .flag("allow-single-pin"),
-        .value("passphrase-file"), .value("root"),
+        .value("passphrase-file", repeatable: true), .value("root"), HardwareModule.option,
+        .value("pkcs11-max-message"),
     ]
     static let help = """
-        usage: pinion sign --key K.key [--key K2.key ...] IN -o OUT [--force]
-                           [--allow-single-pin] [--passphrase-file F] [--root ROOT_ENVELOPE]
+        usage: pinion sign --key K.key|URI [--key K2.key|URI ...] IN -o OUT [--force]
+                           [--allow-single-pin] [--passphrase-file F ...] [--root ROOT_ENVELOPE]
+                           [--pkcs11-module M.so] [--pkcs11-max-message BYTES]
 
         IN is a payload (a new DSSE envelope is made) or an envelope (signatures are added,
         for co-signing by several people in turn; the payload bytes never change).
@@ -22,7 +24,14 @@ struct SignCommand: Command {
         Each key signs PAE(payloadType, payload) with Ed25519 (DSSE v1).
         Refuses a payload the strict parser rejects and, unless --allow-single-pin, an
         enforced domain with fewer than two pins (backup-pin rule, RFC 7469 §4.3).
-        One passphrase (--passphrase-file, PINION_PASSPHRASE or the terminal) opens every key.
+        Each encrypted key file asks its own passphrase, naming the file: --passphrase-file
+        may be given once per key FILE, in the order of the key files (URIs take none);
+        without it, PINION_PASSPHRASE, else the terminal.
+        A key may be a PKCS#11 URI (RFC 7512, pkcs11:token=T;object=LABEL): it signs in the
+        token through --pkcs11-module or PINION_PKCS11_MODULE, with the PIN from the URI's
+        pin-source=file:/PATH, PINION_PKCS11_PIN or the terminal (one try, never retried),
+        and its signature is verified before anything is written. The whole PAE is sent to
+        the token, which caps its size: at most --pkcs11-max-message bytes (default 2000).
         Review what you sign first: pinion manifest show IN.
         With --root (the root the document will be checked against), a manifest whose
         scope or lifetime breaks that root's rules is refused, and a key outside the role
@@ -106,13 +115,54 @@ struct SignCommand: Command {
             }
         }
 
-        let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"))
+        let references = try keyPaths.map { (text) throws(CLIError) in try KeyReference.parse(text) }
+        let passphraseFiles = arguments.values("passphrase-file")
+        let fileKeyCount = references.filter { if case .file = $0 { return true } else { return false } }.count
+        guard passphraseFiles.isEmpty || passphraseFiles.count == fileKeyCount else {
+            throw CLIError.usage(
+                "\(passphraseFiles.count) --passphrase-file for \(fileKeyCount) key file(s): give one per key file, in the order of the key files (each key has its own passphrase; URIs take none)"
+            )
+        }
+        let maximumMessage = Int(try arguments.integer("pkcs11-max-message", in: 1...(1 << 30)) ?? 2000)
+        let message = envelope.signingInput
+        if references.contains(where: { if case .pkcs11 = $0 { return true } else { return false } }),
+            message.count > maximumMessage
+        {
+            // Refused before any passphrase or PIN is asked and before any token is touched.
+            let uri = references.compactMap { if case .pkcs11(let uri) = $0 { return uri } else { return nil } }[0]
+            throw CLIError.failure(
+                PKCS11Error.messageTooLarge(uri: uri.description, size: message.count, limit: maximumMessage)
+                    .description)
+        }
+        let hardware = HardwareModule(arguments)
+        var fileIndex = 0
         var added: [String] = []
-        for keyPath in keyPaths {
-            if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
-            let (key, encrypted) = try KeyFile.readSecretKeyFile(path: keyPath, passphrase: { try passphrase.get() })
-            if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
-            let keyID = key.publicKey.keyID
+        for (keyPath, reference) in zip(keyPaths, references) {
+            let publicKey: Ed25519PublicKey
+            let signature: () throws -> [UInt8]
+            switch reference {
+            case .file:
+                let passphraseFile = passphraseFiles.isEmpty ? nil : passphraseFiles[fileIndex]
+                fileIndex += 1
+                let passphrase = PassphraseOnce(file: passphraseFile, prompt: "Passphrase for \(keyPath): ")
+                if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
+                let (key, encrypted) = try KeyFile.readSecretKeyFile(
+                    path: keyPath, passphrase: { try passphrase.get() })
+                if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
+                publicKey = key.publicKey
+                signature = { try key.sign(message) }
+            case .pkcs11(let uri):
+                // Signed (and verified against the token's public key) now; added below
+                // unless this key has already signed.
+                let (tokenKey, tokenSignature) = try Hardware.mapped {
+                    try PKCS11Keys.sign(
+                        message, uri: uri, module: try hardware.get(), maximumMessage: maximumMessage,
+                        pin: Hardware.pin(for: uri))
+                }
+                publicKey = tokenKey
+                signature = { tokenSignature }
+            }
+            let keyID = publicKey.keyID
             if let signingRole, !signingRole.contains(keyID) {
                 context.warn(
                     "\(keyPath): key \(keyID) is not in the role that signs this document; its signature will not count"
@@ -122,7 +172,7 @@ struct SignCommand: Command {
             if !existing.isEmpty {
                 let valid = existing.contains { index in
                     crypto.verifier.isValidSignature(
-                        envelope.signatures[index].signature, of: envelope.signingInput, publicKey: key.publicKey.raw)
+                        envelope.signatures[index].signature, of: message, publicKey: publicKey.raw)
                 }
                 if valid {
                     context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
@@ -137,8 +187,7 @@ struct SignCommand: Command {
                 throw CLIError.failure(
                     "the envelope already has \(Limits.standard.maxSignatures) signatures (the limit)")
             }
-            envelope.signatures.append(
-                .init(keyID: keyID, signature: try key.sign(envelope.signingInput)))
+            envelope.signatures.append(.init(keyID: keyID, signature: try signature()))
             added.append(keyID)
         }
         try Files.writeAtomically(
