@@ -32,6 +32,8 @@ let package = Package(
         ),
         // Pure-Swift core: formats, strict parser, trust rules. Foundation only.
         .target(name: "PinionCore"),
+        // Pure trust decisions (DESIGN.md §12 so far: the transparency log under Log/). No C modules.
+        .target(name: "PinionTrust", dependencies: ["PinionCore"]),
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
         .target(
             name: "PinionCrypto",
@@ -59,6 +61,12 @@ let package = Package(
             name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto", "PinionCLI"],
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
+        // The transparency log: Merkle proofs, tiles, notes, checkpoints, proofs, heads, client
+        // and witness decisions; PinionCrypto and CSodium serve as oracles and signers; the Go
+        // cross-check reads Interop/.
+        .testTarget(
+            name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
+            exclude: ["Fixtures"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
