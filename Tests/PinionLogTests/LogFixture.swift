@@ -47,6 +47,23 @@ struct LogFixture {
         return head
     }
 
+    /// Appends the heads of steps publishing `versions` under root 1 in one batch (one
+    /// appender: only the final partial tiles are written, as when backfilling).
+    mutating func appendHeads(_ versions: ClosedRange<Int64>) throws {
+        var appender = try TileLogAppender(size: size, reader: store, hasher: merkle)
+        for version in versions {
+            let head = try HeadRecord(
+                scope: "example", sequence: Int64(appender.size), rootVersion: 1,
+                rootPayloadSHA256: LogFixture.digest("root 1"), manifestRootVersion: 1, manifestVersion: version,
+                manifestPayloadSHA256: LogFixture.digest("manifest \(version)"))
+            try appender.append(head.bytes)
+            heads.append(head)
+        }
+        store.store(appender.writes)
+        size = appender.size
+        rootHash = appender.rootHash
+    }
+
     var checkpoint: Checkpoint {
         get throws { try Checkpoint(origin: LogFixture.origin, size: size, rootHash: rootHash) }
     }

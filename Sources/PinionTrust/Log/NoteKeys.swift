@@ -84,7 +84,8 @@ public struct NoteVerifierKey: Sendable, Equatable, Hashable {
     ///
     /// - Throws: `NoteError.malformedVerifierKey`, `.invalidKeyName`, `.unsupportedKeyType`.
     public init(parsing text: String, hasher: any SHA256Hasher) throws(NoteError) {
-        let parts = text.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+        // The name holds no '+' and the key hash is hex, but base64 may hold '+': split twice.
+        let parts = text.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else { throw .malformedVerifierKey("expected name+keyhash+key") }
         guard parts[1].utf8.count == 8, let idBytes = Hex.decodeLowercase(parts[1]) else {
             throw .malformedVerifierKey("the key hash is not 8 lowercase hex digits")

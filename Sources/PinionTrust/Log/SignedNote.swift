@@ -70,9 +70,7 @@ public struct SignedNote: Sendable, Equatable {
     /// - Throws: `NoteError`.
     public static func parse(_ bytes: [UInt8], limits: NoteLimits = .standard) throws(NoteError) -> SignedNote {
         guard bytes.count <= limits.maxBytes else { throw .tooLarge(limit: limits.maxBytes) }
-        guard !bytes.contains(where: { $0 < 0x20 && $0 != 0x0A }) && !bytes.contains(0x7F) else {
-            throw .controlCharacter
-        }
+        guard !bytes.contains(where: { $0 < 0x20 && $0 != 0x0A }) else { throw .controlCharacter }
         guard let whole = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
         guard whole.hasSuffix("\n") else { throw .malformedNote("does not end in a newline") }
         let utf8 = Array(whole.utf8)
