@@ -243,6 +243,13 @@ private let now: Int64 = 1_800_000_000
                 .size == 4)
     }
 
+    @Test func aStoredCheckpointOfAnotherOriginIsNotCompared() throws {
+        let log = try threeSteps()
+        let other = try Checkpoint(origin: "old.example/log", size: 99, rootHash: merkle.leafHash([1]))
+        let stored = StoredCheckpoint(checkpoint: other, note: [], quorumTime: now - 10)
+        #expect(try check(log, try log.proof(note: try fresh(log)), stored: stored).stored.checkpoint.size == 3)
+    }
+
     @Test func aSplitViewIsEquivocationAndCarriesBothCheckpoints() throws {
         var honest = try threeSteps()
         var forked = try LogFixture()

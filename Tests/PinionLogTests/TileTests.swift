@@ -214,3 +214,43 @@ final class RecordingReader: TileReader {
         }
     }
 }
+
+/// SHA-256 that counts its calls (single-threaded test use only).
+final class CountingHasher: SHA256Hasher, @unchecked Sendable {
+    var calls = 0
+    func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        calls += 1
+        return crypto.hasher.sha256(bytes)
+    }
+}
+
+@Suite struct AppendCostTests {
+    /// Issue 16: "the log append must not grow with the log; compare the 10,001st entry with
+    /// the 101st". Counted, not timed: SHA-256 calls (loading the right edge, appending, the
+    /// root hash) and bytes written.
+    @Test func the10001stAppendCostsNoMoreThanTwiceThe101st() throws {
+        let store = MemoryTileStore()
+        var appender = try TileLogAppender(size: 0, reader: store, hasher: merkle)
+        var costs = [UInt64: (hashes: Int, bytes: Int, files: Int)]()
+        for index in 0..<10_001 {
+            let size = UInt64(index)
+            if size == 100 || size == 10_000 {
+                store.store(appender.writes)
+                let counter = CountingHasher()
+                let counted = MerkleHasher(counter)
+                var next = try TileLogAppender(size: size, reader: store, hasher: counted)
+                try next.append(sampleEntry(index))
+                let writes = next.writes
+                _ = next.rootHash
+                costs[size + 1] = (counter.calls, writes.reduce(0) { $0 + $1.bytes.count }, writes.count)
+                appender = try TileLogAppender(size: size, reader: store, hasher: merkle)
+            }
+            try appender.append(sampleEntry(index))
+        }
+        let early = try #require(costs[101])
+        let late = try #require(costs[10_001])
+        #expect(late.hashes <= 2 * early.hashes, "hashes: \(late.hashes) vs \(early.hashes)")
+        #expect(late.bytes <= 2 * early.bytes, "bytes: \(late.bytes) vs \(early.bytes)")
+        #expect(late.files <= 2 * early.files)
+    }
+}

@@ -178,7 +178,9 @@ public enum LogVerification {
     ///   - policy: the newest root's `log` member.
     ///   - manifest: the served (and otherwise verified) manifest.
     ///   - newestRoot: the client's newest verified root.
-    ///   - stored: the checkpoint kept from the last refresh, for this origin, if any.
+    ///   - stored: the checkpoint kept from the last refresh, if any. One of another origin
+    ///     is not compared; when a root rotation changes the log's origin or key, the caller
+    ///     drops the stored checkpoint (DESIGN.md §12).
     ///   - now: the client's time, POSIX seconds (never moved by cosignature times).
     ///   - crypto: Ed25519 and SHA-256.
     ///   - limits: the proof's size and line limits.
