@@ -25,6 +25,7 @@ public enum CheckpointError: Error, Equatable, Sendable, CustomStringConvertible
 
 /// A checkpoint: the log's origin, tree size and root hash, with optional extension lines.
 public struct Checkpoint: Sendable, Equatable, Hashable {
+    /// The origin line: the log's identity.
     public let origin: String
     /// The tree size, in leaves.
     public let size: UInt64

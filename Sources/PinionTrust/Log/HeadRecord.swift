@@ -38,7 +38,9 @@ public struct HeadRecord: Sendable, Equatable, Hashable {
     /// Largest head record, in bytes (a 128-character scope gives 415).
     public static let maxBytes = 512
 
+    /// The scope the step published (`v1/{scope}/`).
     public let scope: String
+    /// The step's zero-based position in index.json, and the entry's log index.
     public let sequence: Int64
     /// The newest root's version.
     public let rootVersion: Int64

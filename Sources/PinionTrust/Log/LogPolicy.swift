@@ -32,12 +32,16 @@ public enum LogPolicyError: Error, Equatable, Sendable, CustomStringConvertible 
 public struct LogPolicy: Sendable, Equatable {
     /// One witness: its name, cosignature (0x04) verifier key and URL prefix.
     public struct Witness: Sendable, Equatable {
+        /// The witness's cosignature/v1 (0x04) verifier key; its name is the witness's name.
         public let key: NoteVerifierKey
         /// The witness's submission prefix (`<url>/add-checkpoint`).
         public let url: String
         /// The witness's name (its key name).
         public var name: String { key.name }
 
+        /// - Parameters:
+        ///   - key: the witness's 0x04 verifier key.
+        ///   - url: its submission prefix, e.g. `https://witness.example/w1`.
         public init(key: NoteVerifierKey, url: String) {
             self.key = key
             self.url = url
@@ -51,6 +55,7 @@ public struct LogPolicy: Sendable, Equatable {
     public let origin: String
     /// The log's Ed25519 (0x01) note verifier key.
     public let logKey: NoteVerifierKey
+    /// The witnesses whose cosignatures count, each key at most once.
     public let witnesses: [Witness]
     /// Valid cosignatures by distinct listed witnesses a checkpoint needs.
     public let quorum: Int

@@ -28,6 +28,7 @@ public struct LogAppend: Sendable {
     public let writes: [TileWrite]
     /// The new checkpoint and its note, signed by the log key only.
     public let checkpoint: Checkpoint
+    /// The checkpoint note with the log's signature only.
     public let note: SignedNote
     /// The size before the append (the witnesses' expected old size).
     public let oldSize: UInt64
@@ -35,6 +36,7 @@ public struct LogAppend: Sendable {
     public let consistencyProof: [[UInt8]]
     /// The last appended head and its inclusion proof in the new tree.
     public let lastHead: HeadRecord
+    /// Inclusion proof of `lastHead` at index size - 1 (32-byte hashes).
     public let lastInclusionProof: [[UInt8]]
 
     /// The tlog-witness add-checkpoint body from `oldSize`.

@@ -77,20 +77,26 @@ public enum LogVerificationError: Error, Equatable, Sendable, CustomStringConver
 
 /// Two checkpoints of one size with different root hashes, both signed by the log key.
 public struct Equivocation: Sendable, Equatable {
+    /// The checkpoint the client had verified before.
     public let stored: Checkpoint
+    /// Its signed note bytes.
     public let storedNote: [UInt8]
+    /// The conflicting checkpoint just received.
     public let received: Checkpoint
+    /// Its signed note bytes.
     public let receivedNote: [UInt8]
 }
 
 /// The verified checkpoint a client keeps with its state.
 public struct StoredCheckpoint: Sendable, Equatable {
+    /// The verified checkpoint.
     public let checkpoint: Checkpoint
     /// The cosigned note's bytes, kept as evidence.
     public let note: [UInt8]
     /// t_q of that note, POSIX seconds.
     public let quorumTime: Int64
 
+    /// Restores a stored checkpoint from the client's persisted state.
     public init(checkpoint: Checkpoint, note: [UInt8], quorumTime: Int64) {
         self.checkpoint = checkpoint
         self.note = note
@@ -100,12 +106,16 @@ public struct StoredCheckpoint: Sendable, Equatable {
 
 /// The served manifest as the client identifies it.
 public struct ManifestIdentity: Sendable, Equatable {
+    /// The manifest's scope.
     public let scope: String
+    /// The version of the root the manifest names.
     public let rootVersion: Int64
+    /// The manifest's (or root's) version.
     public let version: Int64
     /// SHA-256 of the payload bytes, 32 bytes.
     public let payloadSHA256: [UInt8]
 
+    /// The served manifest's identity, from its verified payload.
     public init(scope: String, rootVersion: Int64, version: Int64, payloadSHA256: [UInt8]) {
         self.scope = scope
         self.rootVersion = rootVersion
@@ -116,10 +126,12 @@ public struct ManifestIdentity: Sendable, Equatable {
 
 /// The client's newest verified root.
 public struct RootIdentity: Sendable, Equatable {
+    /// The manifest's (or root's) version.
     public let version: Int64
     /// SHA-256 of the payload bytes, 32 bytes.
     public let payloadSHA256: [UInt8]
 
+    /// The newest root's identity, from its verified payload.
     public init(version: Int64, payloadSHA256: [UInt8]) {
         self.version = version
         self.payloadSHA256 = payloadSHA256
@@ -160,6 +172,7 @@ public enum LogFreshness: Sendable, Equatable {
 public struct VerifiedLogProof: Sendable, Equatable {
     /// The checkpoint to store with the client's state (replacing the old one).
     public let stored: StoredCheckpoint
+    /// The head record the proof carried.
     public let head: HeadRecord
     /// Names of the witnesses whose valid cosignatures counted, newest first.
     public let witnesses: [String]
@@ -168,6 +181,7 @@ public struct VerifiedLogProof: Sendable, Equatable {
     /// Whether t_q itself is more than 5 minutes ahead of `now`: reported, counted as age 0,
     /// and stored as `now` (so a future time never extends freshness).
     public let quorumTimeInFuture: Bool
+    /// Freshness at `now`.
     public let freshness: LogFreshness
 }
 

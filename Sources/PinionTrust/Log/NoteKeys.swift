@@ -58,6 +58,7 @@ public enum NoteKeyType: UInt8, Sendable, Equatable {
 public struct NoteVerifierKey: Sendable, Equatable, Hashable {
     /// The key name (for a log, normally its origin).
     public let name: String
+    /// The signature type the key verifies.
     public let type: NoteKeyType
     /// The raw Ed25519 public key, 32 bytes.
     public let publicKey: [UInt8]

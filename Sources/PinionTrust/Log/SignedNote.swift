@@ -9,6 +9,9 @@ public struct NoteLimits: Sendable, Equatable {
     /// Most signature lines (default 32; the spec asks verifiers to accept at least 16).
     public var maxSignatures: Int
 
+    /// - Parameters:
+    ///   - maxBytes: largest note, in bytes.
+    ///   - maxSignatures: most signature lines.
     public init(maxBytes: Int = 16 * 1024, maxSignatures: Int = 32) {
         self.maxBytes = maxBytes
         self.maxSignatures = maxSignatures
@@ -20,11 +23,14 @@ public struct NoteLimits: Sendable, Equatable {
 
 /// One signature line: `— <key name> base64(key ID || signature)`.
 public struct NoteSignature: Sendable, Equatable, Hashable {
+    /// The signing key's name.
     public let keyName: String
+    /// The 4-byte key ID, big-endian.
     public let keyID: UInt32
     /// The signature bytes after the key ID (64 for Ed25519, 72 for a cosignature/v1).
     public let signature: [UInt8]
 
+    /// A signature line's parts (the key name is not checked here).
     public init(keyName: String, keyID: UInt32, signature: [UInt8]) {
         self.keyName = keyName
         self.keyID = keyID
@@ -39,10 +45,12 @@ public struct NoteSignature: Sendable, Equatable, Hashable {
 
 /// A signature that verified, with the cosignature's timestamp when it is one.
 public struct VerifiedNoteSignature: Sendable, Equatable {
+    /// The key that verified it.
     public let key: NoteVerifierKey
     /// For a cosignature/v1: its POSIX timestamp, in seconds; nil for an Ed25519 (0x01) signature.
     public let timestamp: UInt64?
 
+    /// A verified signature by `key`, with the cosignature time if any.
     public init(key: NoteVerifierKey, timestamp: UInt64?) {
         self.key = key
         self.timestamp = timestamp
@@ -53,8 +61,10 @@ public struct VerifiedNoteSignature: Sendable, Equatable {
 public struct SignedNote: Sendable, Equatable {
     /// The note text, including its final newline (the signed bytes for type 0x01).
     public let text: String
+    /// The signature lines, in note order (unverified until `verify`).
     public let signatures: [NoteSignature]
 
+    /// A note from its text (ending in a newline) and signature lines.
     public init(text: String, signatures: [NoteSignature]) {
         self.text = text
         self.signatures = signatures

@@ -2,7 +2,9 @@
 
 /// One tile or entry bundle to store under the log prefix (`v1/{scope}/log/` + `tile.path`).
 public struct TileWrite: Sendable, Equatable {
+    /// Which tile or bundle.
     public let tile: TileID
+    /// Its full contents.
     public let bytes: [UInt8]
 }
 

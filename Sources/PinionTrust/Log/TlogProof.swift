@@ -32,12 +32,17 @@ public struct TlogProofLimits: Sendable, Equatable {
     /// Limits for the embedded checkpoint note (default 32 signature lines).
     public var note: NoteLimits
 
+    /// - Parameters:
+    ///   - maxBytes: largest proof file, in bytes.
+    ///   - maxProofLines: most inclusion proof lines.
+    ///   - note: limits for the embedded checkpoint note.
     public init(maxBytes: Int = 32 * 1024, maxProofLines: Int = 63, note: NoteLimits = .standard) {
         self.maxBytes = maxBytes
         self.maxProofLines = maxProofLines
         self.note = note
     }
 
+    /// The defaults: 32 KiB, 63 proof lines, 32 signature lines.
     public static let standard = TlogProofLimits()
 }
 
@@ -56,6 +61,7 @@ public struct TlogProof: Sendable, Equatable {
     /// The checkpoint note, verbatim.
     public let checkpointNote: SignedNote
 
+    /// A proof from its parts.
     public init(extra: [UInt8]?, index: UInt64, inclusionProof: [[UInt8]], checkpointNote: SignedNote) {
         self.extra = extra
         self.index = index

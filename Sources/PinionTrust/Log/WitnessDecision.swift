@@ -48,21 +48,30 @@ public struct WitnessLimits: Sendable, Equatable {
     /// Limits for the submitted checkpoint note.
     public var note: NoteLimits
 
+    /// - Parameters:
+    ///   - maxBodyBytes: largest request body, in bytes.
+    ///   - maxProofLines: most consistency proof lines.
+    ///   - note: limits for the submitted note.
     public init(maxBodyBytes: Int = 64 * 1024, maxProofLines: Int = 63, note: NoteLimits = .standard) {
         self.maxBodyBytes = maxBodyBytes
         self.maxProofLines = maxProofLines
         self.note = note
     }
 
+    /// The defaults: 64 KiB, 63 proof lines, 32 signature lines.
     public static let standard = WitnessLimits()
 }
 
 /// An add-checkpoint request body: `old <size>`, consistency proof lines, a blank line, the checkpoint note.
 public struct AddCheckpointRequest: Sendable, Equatable {
+    /// The size of the checkpoint the witness is expected to hold.
     public let oldSize: UInt64
+    /// The consistency proof from `oldSize`, 32-byte hashes.
     public let consistencyProof: [[UInt8]]
+    /// The submitted checkpoint note.
     public let note: SignedNote
 
+    /// A request from its parts.
     public init(oldSize: UInt64, consistencyProof: [[UInt8]], note: SignedNote) {
         self.oldSize = oldSize
         self.consistencyProof = consistencyProof
