@@ -121,9 +121,10 @@ private let goSource = testsDirectory.deletingLastPathComponent().appendingPathC
     }
 
     @Test func goVerifiesTheLogSwiftWroteAndRefusesAnyChangedByte() throws {
-        guard let go = goBinary() else {
+        let xmod = FileManager.default.fileExists(atPath: "/usr/share/gocode/src/golang.org/x/mod/sumdb/tlog/tlog.go")
+        guard let go = goBinary(), xmod else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("go is not installed; CI needs golang-go and golang-golang-x-mod-dev")
+                Issue.record("go or x/mod is not installed; CI needs golang-go and golang-golang-x-mod-dev")
             }
             return
         }
