@@ -48,7 +48,8 @@ let package = Package(
         ),
         // Every trust decision a client on any platform makes, in pure Swift (no C module):
         // refresh state machine, merge, evaluation, state store, schedule, reports, transport
-        // and storage protocols (docs/DESIGN.md sections 4-8).
+        // and storage protocols (docs/DESIGN.md sections 4-8), and the transparency log's
+        // Merkle tiles, signed notes and proofs under Log/ (section 12).
         .target(name: "PinionTrust", dependencies: ["PinionCore"]),
         // Everything that reaches the operating system through C other than crypto: OpenSSL
         // TLS connections, sockets, POSIX file access, the Linux state storage.
@@ -80,6 +81,12 @@ let package = Package(
             name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto", "PinionCLI"],
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
+        // The transparency log: Merkle proofs, tiles, notes, checkpoints, proofs, heads, client
+        // and witness decisions; PinionCrypto and CSodium serve as oracles and signers; the Go
+        // cross-check reads Interop/.
+        .testTarget(
+            name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
         .testTarget(

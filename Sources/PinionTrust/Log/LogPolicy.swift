@@ -1,0 +1,100 @@
+// A root's `log` member as the client and publisher use it (DESIGN.md §12): origin, keys, witnesses, quorum, ages.
+
+/// Why a `log` configuration is invalid.
+public enum LogPolicyError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The quorum is not between 1 and the number of witnesses.
+    case invalidQuorum(quorum: Int, witnesses: Int)
+    /// One witness key listed twice (it would count twice toward the quorum).
+    case duplicateWitnessKey(String)
+    /// Two witnesses with one name.
+    case duplicateWitnessName(String)
+    /// The log's own key listed as a witness.
+    case logKeyIsWitness(String)
+    /// A key of the wrong note type: the log key must be 0x01, witness keys 0x04.
+    case wrongKeyType(String)
+    /// A negative age or grace, or an empty origin or URL.
+    case invalidValue(String)
+
+    public var description: String {
+        switch self {
+        case .invalidQuorum(let quorum, let witnesses):
+            return "the witness quorum \(quorum) must be between 1 and the \(witnesses) witnesses listed"
+        case .duplicateWitnessKey(let name): return "witness \(name) repeats another witness's key"
+        case .duplicateWitnessName(let name): return "two witnesses are named \(name)"
+        case .logKeyIsWitness(let name): return "witness \(name) has the log's own key"
+        case .wrongKeyType(let name): return "\(name): the log key is note type 0x01, witness keys 0x04"
+        case .invalidValue(let what): return "invalid log setting: \(what)"
+        }
+    }
+}
+
+/// The log configuration a root lists.
+public struct LogPolicy: Sendable, Equatable {
+    /// One witness: its name, cosignature (0x04) verifier key and URL prefix.
+    public struct Witness: Sendable, Equatable {
+        /// The witness's cosignature/v1 (0x04) verifier key; its name is the witness's name.
+        public let key: NoteVerifierKey
+        /// The witness's submission prefix (`<url>/add-checkpoint`).
+        public let url: String
+        /// The witness's name (its key name).
+        public var name: String { key.name }
+
+        /// - Parameters:
+        ///   - key: the witness's 0x04 verifier key.
+        ///   - url: its submission prefix, e.g. `https://witness.example/w1`.
+        public init(key: NoteVerifierKey, url: String) {
+            self.key = key
+            self.url = url
+        }
+    }
+
+    /// Default `checkpointGrace`: 7 days, in seconds.
+    public static let defaultGrace: Int64 = 7 * 24 * 3600
+
+    /// The checkpoint origin line.
+    public let origin: String
+    /// The log's Ed25519 (0x01) note verifier key.
+    public let logKey: NoteVerifierKey
+    /// The witnesses whose cosignatures count, each key at most once.
+    public let witnesses: [Witness]
+    /// Valid cosignatures by distinct listed witnesses a checkpoint needs.
+    public let quorum: Int
+    /// Seconds after t_q when a `staleCheckpoint` event fires; 0 turns freshness off.
+    public let maxCheckpointAge: Int64
+    /// Seconds after `maxCheckpointAge` when the manifest counts as expired.
+    public let checkpointGrace: Int64
+
+    /// - Throws: `LogPolicyError` for a quorum outside 1...witnesses, a witness key listed
+    ///   twice, the log key as a witness, wrong key types, or negative ages.
+    public init(
+        origin: String, logKey: NoteVerifierKey, witnesses: [Witness], quorum: Int, maxCheckpointAge: Int64,
+        checkpointGrace: Int64 = LogPolicy.defaultGrace
+    ) throws(LogPolicyError) {
+        guard !origin.isEmpty, !origin.contains("\n") else { throw .invalidValue("empty origin") }
+        guard logKey.type == .ed25519 else { throw .wrongKeyType(logKey.name) }
+        guard (1...max(1, witnesses.count)).contains(quorum), !witnesses.isEmpty else {
+            throw .invalidQuorum(quorum: quorum, witnesses: witnesses.count)
+        }
+        var keys = Set<[UInt8]>()
+        var names = Set<String>()
+        for witness in witnesses {
+            guard witness.key.type == .cosignatureV1 else { throw .wrongKeyType(witness.name) }
+            guard witness.key.publicKey != logKey.publicKey else { throw .logKeyIsWitness(witness.name) }
+            guard keys.insert(witness.key.publicKey).inserted else { throw .duplicateWitnessKey(witness.name) }
+            guard names.insert(witness.name).inserted else { throw .duplicateWitnessName(witness.name) }
+            guard !witness.url.isEmpty else { throw .invalidValue("witness \(witness.name) has no URL") }
+        }
+        guard maxCheckpointAge >= 0 else { throw .invalidValue("maxCheckpointAge is negative") }
+        guard checkpointGrace >= 0 else { throw .invalidValue("checkpointGrace is negative") }
+        self.origin = origin
+        self.logKey = logKey
+        self.witnesses = witnesses
+        self.quorum = quorum
+        self.maxCheckpointAge = maxCheckpointAge
+        self.checkpointGrace = checkpointGrace
+    }
+
+    /// Whether `root init` should warn: fewer than quorum + 2 witnesses leaves little room
+    /// for outages (DESIGN.md §12).
+    public var hasFewWitnesses: Bool { witnesses.count < quorum + 2 }
+}
