@@ -105,7 +105,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "PinionAuditTests",
-            dependencies: ["PinionAudit", "PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
+            dependencies: [
+                "PinionAudit", "PinionCLI", "PinionCore", "PinionTrust", "PinionSystem", "PinionCrypto",
+                "PinionTestSupport",
+            ]),
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(
             name: "PinionDrillTests",

@@ -2,6 +2,7 @@
 // domain, revocations, expiry coverage, and every violation and warning (DESIGN.md §10).
 
 import PinionCore
+import PinionTrust
 
 /// One root of the tree, as published.
 public struct RootSummary: Sendable, Equatable {

@@ -3,6 +3,7 @@
 // versions, index.json and manifest.json against the files, collecting every violation.
 
 import PinionCore
+import PinionTrust
 
 /// What an audit reads with and how it reports progress.
 public struct AuditOptions: Sendable {

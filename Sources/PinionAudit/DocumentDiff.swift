@@ -2,6 +2,7 @@
 // auditor's timeline), so a co-signer sees what they are about to sign.
 
 import PinionCore
+import PinionTrust
 
 /// A value before and after.
 public struct Change<Value: Sendable & Equatable>: Sendable, Equatable {

@@ -2,6 +2,7 @@
 // the same facts as the tables, for machines.
 
 import PinionCore
+import PinionTrust
 
 extension AuditReport {
     /// The report as a JSON object: scope, location, audit time, result, roots,

@@ -5,6 +5,8 @@ import Foundation
 import PinionAudit
 import PinionCLI
 import PinionCore
+import PinionSystem
+import PinionTrust
 import PinionCrypto
 import PinionTestSupport
 import Testing

@@ -4,6 +4,8 @@
 import Foundation
 import PinionAudit
 import PinionCore
+import PinionSystem
+import PinionTrust
 import PinionCrypto
 import PinionTestSupport
 import Testing

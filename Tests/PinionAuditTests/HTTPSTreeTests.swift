@@ -6,6 +6,8 @@ import Foundation
 import PinionAudit
 import PinionClient
 import PinionCore
+import PinionSystem
+import PinionTrust
 import PinionTestSupport
 import Testing
 

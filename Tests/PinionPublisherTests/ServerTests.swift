@@ -6,6 +6,8 @@ import COpenSSL
 import Dispatch
 import Foundation
 import PinionCore
+import PinionSystem
+import PinionTrust
 import PinionCrypto
 import PinionPublisher
 import PinionTestSupport

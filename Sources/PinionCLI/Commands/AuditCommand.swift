@@ -5,6 +5,8 @@ import Foundation
 import PinionAudit
 import PinionClient
 import PinionCore
+import PinionSystem
+import PinionTrust
 import PinionCrypto
 
 #if canImport(Glibc)

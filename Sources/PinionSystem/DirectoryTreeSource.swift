@@ -2,6 +2,7 @@
 // symbolic links and anything but regular files inside the tree.
 
 import Foundation
+import PinionTrust
 import Synchronization
 
 #if canImport(Glibc)

@@ -2,7 +2,7 @@
 // system store or a CA file; no pins, as on the update channel, DESIGN.md §6).
 
 import Foundation
-import PinionSystem
+
 import PinionTrust
 
 /// The files of `{baseURL}/v1/{scope}/` fetched with `PinnedHTTPSClient`, one GET per

@@ -104,7 +104,7 @@ public protocol TreeSource: Sendable {
 extension TreeListing {
     /// Sorts directory entry names into numbered files and strays; hidden names (the
     /// temporary files of an atomic write) are skipped.
-    static func classify(_ names: [String]) -> TreeListing {
+    public static func classify(_ names: [String]) -> TreeListing {
         var versions: [Int64] = []
         var strays: [String] = []
         for name in names where !name.hasPrefix(".") {
