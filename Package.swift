@@ -30,6 +30,12 @@ let package = Package(
             dependencies: ["COpenSSL"],
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // SQLite 3: the pin-failure report store of `pinion serve --reports` (DESIGN.md §14).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Pure-Swift core: formats, strict parser, trust rules. Foundation only.
         .target(name: "PinionCore"),
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
@@ -40,8 +46,13 @@ let package = Package(
         // The client SDK: trust state, fail-closed merge, pin evaluation, persistence,
         // pinned HTTPS on OpenSSL (DESIGN.md sections 6-8).
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        // OS and C code other than crypto (SQLite, plain TCP sockets); all its unsafe pointer
+        // work lives here.
+        .target(name: "PinionSystem", dependencies: ["CSQLite"]),
         // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
-        .target(name: "PinionPublisher", dependencies: ["PinionCore", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+        .target(
+            name: "PinionPublisher",
+            dependencies: ["PinionCore", "PinionCrypto", "PinionSystem", "COpenSSL", "CPinionShims"]),
         // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
@@ -51,6 +62,7 @@ let package = Package(
             name: "PinionCLI",
             dependencies: [
                 "PinionCore", "PinionCrypto", "PinionClient", "PinionPublisher", "PinionAudit", "PinionInterop",
+                "PinionSystem",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
@@ -69,7 +81,7 @@ let package = Package(
             name: "PinionPublisherTests",
             dependencies: [
                 "PinionPublisher", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
-                "COpenSSL", "CPinionShims",
+                "COpenSSL", "CPinionShims", "PinionSystem",
             ]),
         .testTarget(
             name: "PinionAuditTests",
