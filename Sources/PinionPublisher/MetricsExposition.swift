@@ -125,6 +125,9 @@ struct MetricsSnapshot {
 
     private func renderReports(_ out: inout ExpositionWriter) {
         out.family(
+            "pinion_reports_accepted_total", .counter, help: "Pin-failure reports accepted into the write queue.")
+        out.sample("pinion_reports_accepted_total", String(metrics.reportsAccepted.value))
+        out.family(
             "pinion_reports_received_total", .counter,
             help: "Pin-failure reports committed, by result (new row or repeat of a stored one).")
         out.sample("pinion_reports_received_total", [("result", "stored")], String(metrics.reportsStored.value))

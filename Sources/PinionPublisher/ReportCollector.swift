@@ -92,6 +92,7 @@ final class ReportCollector: Sendable {
         }
         guard accepted else { return false }
         metrics?.reportsQueued.wrappingAdd(1, ordering: .relaxed)
+        metrics?.reportsAccepted.add()
         signal.signal()
         return true
     }

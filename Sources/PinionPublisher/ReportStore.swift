@@ -115,6 +115,12 @@ public final class ReportStore: Sendable {
         self.limits = limits
         do {
             database = try SQLiteDatabase(path: path, mode: create ? .readWriteCreate : .readWrite)
+            // Before anything is written: a foreign database is left exactly as it was.
+            let tables = Set(
+                try database.query("SELECT name FROM sqlite_schema WHERE type = 'table'").compactMap { $0.first?.text })
+            if !tables.isEmpty, !tables.contains("schema_version") {
+                throw ReportStoreError.notAReportStore("it has tables but no schema_version table")
+            }
             try database.execute("PRAGMA foreign_keys = ON")
             let mode = try database.query("PRAGMA journal_mode = WAL").first?.first?.text ?? ""
             guard mode.lowercased() == "wal" else {
@@ -149,8 +155,8 @@ public final class ReportStore: Sendable {
     }
 
     private func migrate() throws {
-        try database.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
         try database.transaction {
+            try database.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
             let rows = try database.query("SELECT version FROM schema_version")
             var version: Int64 = 0
             if rows.count == 1, let found = rows[0].first?.integer {

@@ -133,6 +133,8 @@ public final class ServerMetrics: Sendable {
     public let reloadSuccesses = MetricCounter()
     /// SIGHUP reloads that failed (the old credentials stayed).
     public let reloadFailures = MetricCounter()
+    /// Reports accepted into the write queue.
+    public let reportsAccepted = MetricCounter()
     /// Reports committed as a new row.
     public let reportsStored = MetricCounter()
     /// Reports committed as a repeat of a stored one (its count raised).

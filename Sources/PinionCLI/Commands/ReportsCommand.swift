@@ -39,7 +39,7 @@ struct ReportsCommand: Command {
         let window = try DurationText.seconds(arguments.value("since") ?? "7d", option: "since")
         let now =
             try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
-            ?? Timestamp(Date())
+            ?? context.now()
         let since = now.adding(seconds: -window)
         guard FileManager.default.fileExists(atPath: database) else {
             throw CLIError.io("\(database): no such file")
