@@ -63,7 +63,8 @@ import Testing
             #expect(acknowledged.count >= killAfter, "round \(round): only \(acknowledged.count) acknowledged")
             #expect(try sqlite3(database, "PRAGMA integrity_check") == ["ok"], "round \(round)")
             let stored = Set(try sqlite3(database, "SELECT hostname FROM reports"))
-            #expect(acknowledged.isSubset(of: stored), "round \(round): lost \(acknowledged.subtracting(stored).sorted())")
+            #expect(
+                acknowledged.isSubset(of: stored), "round \(round): lost \(acknowledged.subtracting(stored).sorted())")
             #expect(stored.isSubset(of: sent), "round \(round)")
             // And the store itself opens it again (the WAL is recovered).
             let store = try ReportStore(path: database, create: false)

@@ -91,7 +91,8 @@ final class ReportRecorder: @unchecked Sendable {
             onPinFailure: { recorded.report($0) })
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
 
-        let target = try #require(URL(string: "https://api.example.test:\(apiServer.port)/v1/com.example.app/manifest.json"))
+        let target = try #require(
+            URL(string: "https://api.example.test:\(apiServer.port)/v1/com.example.app/manifest.json"))
         if enforce {
             #expect(throws: HTTPSError.self) { _ = try client.get(target, connectTo: ("127.0.0.1", apiServer.port)) }
         } else {
