@@ -28,12 +28,29 @@ final class ServerServices: Sendable {
         self.shared = shared
     }
 
+    /// Seconds a reading of the tree's status is reused: /healthz on the public port must not
+    /// let a flood of requests re-read and re-parse the tree at every one.
+    static let statusLifetimeNanoseconds: UInt64 = 1_000_000_000
+
+    private let cachedStatus = Mutex<(readAt: UInt64, scopes: [ScopeStatus])?>(nil)
+
+    /// The tree's status, read at most once a second (expiry is still judged at `clock()`).
+    func scopes() -> [ScopeStatus] {
+        let now = monotonicNanoseconds()
+        if let cached = cachedStatus.withLock({ $0 }), now &- cached.readAt < Self.statusLifetimeNanoseconds {
+            return cached.scopes
+        }
+        let scopes = status.read()
+        cachedStatus.withLock { $0 = (now, scopes) }
+        return scopes
+    }
+
     /// The /healthz verdict now.
-    func health() -> HealthVerdict { HealthVerdict(scopes: status.read(), at: clock()) }
+    func health() -> HealthVerdict { HealthVerdict(scopes: scopes(), at: clock()) }
 
     /// The /metrics text now.
     func exposition(metrics: ServerMetrics) -> String {
-        let scopes = status.read()
+        let scopes = scopes()
         return MetricsSnapshot(
             metrics: metrics, openConnections: shared.open.load(ordering: .relaxed),
             connectionCap: shared.maxConnections, scopes: scopes, health: HealthVerdict(scopes: scopes, at: clock()),

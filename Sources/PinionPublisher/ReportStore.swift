@@ -189,7 +189,8 @@ public final class ReportStore: Sendable {
         var input: [UInt8] = []
         func add(_ text: String) {
             let bytes = Array(text.utf8)
-            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { input.append(contentsOf: $0) }
+            let count = UInt32(clamping: bytes.count)
+            input += [UInt8(count >> 24), UInt8((count >> 16) & 0xFF), UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)]
             input.append(contentsOf: bytes)
         }
         add(scope)
