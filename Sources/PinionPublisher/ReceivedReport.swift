@@ -6,13 +6,21 @@ import PinionCrypto
 
 /// A validated pin validation failure report (RFC 7469 §3), as received.
 ///
-/// Accepted members: the RFC's `date-time`, `hostname`, `port`,
-/// `effective-expiration-date` (a time or `null`), `include-subdomains`, `noted-hostname`,
-/// `served-certificate-chain`, `validated-certificate-chain` and `known-pins` (all
-/// required), and TrustKit's `app-bundle-id`, `app-version`, `app-platform` and
-/// `validation-result` (optional). Any other member, a duplicate member, a wrong type, a
-/// certificate that does not parse or a pin that is not `pin-sha256="<base64 of 32
-/// bytes>"` is refused.
+/// Two shapes are accepted, each strictly:
+/// - RFC 7469 §3 (Pinion's SDK): `date-time`, `hostname`, `port`,
+///   `effective-expiration-date` (a time or `null`), `include-subdomains`, `noted-hostname`,
+///   `served-certificate-chain`, `validated-certificate-chain` and `known-pins`, all
+///   required, plus TrustKit's `app-bundle-id`, `app-version`, `app-platform` and
+///   `validation-result` when present.
+/// - TrustKit's own report (it has `trustkit-version`): `date-time`, `hostname`, `port`,
+///   `noted-hostname`, `include-subdomains`, a non-empty `validated-certificate-chain` and
+///   `known-pins` required; `app-bundle-id`, `app-version`, `app-platform`,
+///   `app-platform-version`, `app-vendor-id`, `enforce-pinning`, `validation-result` and
+///   `known-pins-expiration-date` (`YYYY-MM-DD` or `null`) allowed. `app-vendor-id` (a device
+///   identifier) and the platform and TrustKit versions are checked and dropped.
+///
+/// Any other member, a duplicate member, a wrong type, a certificate that does not parse or
+/// a pin that is not `pin-sha256="<base64 of 32 bytes>"` is refused.
 public struct ReceivedReport: Sendable, Equatable {
     /// The largest body accepted, in bytes (64 KiB).
     public static let maxBodyBytes = 64 * 1024
@@ -33,7 +41,8 @@ public struct ReceivedReport: Sendable, Equatable {
     public var notedHostname: String
     /// `include-subdomains`.
     public var includeSubdomains: Bool
-    /// `served-certificate-chain`: PEM certificates, leaf first (at least one).
+    /// `served-certificate-chain`: PEM certificates, leaf first (at least one; empty for a
+    /// TrustKit report, which sends none).
     public var servedChain: [String]
     /// `validated-certificate-chain`: PEM certificates, leaf first (may be empty).
     public var validatedChain: [String]
@@ -60,6 +69,14 @@ public struct ReceivedReport: Sendable, Equatable {
     private static let optionalMembers: Set<String> = [
         "app-bundle-id", "app-version", "app-platform", "validation-result",
     ]
+    private static let trustKitRequired: Set<String> = [
+        "date-time", "hostname", "port", "noted-hostname", "include-subdomains", "validated-certificate-chain",
+        "known-pins", "trustkit-version",
+    ]
+    private static let trustKitOptional: Set<String> = [
+        "app-bundle-id", "app-version", "app-platform", "app-platform-version", "app-vendor-id", "enforce-pinning",
+        "validation-result", "known-pins-expiration-date",
+    ]
 
     /// Parses and checks a report body.
     ///
@@ -76,11 +93,13 @@ public struct ReceivedReport: Sendable, Equatable {
             throw .malformed("not strict JSON: \(error)")
         }
         guard case .object(let object) = value else { throw .malformed("the report is not a JSON object") }
-        for member in object.members
-        where !requiredMembers.contains(member.name) && !optionalMembers.contains(member.name) {
+        let isTrustKit = object["trustkit-version"] != nil
+        let required = isTrustKit ? trustKitRequired : requiredMembers
+        let optional = isTrustKit ? trustKitOptional : optionalMembers
+        for member in object.members where !required.contains(member.name) && !optional.contains(member.name) {
             throw .malformed("unknown member \"\(TerminalText.escape(String(member.name.prefix(64))))\"")
         }
-        for name in requiredMembers.sorted() where object[name] == nil {
+        for name in required.sorted() where object[name] == nil {
             throw .malformed("missing member \"\(name)\"")
         }
 
@@ -94,14 +113,29 @@ public struct ReceivedReport: Sendable, Equatable {
             throw .malformed("\"include-subdomains\" must be true or false")
         }
         let expiration: Timestamp?
-        if case .null = object["effective-expiration-date"] {
-            expiration = nil
+        let served: (texts: [String], leafPin: [UInt8]?)
+        if isTrustKit {
+            expiration = try day(object, "known-pins-expiration-date")
+            served = ([], nil)
         } else {
-            expiration = try time(object, "effective-expiration-date")
+            if case .null = object["effective-expiration-date"] {
+                expiration = nil
+            } else {
+                expiration = try time(object, "effective-expiration-date")
+            }
+            served = try chain(object, "served-certificate-chain")
+            guard !served.texts.isEmpty else { throw .malformed("\"served-certificate-chain\" is empty") }
         }
-        let served = try chain(object, "served-certificate-chain")
-        guard !served.texts.isEmpty else { throw .malformed("\"served-certificate-chain\" is empty") }
         let validated = try chain(object, "validated-certificate-chain")
+        if isTrustKit {
+            guard !validated.texts.isEmpty else { throw .malformed("\"validated-certificate-chain\" is empty") }
+            for name in ["trustkit-version", "app-platform-version", "app-vendor-id"] {
+                _ = try appText(object, name)
+            }
+            if let flag = object["enforce-pinning"] {
+                guard case .bool = flag else { throw .malformed("\"enforce-pinning\" must be true or false") }
+            }
+        }
         let pins = try knownPins(object)
         var report = ReceivedReport(
             dateTime: dateTime, hostname: hostname, port: Int(port), notedHostname: notedHostname,
@@ -132,6 +166,18 @@ public struct ReceivedReport: Sendable, Equatable {
         }
         do { return try Timestamp(rfc3339: whole) } catch {
             throw .malformed("\"\(name)\" is not an RFC 3339 UTC time: \(error)")
+        }
+    }
+
+    /// TrustKit's `known-pins-expiration-date`: `YYYY-MM-DD` (midnight UTC) or `null`.
+    private static func day(_ object: JSONObject, _ name: String) throws(ReportBodyError) -> Timestamp? {
+        guard let value = object[name] else { return nil }
+        if case .null = value { return nil }
+        guard case .string(let text) = value, text.utf8.count == 10 else {
+            throw .malformed("\"\(name)\" must be a YYYY-MM-DD date or null")
+        }
+        do { return try Timestamp(rfc3339: text + "T00:00:00Z") } catch {
+            throw .malformed("\"\(name)\" is not a date: \(error)")
         }
     }
 

@@ -186,3 +186,50 @@ enum JSONRewrite {
         throw Missing()
     }
 }
+
+/// TrustKit's own report shape (TSKPinFailureReport's JSON: no served chain, a date-only
+/// expiry, the vendor id and versions), which the collector accepts as well.
+@Suite struct TrustKitReportTests {
+    /// A report as TrustKit writes it, its PEM lines ending in CRLF as NSData's 64-character
+    /// base64 does.
+    private func trustKitBody(chain: String, extra: String = "") -> String {
+        let pem = chain.replacingOccurrences(of: "\n", with: "\r\n").replacingOccurrences(of: "\r\n", with: "\\r\\n")
+        return """
+            {"app-bundle-id": "com.example.app", "app-version": "3.2", "app-platform": "IOS",
+             "app-platform-version": "17.1", "app-vendor-id": "0F2B6F61-1D1B-4B7C-8F0A-2C9E4C1D2E3F",
+             "trustkit-version": "3.0.3", "date-time": "2026-11-30T09:00:00Z", "hostname": "api.example.com",
+             "port": 443, "noted-hostname": "api.example.com", "include-subdomains": false, "enforce-pinning": false,
+             "validated-certificate-chain": ["\(pem)"], "known-pins": ["pin-sha256=\\"\(String(repeating: "A", count: 43))=\\""],
+             "validation-result": 1, "known-pins-expiration-date": "2027-01-31"\(extra)}
+            """
+    }
+
+    @Test func acceptsTrustKitsOwnReportAndDropsTheVendorID() throws {
+        let chain = try reportCertificates()
+        let report = try ReceivedReport.parse(Array(trustKitBody(chain: chain.first).utf8))
+        #expect(report.servedPin == (try opensslPin(ofCertificateFile: try ServerCredentials.shared().certificate)))
+        #expect(report.servedChain.isEmpty)
+        #expect(report.appVersion == "3.2")
+        #expect(report.appPlatform == "IOS")
+        #expect(report.effectiveExpirationDate == (try Timestamp(rfc3339: "2027-01-31T00:00:00Z")))
+        #expect(!"\(report)".contains("0F2B6F61"), "the vendor id is not kept")
+    }
+
+    @Test func refusesTrustKitReportsThatBreakItsShape() throws {
+        let chain = try reportCertificates()
+        let good = trustKitBody(chain: chain.first)
+        for bad in [
+            trustKitBody(chain: chain.first, extra: #", "served-certificate-chain": []"#),
+            good.replacingOccurrences(of: "\"2027-01-31\"", with: "\"2027-01-31T00:00:00Z\""),
+            good.replacingOccurrences(of: "\"enforce-pinning\": false", with: "\"enforce-pinning\": \"no\""),
+            good.replacingOccurrences(of: "\"trustkit-version\": \"3.0.3\"", with: "\"trustkit-version\": 3"),
+            good.replacingOccurrences(of: "\"known-pins\": [", with: "\"known-pins\": [1, "),
+        ] {
+            #expect(throws: ReportBodyError.self, "\(bad.suffix(120))") { try ReceivedReport.parse(Array(bad.utf8)) }
+        }
+        let noChain = try JSONRewrite.replacing(member: "validated-certificate-chain", with: "[]", in: good)
+        #expect(throws: ReportBodyError.malformed("\"validated-certificate-chain\" is empty")) {
+            try ReceivedReport.parse(Array(noChain.utf8))
+        }
+    }
+}
