@@ -113,6 +113,14 @@ public final class ReportStore: Sendable {
     {
         if let servedTree { try Self.refuseInside(database: path, tree: servedTree) }
         self.limits = limits
+        // Reports hold client addresses: a new database (and the WAL and shared-memory files
+        // SQLite makes beside it with the same mode) is readable by its owner only.
+        if create, !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else {
+                throw .database(SQLiteError(code: 14, message: "cannot create the file", context: "open \(path)"))
+            }
+        }
         do {
             database = try SQLiteDatabase(path: path, mode: create ? .readWriteCreate : .readWrite)
             // Before anything is written: a foreign database is left exactly as it was.

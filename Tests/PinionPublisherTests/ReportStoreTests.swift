@@ -26,13 +26,20 @@ import Testing
 
     @Test func createsAStrictVersionedSchemaInWALMode() throws {
         let path = directory + "/a.sqlite"
-        _ = try ReportStore(path: path, create: true)
+        let store = try ReportStore(path: path, create: true)
         #expect(try sqlite3(path, "SELECT version FROM schema_version") == ["\(ReportStore.schemaVersion)"])
         #expect(try sqlite3(path, "PRAGMA journal_mode") == ["wal"])
         let strict = try sqlite3(path, "SELECT name, strict FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
         #expect(strict.contains("reports|1"))
         #expect(strict.contains("report_days|1"))
         #expect(strict.contains("schema_version|1"))
+        // Client addresses are personal data: owner-only, the WAL too.
+        try withExtendedLifetime(store) {
+            for file in [path, path + "-wal"] {
+                let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+                #expect(mode == 0o600, "\(file)")
+            }
+        }
         // Opening again migrates nothing and keeps one version row.
         _ = try ReportStore(path: path, create: false)
         #expect(try sqlite3(path, "SELECT count(*) FROM schema_version") == ["1"])
