@@ -30,15 +30,15 @@ enum PrometheusText {
         var samples: [PrometheusSample] = []
         var seen: Set<String> = []
         for (number, line) in text.dropLast().split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let where_ = "line \(number + 1): \(line)"
+            let location = "line \(number + 1): \(line)"
             if line.hasPrefix("# HELP ") {
                 let rest = line.dropFirst(7)
                 guard let space = rest.firstIndex(of: " ") else {
-                    throw Failure(description: "\(where_): HELP without text")
+                    throw Failure(description: "\(location): HELP without text")
                 }
                 let name = String(rest[..<space])
                 guard isMetricName(name), !help.contains(name) else {
-                    throw Failure(description: "\(where_): bad or repeated HELP")
+                    throw Failure(description: "\(location): bad or repeated HELP")
                 }
                 help.insert(name)
                 continue
@@ -47,21 +47,21 @@ enum PrometheusText {
                 let parts = line.dropFirst(7).split(separator: " ")
                 guard parts.count == 2, help.contains(String(parts[0])), types[String(parts[0])] == nil,
                     ["counter", "gauge"].contains(parts[1])
-                else { throw Failure(description: "\(where_): TYPE without HELP first, repeated, or unknown") }
+                else { throw Failure(description: "\(location): TYPE without HELP first, repeated, or unknown") }
                 types[String(parts[0])] = String(parts[1])
                 continue
             }
-            guard !line.hasPrefix("#"), !line.isEmpty else { throw Failure(description: "\(where_): stray line") }
-            let (sample, key) = try parseSample(String(line), context: where_)
+            guard !line.hasPrefix("#"), !line.isEmpty else { throw Failure(description: "\(location): stray line") }
+            let (sample, key) = try parseSample(String(line), context: location)
             guard help.contains(sample.name), let type = types[sample.name] else {
-                throw Failure(description: "\(where_): sample before its HELP and TYPE")
+                throw Failure(description: "\(location): sample before its HELP and TYPE")
             }
             if type == "counter" {
                 guard sample.name.hasSuffix("_total"), sample.value >= 0 else {
-                    throw Failure(description: "\(where_): a counter must end in _total and be >= 0")
+                    throw Failure(description: "\(location): a counter must end in _total and be >= 0")
                 }
             }
-            guard seen.insert(key).inserted else { throw Failure(description: "\(where_): repeated series") }
+            guard seen.insert(key).inserted else { throw Failure(description: "\(location): repeated series") }
             samples.append(sample)
         }
         return samples
