@@ -39,6 +39,12 @@ let package = Package(
             dependencies: ["COpenSSL"],
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // SQLite 3: the pin-failure report store of `pinion serve --reports` (DESIGN.md §14).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Pure-Swift core: formats, strict parser, trust rules. Foundation only.
         .target(name: "PinionCore"),
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
@@ -52,10 +58,11 @@ let package = Package(
         // Merkle tiles, signed notes and proofs under Log/ (section 12).
         .target(name: "PinionTrust", dependencies: ["PinionCore"]),
         // Everything that reaches the operating system through C other than crypto: OpenSSL
-        // TLS connections, sockets, POSIX file access, the Linux state storage.
+        // TLS connections, sockets, POSIX file access, the Linux state storage, the SQLite
+        // report store. All its unsafe pointer work lives here.
         .target(
             name: "PinionSystem",
-            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "COpenSSL", "CPinionShims"]),
+            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "COpenSSL", "CPinionShims", "CSQLite"]),
         // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),

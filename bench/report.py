@@ -150,6 +150,19 @@ if "pinion" in slow:
 for r in of("audit"):
     summary.append((f"4. audit of {r['versions']:,} versions (`pinion audit`, CPU time)", ns(r["auditCPUNs"]),
                     ns(r["referenceNs"]), f"{r['ratio']:.2f}x", "≤ 2x", verdict(r["ratio"] <= 2)))
+# 5. metrics overhead
+overhead = of("metrics-overhead")
+overhead_ratios = []
+for rep in sorted({r["repetition"] for r in overhead}):
+    pair = {r["metrics"]: r for r in overhead if r["repetition"] == rep}
+    if "on" in pair and "off" in pair and pair["off"]["serverCPUMicrosecondsPerRequest"] > 0:
+        overhead_ratios.append(pair["on"]["serverCPUMicrosecondsPerRequest"]
+                               / pair["off"]["serverCPUMicrosecondsPerRequest"])
+if overhead_ratios:
+    summary.append(("5. `pinion serve --metrics-listen`: server CPU per keep-alive GET",
+                    f"{median([r['serverCPUMicrosecondsPerRequest'] for r in overhead if r['metrics'] == 'on']):.1f} µs",
+                    f"metrics off {median([r['serverCPUMicrosecondsPerRequest'] for r in overhead if r['metrics'] == 'off']):.1f} µs",
+                    f"{median(overhead_ratios):.3f}x", "≤ 1.03x", verdict(median(overhead_ratios) <= 1.03)))
 
 w("## Summary")
 w("")
@@ -299,6 +312,24 @@ for r in of("audit"):
     w("|---|---|---|---|---|")
     w(f"| {ns(r['auditCPUNs'])} | {ns(r['auditWallNs'])} | {ns(r['referenceNs'])} | {r['ratio']:.2f}x | "
       f"{', '.join(f'{x:.2f}' for x in r['ratios'])} |")
+    w("")
+
+if overhead_ratios:
+    w("## 5. Metrics on the request path")
+    w("")
+    w("Two `pinion serve` processes on the same tree, 2 workers each on CPU 0, one with `--metrics-listen "
+      "127.0.0.1:0` and one without; wrk (1 thread, keep-alive GETs of manifest.json) on CPU 1; both measured "
+      "in each repetition in alternating order. CPU is the server's user + system time per request.")
+    w("")
+    w("| metrics | CPU per request (median) | ratios on/off per repetition |")
+    w("|---|---|---|")
+    for mode in ("off", "on"):
+        rows = [r for r in overhead if r["metrics"] == mode]
+        w(f"| {mode} | {median([r['serverCPUMicrosecondsPerRequest'] for r in rows]):.2f} µs | "
+          + (", ".join(f"{x:.3f}" for x in overhead_ratios) if mode == "on" else "") + " |")
+    for check in of("metrics-check"):
+        w("")
+        w(f"The scrape after the runs counted {check['manifestResponsesCounted']:.0f} manifest responses.")
     w("")
 
 notes = os.path.join(here, "NOTES.md")

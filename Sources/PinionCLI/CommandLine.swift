@@ -71,7 +71,7 @@ public enum PinionCommandLine {
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
             PublishCommand.self, ServeCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
-            AuditCommand.self, DiffCommand.self,
+            AuditCommand.self, DiffCommand.self, ReportsCommand.self,
             ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,
         ]
     }

@@ -11,12 +11,18 @@ public struct HTTPRequestLimits: Sendable, Equatable {
     public var maxHeaderBytes: Int
     /// Most header fields accepted; more gives 431.
     public var maxHeaderCount: Int
+    /// Largest POST body accepted (Content-Length only), in bytes; larger gives 413. 0 (the
+    /// default): no request may have a body.
+    public var maxBodyBytes: Int
 
     /// - Parameters: see the properties (bytes and a count).
-    public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 8192, maxHeaderCount: Int = 100) {
+    public init(
+        maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 8192, maxHeaderCount: Int = 100, maxBodyBytes: Int = 0
+    ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
+        self.maxBodyBytes = maxBodyBytes
     }
 }
 
@@ -52,6 +58,8 @@ public struct HTTPRequestHead: Sendable, Equatable {
     /// True when the connection must close after the response (HTTP/1.0 without
     /// keep-alive, or `Connection: close`).
     public var wantsClose: Bool
+    /// Bytes of body that follow the head (a POST's Content-Length; 0 for every other request).
+    public var contentLength: Int = 0
 
     /// The first value of header `name` (lowercase), or nil.
     public func header(_ name: String) -> String? {
@@ -73,6 +81,8 @@ public enum HTTPRequestError: Error, Sendable, Equatable {
     case headersTooLarge
     /// The version is not HTTP/1.0 or HTTP/1.1 (505).
     case unsupportedVersion
+    /// A POST body larger than `HTTPRequestLimits.maxBodyBytes` (413 Content Too Large).
+    case bodyTooLarge
     /// Anything else malformed or refused (400); `reason` is for the access log.
     case malformed(reason: String)
 
@@ -82,6 +92,7 @@ public enum HTTPRequestError: Error, Sendable, Equatable {
         case .requestLineTooLong: return 414
         case .headersTooLarge: return 431
         case .unsupportedVersion: return 505
+        case .bodyTooLarge: return 413
         case .malformed: return 400
         }
     }
@@ -97,7 +108,9 @@ public enum HTTPParseResult: Sendable, Equatable {
 
 /// Parses request heads from a byte buffer. Requests with a body are refused (a publisher
 /// has nothing to receive), which also rules out request smuggling through
-/// Content-Length and Transfer-Encoding disagreements.
+/// Content-Length and Transfer-Encoding disagreements; the one exception is a POST with a
+/// Content-Length when `HTTPRequestLimits.maxBodyBytes` allows it (report collection).
+/// Transfer-Encoding is always refused.
 public enum HTTPRequestParser {
     private static let cr: UInt8 = 13
     private static let lf: UInt8 = 10
@@ -146,7 +159,7 @@ public enum HTTPRequestParser {
             headers.append(try parseField(buffer[position..<end]))
             position = end + 2
         }
-        let head = try validate(method: method, target: target, minor: minor, headers: headers)
+        let head = try validate(method: method, target: target, minor: minor, headers: headers, limits: limits)
         return .complete(head, consumed: position - buffer.startIndex)
     }
 
@@ -243,7 +256,8 @@ public enum HTTPRequestParser {
     }
 
     private static func validate(
-        method: HTTPMethod, target: String, minor: Int, headers: [(name: String, value: String)]
+        method: HTTPMethod, target: String, minor: Int, headers: [(name: String, value: String)],
+        limits: HTTPRequestLimits
     ) throws(HTTPRequestError) -> HTTPRequestHead {
         guard target.hasPrefix("/") else {
             throw .malformed(reason: "request target is not in origin form")
@@ -255,9 +269,7 @@ public enum HTTPRequestParser {
             throw .malformed(reason: "a request body (Transfer-Encoding) is not accepted")
         }
         let lengths = headers.filter { $0.name == "content-length" }
-        if !lengths.allSatisfy({ $0.value == "0" }) {
-            throw .malformed(reason: "a request body (Content-Length) is not accepted")
-        }
+        let contentLength = try bodyLength(lengths.map(\.value), method: method, limits: limits)
         var wantsClose = minor == 0
         for field in headers where field.name == "connection" {
             for option in Array(field.value.utf8).split(separator: UInt8(ascii: ",")) {
@@ -272,7 +284,26 @@ public enum HTTPRequestParser {
             target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
             ?? target
         return HTTPRequestHead(
-            method: method, target: target, path: path, minorVersion: minor, headers: headers, wantsClose: wantsClose)
+            method: method, target: target, path: path, minorVersion: minor, headers: headers, wantsClose: wantsClose,
+            contentLength: contentLength)
+    }
+
+    /// The body length of a request: 0 unless it is a POST and bodies are allowed; then the
+    /// Content-Length (every field line the same digits, RFC 9110 §8.6), at most the limit.
+    private static func bodyLength(_ values: [String], method: HTTPMethod, limits: HTTPRequestLimits)
+        throws(HTTPRequestError) -> Int
+    {
+        if values.allSatisfy({ $0 == "0" }) { return 0 }
+        guard limits.maxBodyBytes > 0, method == .other("POST") else {
+            throw .malformed(reason: "a request body (Content-Length) is not accepted")
+        }
+        guard let first = values.first, values.allSatisfy({ $0 == first }), first.utf8.count <= 12,
+            first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let length = Int(first)
+        else {
+            throw .malformed(reason: "Content-Length is not one decimal number")
+        }
+        guard length <= limits.maxBodyBytes else { throw .bodyTooLarge }
+        return length
     }
 }
 

@@ -19,12 +19,15 @@ struct HTTPResponse {
     static func reason(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
+        case 204: return "No Content"
         case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
+        case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
         case 503: return "Service Unavailable"
@@ -48,10 +51,12 @@ struct HTTPResponse {
     ) -> HTTPResponse {
         var text = "HTTP/1.1 \(status) \(reason(status))\r\nServer: pinion\r\nDate: \(date)\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if status != 304 { text += "Content-Length: \(body.count)\r\n" }
+        // RFC 9110 §8.6: no Content-Length in a 204 either.
+        if status != 304, status != 204 { text += "Content-Length: \(body.count)\r\n" }
         if close { text += "Connection: close\r\n" }
         text += "\r\n"
-        return HTTPResponse(status: status, head: Array(text.utf8), body: sendBody && status != 304 ? body : [])
+        return HTTPResponse(
+            status: status, head: Array(text.utf8), body: sendBody && status != 304 && status != 204 ? body : [])
     }
 
     /// A short plain-text response for errors and /healthz; never stored by caches.

@@ -16,8 +16,9 @@ import Synchronization
 /// The publisher's HTTPS server. Create it (binds and loads everything, so errors show
 /// before anything is announced), `start()` it, then `drain(timeout:)` to stop.
 ///
-/// Responses (DESIGN.md §9): GET and HEAD of `/v1/...json` files of the tree and
-/// `/healthz`; 405 for other methods; 404 (`Cache-Control: no-store`) for anything else;
+/// Responses (DESIGN.md §9, §14): GET and HEAD of `/v1/...json` files of the tree and
+/// `/healthz` (503 with the reason while a served manifest or newest root has expired);
+/// `POST /v1/{scope}/reports` when report collection is on; 405 for other methods; 404 (`Cache-Control: no-store`) for anything else;
 /// ETag = quoted SHA-256 hex of the body; `If-None-Match` gives 304; `manifest.json` and
 /// `index.json` get `no-cache`, `root/` and `history/` files
 /// `public, max-age=31536000, immutable`.
@@ -40,6 +41,12 @@ public final class HTTPSPublisher: Sendable {
     private let workers: [Worker]
     private let finished = DispatchGroup()
     private let lifecycle = Mutex(Lifecycle.created)
+    private let metricsServer: MetricsServer?
+    private let collector: ReportCollector?
+    /// The counters, when metrics are on (`configuration.metricsListen`).
+    public let metrics: ServerMetrics?
+    /// `http://ADDRESS:PORT` of the metrics listener, when it is on.
+    public var metricsURL: String? { metricsServer?.url }
 
     private enum Lifecycle { case created, running, draining, stopped }
 
@@ -65,6 +72,10 @@ public final class HTTPSPublisher: Sendable {
                 throw .badSetting("\(name) must be more than 0 and at most 86400 seconds")
             }
         }
+        var configuration = configuration
+        if configuration.reports != nil, configuration.requestLimits.maxBodyBytes == 0 {
+            configuration.requestLimits.maxBodyBytes = ReceivedReport.maxBodyBytes
+        }
         self.configuration = configuration
         log = accessLog
         files = try PublishedFiles(directory: configuration.repository, maxFileBytes: configuration.maxFileBytes)
@@ -75,13 +86,45 @@ public final class HTTPSPublisher: Sendable {
         (listener, port) = try Self.listen(host: configuration.host, port: configuration.port)
         maxConnections = Self.fitConnectionCap(configuration)
         shared = SharedState(maxConnections: maxConnections)
+        let metrics = configuration.metricsListen == nil ? nil : ServerMetrics(workers: configuration.workers)
+        self.metrics = metrics
+        var intake: ReportIntake?
+        do {
+            if let settings = configuration.reports {
+                let made = try ReportCollector(
+                    settings: settings, servedTree: configuration.repository, metrics: metrics,
+                    clock: configuration.clock)
+                collector = made
+                intake = ReportIntake(
+                    settings: settings, collector: made, repository: configuration.repository, metrics: metrics)
+            } else {
+                collector = nil
+            }
+        } catch {
+            close(listener)
+            throw .reportStore(error)
+        }
+        let services = ServerServices(
+            metrics: metrics, status: TreeStatusReader(repository: configuration.repository, files: files),
+            clock: configuration.clock, reports: intake, shared: shared)
+        if let metrics, let address = configuration.metricsListen {
+            do {
+                metricsServer = try MetricsServer(
+                    host: address.host, port: address.port, services: services, metrics: metrics)
+            } catch {
+                close(listener)
+                throw error
+            }
+        } else {
+            metricsServer = nil
+        }
         var made: [Worker] = []
-        for _ in 0..<configuration.workers {
+        for index in 0..<configuration.workers {
             do {
                 made.append(
                     try Worker(
                         listener: listener, files: files, tls: tls, log: log, shared: shared,
-                        configuration: configuration))
+                        configuration: configuration, services: services, metrics: metrics?.shards[index]))
             } catch {
                 close(listener)
                 throw error
@@ -90,7 +133,11 @@ public final class HTTPSPublisher: Sendable {
         workers = made
     }
 
-    deinit { closeListener() }
+    deinit {
+        closeListener()
+        metricsServer?.stop()
+        collector?.stop()
+    }
 
     private let listenerClosed = Atomic<Bool>(false)
 
@@ -108,6 +155,8 @@ public final class HTTPSPublisher: Sendable {
             return true
         }
         guard first else { return }
+        collector?.start()
+        metricsServer?.start()
         for worker in workers {
             finished.enter()
             let group = finished
@@ -125,9 +174,16 @@ public final class HTTPSPublisher: Sendable {
     ///
     /// - Throws: `PublisherError.tlsCredentials`.
     public func reloadCredentials() throws(PublisherError) {
-        let context = try ServerTLSContext(
-            certificateChainFile: configuration.certificateChainFile, privateKeyFile: configuration.privateKeyFile)
+        let context: ServerTLSContext
+        do {
+            context = try ServerTLSContext(
+                certificateChainFile: configuration.certificateChainFile, privateKeyFile: configuration.privateKeyFile)
+        } catch {
+            metrics?.reloadFailures.add()
+            throw error
+        }
         tls.replace(with: context)
+        metrics?.reloadSuccesses.add()
     }
 
     /// The connection cap in force: the configured one, lowered when the process may not
@@ -182,6 +238,9 @@ public final class HTTPSPublisher: Sendable {
             finished.wait()
         }
         closeListener()
+        // After the workers: every report they queued is written and answered first.
+        collector?.stop()
+        metricsServer?.stop()
         lifecycle.withLock { $0 = .stopped }
         log.flush()
         return clean

@@ -1,5 +1,8 @@
 // Settings and errors of `pinion serve`, the publisher's HTTPS server (DESIGN.md §9).
 
+import Foundation
+import PinionCore
+
 /// Where and how the publisher serves a tree. Times are in seconds.
 public struct PublisherConfiguration: Sendable {
     /// The directory given to `pinion publish --repo`.
@@ -34,6 +37,14 @@ public struct PublisherConfiguration: Sendable {
     public var requestLimits: HTTPRequestLimits
     /// Largest file served, in bytes.
     public var maxFileBytes: Int
+    /// The plain-HTTP listener of /metrics and /healthz (IP literal and port, 0: a free
+    /// one); nil: no metrics, and the request path counts nothing (DESIGN.md §14).
+    public var metricsListen: (host: String, port: UInt16)?
+    /// Pin-failure report collection (`POST /v1/{scope}/reports`); nil: off (405).
+    public var reports: ReportSettings?
+    /// The wall clock that /healthz and /metrics judge expiry by, and that report times
+    /// come from (injectable for tests).
+    public var clock: @Sendable () -> Timestamp
 
     /// A configuration with production defaults: 1 worker per core, 4,096 connections,
     /// 10 s header deadline, 30 s keep-alive, 30 s per response, 1,000 requests per
@@ -56,6 +67,9 @@ public struct PublisherConfiguration: Sendable {
         drainTimeout = 30
         requestLimits = HTTPRequestLimits()
         maxFileBytes = 64 << 20
+        metricsListen = nil
+        reports = nil
+        clock = { Timestamp(Date()) }
     }
 }
 
@@ -74,6 +88,8 @@ public enum PublisherError: Error, Sendable, Equatable, CustomStringConvertible 
     case badSetting(String)
     /// The system refused a resource (epoll, eventfd, threads).
     case system(String)
+    /// The report database cannot be opened or used.
+    case reportStore(ReportStoreError)
 
     public var description: String {
         switch self {
@@ -83,6 +99,7 @@ public enum PublisherError: Error, Sendable, Equatable, CustomStringConvertible 
         case .listenFailed(let address, let detail): return "cannot listen on \(address): \(detail)"
         case .badSetting(let text): return text
         case .system(let text): return text
+        case .reportStore(let error): return "--reports: \(error)"
         }
     }
 }

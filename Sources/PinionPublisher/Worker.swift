@@ -4,6 +4,7 @@
 import COpenSSL
 import CPinionShims
 import PinionCrypto
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +31,12 @@ final class Worker: @unchecked Sendable {
     private let log: AccessLog
     private let shared: SharedState
     private let configuration: PublisherConfiguration
+    private let services: ServerServices
+    /// This worker's counters; nil when metrics are off.
+    private let metrics: WorkerMetrics?
+    /// Report answers from the writer thread: descriptor, token, status, reason.
+    private let reportAnswers = Mutex<[(Int32, UInt64, Int, String)]>([])
+    private var nextReportToken: UInt64 = 0
     private var connections: [Int32: Connection] = [:]
     private var listening = false
     private var acceptPausedUntil: UInt64 = 0
@@ -42,8 +49,10 @@ final class Worker: @unchecked Sendable {
 
     init(
         listener: Int32, files: PublishedFiles, tls: CurrentTLSContext, log: AccessLog, shared: SharedState,
-        configuration: PublisherConfiguration
+        configuration: PublisherConfiguration, services: ServerServices, metrics: WorkerMetrics?
     ) throws(PublisherError) {
+        self.services = services
+        self.metrics = metrics
         self.listener = listener
         self.files = files
         self.tls = tls
@@ -110,10 +119,13 @@ final class Worker: @unchecked Sendable {
                 if descriptor == wakeup {
                     var value: UInt64 = 0
                     _ = read(wakeup, &value, 8)
+                    deliverReportAnswers()
                 } else if descriptor == listener {
                     acceptConnections()
                 } else if let connection = connections[descriptor] {
-                    if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0, connection.phase == .lingering {
+                    if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0,
+                        connection.phase == .lingering || connection.phase == .awaitingCommit
+                    {
                         drop(connection)
                     } else {
                         drive(connection)
@@ -164,6 +176,7 @@ final class Worker: @unchecked Sendable {
             let open = shared.open.wrappingAdd(1, ordering: .relaxed).newValue
             if open > shared.maxConnections {
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
+                metrics?.capRefusals.add()
                 // Logged before the close, so the line exists once the peer sees the close.
                 log.record(
                     time: clock.logTime, peer: peer, method: "-", path: "- (connection cap)", status: 503, bytes: 0,
@@ -237,6 +250,13 @@ final class Worker: @unchecked Sendable {
                 logRequest(
                     connection, method: connection.logMethod, path: connection.logPath + " (write timeout)",
                     status: connection.pendingStatus, bytes: connection.bodyBytesSent, now: now)
+            } else if connection.phase == .awaitingCommit {
+                // The writer is slower than the write timeout: no answer, so no acknowledgement.
+                logRequest(
+                    connection, method: connection.logMethod, path: connection.logPath + " (commit timeout)",
+                    status: 503, bytes: 0, now: now)
+            } else if connection.phase == .handshaking {
+                metrics?.handshakeFailures.add()
             }
             drop(connection)
         }
@@ -294,6 +314,7 @@ final class Worker: @unchecked Sendable {
                 if result == 1 {
                     connection.phase = .reading
                     connection.requestStart = monotonicNanoseconds()
+                    metrics?.handshakes.add()
                     continue
                 }
                 switch SSL_get_error(connection.ssl, result) {
@@ -303,6 +324,7 @@ final class Worker: @unchecked Sendable {
                     // Plain HTTP, a broken ClientHello, a vanished client: only this
                     // connection is affected.
                     ERR_clear_error()
+                    metrics?.handshakeFailures.add()
                     return drop(connection)
                 }
             case .reading:
@@ -312,6 +334,8 @@ final class Worker: @unchecked Sendable {
                         parsed = try HTTPRequestParser.parse(
                             connection.buffer[...], limits: configuration.requestLimits)
                     } catch {
+                        if error == .bodyTooLarge { services.metrics?.refuse(.tooLarge) }
+                        connection.pathClass = .other
                         let response = HTTPResponse.text(
                             error.status, HTTPResponse.reason(error.status), sendBody: true, close: true,
                             date: clock.httpDate)
@@ -319,9 +343,12 @@ final class Worker: @unchecked Sendable {
                         begin(connection, response: response, method: "-", path: "-", close: true)
                         continue
                     }
-                    if case .complete(let head, let consumed) = parsed {
-                        connection.buffer.removeSubrange(0..<consumed)
-                        respond(connection, to: head)
+                    if case .complete(let head, let consumed) = parsed,
+                        connection.buffer.count - consumed >= head.contentLength
+                    {
+                        let body = Array(connection.buffer[consumed..<(consumed + head.contentLength)])
+                        connection.buffer.removeSubrange(0..<(consumed + head.contentLength))
+                        respond(connection, to: head, body: body)
                         continue
                     }
                 }
@@ -332,7 +359,8 @@ final class Worker: @unchecked Sendable {
                 let room = min(
                     scratch.count,
                     configuration.requestLimits.maxRequestLineBytes
-                        + configuration.requestLimits.maxHeaderBytes + 8 - connection.buffer.count)
+                        + configuration.requestLimits.maxHeaderBytes + configuration.requestLimits.maxBodyBytes + 8
+                        - connection.buffer.count)
                 let count = scratch.withUnsafeMutableBytes {
                     SSL_read(connection.ssl, $0.baseAddress, Int32(max(room, 1)))
                 }
@@ -375,6 +403,8 @@ final class Worker: @unchecked Sendable {
                 }
             case .lingering:
                 return linger(connection)
+            case .awaitingCommit:
+                return
             }
         }
     }
@@ -436,11 +466,17 @@ final class Worker: @unchecked Sendable {
         connection.deadline = monotonicNanoseconds() + nanoseconds(configuration.writeTimeout)
     }
 
-    private func respond(_ connection: Connection, to head: HTTPRequestHead) {
+    private func respond(_ connection: Connection, to head: HTTPRequestHead, body: [UInt8]) {
         let close =
             head.wantsClose || connection.closeAfterResponse
             || connection.requestsServed + 1 >= configuration.maxRequestsPerConnection
             || shared.draining.load(ordering: .relaxed)
+        if metrics != nil { connection.pathClass = RequestPathClass(path: head.path) }
+        if let reports = services.reports, head.method == .other("POST"),
+            let scope = ReportIntake.scope(ofPath: head.path)
+        {
+            return receiveReport(connection, head: head, body: body, scope: scope, reports: reports, close: close)
+        }
         let response = makeResponse(to: head, close: close)
         begin(connection, response: response, method: head.method.name, path: head.target, close: close)
     }
@@ -456,7 +492,9 @@ final class Worker: @unchecked Sendable {
                 405, "Method Not Allowed", sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
         }
         if head.path == "/healthz" {
-            return HTTPResponse.text(200, "ok", sendBody: sendBody, close: close, date: date)
+            let verdict = services.health()
+            return HTTPResponse.text(
+                verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date)
         }
         guard let path = PublishedPath(head.path) else {
             return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
@@ -490,6 +528,67 @@ final class Worker: @unchecked Sendable {
             date: date)
     }
 
+    // MARK: - Reports (DESIGN.md §14; the checks are in ReportIntake)
+
+    /// Answers a report POST at once, or parks the connection until the writer thread has
+    /// committed the report (204 only then) and hands the answer back through `wake()`.
+    private func receiveReport(
+        _ connection: Connection, head: HTTPRequestHead, body: [UInt8], scope: String, reports: ReportIntake,
+        close: Bool
+    ) {
+        nextReportToken &+= 1
+        let token = nextReportToken
+        let descriptor = connection.descriptor
+        let decision = reports.receive(
+            scope: scope, head: head, body: body, peer: connection.peer,
+            monotonicSeconds: Double(monotonicNanoseconds()) / 1e9
+        ) { [self] status, reason in
+            reportAnswers.withLock { $0.append((descriptor, token, status, reason)) }
+            wake()
+        }
+        switch decision {
+        case .respond(let status, let reason, let retryAfter):
+            let response = HTTPResponse.text(
+                status, reason, sendBody: true, close: close, date: clock.httpDate,
+                extra: retryAfter.map { [("Retry-After", String($0))] } ?? [])
+            begin(connection, response: response, method: head.method.name, path: head.target, close: close)
+        case .queued:
+            connection.reportToken = token
+            connection.logMethod = head.method.name
+            connection.logPath = head.target
+            connection.closeAfterResponse = connection.closeAfterResponse || close
+            connection.phase = .awaitingCommit
+            connection.deadline = monotonicNanoseconds() + nanoseconds(configuration.writeTimeout)
+            // Nothing is read while parked; errors and hang-ups still wake the loop.
+            var event = epoll_event()
+            event.events = 0
+            event.data.fd = connection.descriptor
+            epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
+            connection.wantsWrite = true
+        }
+    }
+
+    /// Sends the writer's answers to the connections still waiting for them.
+    private func deliverReportAnswers() {
+        let answers = reportAnswers.withLock { pending -> [(Int32, UInt64, Int, String)] in
+            let taken = pending
+            pending = []
+            return taken
+        }
+        for (descriptor, token, status, reason) in answers {
+            guard let connection = connections[descriptor], connection.phase == .awaitingCommit,
+                connection.reportToken == token
+            else { continue }
+            let close = connection.closeAfterResponse || shared.draining.load(ordering: .relaxed)
+            let response = HTTPResponse.text(
+                status, reason.isEmpty ? HTTPResponse.reason(status) : reason, sendBody: status != 204, close: close,
+                date: clock.httpDate, extra: status == 503 ? [("Retry-After", "5")] : [])
+            begin(connection, response: response, method: connection.logMethod, path: connection.logPath, close: close)
+            want(connection, writable: false)
+            drive(connection)
+        }
+    }
+
     /// An HTTP/1.0 client keeps the connection only when told so (RFC 9112 §9.3).
     private func keepAlive(_ head: HTTPRequestHead, _ close: Bool) -> [(String, String)] {
         head.minorVersion == 0 && !close ? [("Connection", "keep-alive")] : []
@@ -498,6 +597,7 @@ final class Worker: @unchecked Sendable {
     private func logRequest(
         _ connection: Connection, method: String, path: String, status: Int, bytes: Int, now: UInt64
     ) {
+        metrics?.countResponse(connection.pathClass, status: status, bodyBytes: bytes)
         log.record(
             time: clock.logTime, peer: connection.peer, method: method, path: path, status: status, bytes: bytes,
             nanoseconds: now &- connection.requestStart)
@@ -506,7 +606,7 @@ final class Worker: @unchecked Sendable {
 
 /// One client connection; only its worker's thread touches it.
 final class Connection {
-    enum Phase { case handshaking, reading, writing, lingering }
+    enum Phase { case handshaking, reading, writing, lingering, awaitingCommit }
 
     let descriptor: Int32
     let ssl: OpaquePointer
@@ -528,6 +628,10 @@ final class Connection {
     var bodyBytesSent = 0
     var logMethod = "-"
     var logPath = "-"
+    /// The current request's path class, for the metrics (set only when they are on).
+    var pathClass = RequestPathClass.other
+    /// The report this connection waits for (`awaitingCommit`), to match the writer's answer.
+    var reportToken: UInt64 = 0
     private var released = false
 
     init(descriptor: Int32, ssl: OpaquePointer, peer: String, deadline: UInt64) {

@@ -8,16 +8,21 @@ import PinionPublisher
 struct ServeCommand: Command {
     static let path = ["serve"]
     static let summary = "serve the published tree over HTTPS"
-    static let options: [OptionSpec] = [
-        .value("repo"), .value("cert"), .value("key"), .value("listen"), .value("workers"),
-        .value("max-connections"), .value("header-timeout"), .value("idle-timeout"), .value("write-timeout"),
-        .value("max-requests"), .value("drain-timeout"), .value("access-log"),
-    ]
+    static let options: [OptionSpec] =
+        [
+            .value("repo"), .value("cert"), .value("key"), .value("listen"), .value("workers"),
+            .value("max-connections"), .value("header-timeout"), .value("idle-timeout"), .value("write-timeout"),
+            .value("max-requests"), .value("drain-timeout"), .value("access-log"),
+        ] + ServeOperations.options
     static let help = """
         usage: pinion serve --repo DIR --cert CERT.pem --key KEY.pem [--listen ADDRESS:PORT]
                             [--workers N] [--max-connections N] [--header-timeout T]
                             [--idle-timeout T] [--write-timeout T] [--max-requests N]
                             [--drain-timeout T] [--access-log FILE|-|off]
+                            [--metrics-listen [ADDRESS:]PORT] [--reports DB.sqlite
+                             [--reports-retention 30d] [--reports-max-bytes N]
+                             [--reports-queue N] [--reports-burst N] [--reports-per-minute N]
+                             [--trusted-proxy IP]]
 
         Serves the tree written by `pinion publish --repo DIR` over HTTPS (TLS 1.2 and 1.3).
         When ready it prints one line, `listening on https://ADDRESS:PORT`, to standard
@@ -47,6 +52,8 @@ struct ServeCommand: Command {
           --access-log FILE      one line per request (default -, standard error; off)
         Times are seconds with an optional unit: 500ms, 10s, 2m.
 
+        operations (docs/OPERATIONS.md):
+        \(ServeOperations.help)
         """
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
@@ -78,6 +85,7 @@ struct ServeCommand: Command {
         case let path: log = try mapped { () throws(PublisherError) in try AccessLog(path: path) }
         }
 
+        try ServeOperations.configure(&configuration, arguments)
         let publisher = try mapped { () throws(PublisherError) in
             try HTTPSPublisher(configuration: configuration, accessLog: log)
         }
@@ -91,6 +99,7 @@ struct ServeCommand: Command {
         }
         publisher.start()
         context.print("listening on \(publisher.url)")
+        if let metricsURL = publisher.metricsURL { context.print("metrics on \(metricsURL)") }
         while let signal = signals.next() {
             if signal == .reload {
                 do {
@@ -115,6 +124,7 @@ struct ServeCommand: Command {
         do { return try body() } catch {
             switch error {
             case .badListenAddress, .badSetting: throw .usage(error.description)
+            case .reportStore(.insideServedTree): throw .usage(error.description)
             case .tlsCredentials: throw .failure(error.description)
             default: throw .io(error.description)
             }

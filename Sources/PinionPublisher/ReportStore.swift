@@ -1,0 +1,307 @@
+// The SQLite store of pin-failure reports (DESIGN.md §14): schema and migrations, repeat
+// counting, the size cap and the retention period, and the queries `pinion reports` runs.
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import PinionSystem
+
+/// Why the report store could not be opened or written.
+public enum ReportStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database path lies inside the served tree (it would be served, or served over).
+    case insideServedTree(database: String, tree: String)
+    /// The file was written by a newer Pinion (schema version above what this one knows).
+    case newerSchema(found: Int64, known: Int64)
+    /// The file is not a Pinion report store (no or a damaged schema version table).
+    case notAReportStore(String)
+    /// The size cap is reached: no new distinct report fits.
+    case full
+    /// SQLite failed.
+    case database(SQLiteError)
+
+    public var description: String {
+        switch self {
+        case .insideServedTree(let database, let tree):
+            return "\(database): the report database must not be inside the served tree \(tree)"
+        case .newerSchema(let found, let known):
+            return "the report database has schema version \(found); this pinion knows up to \(known)"
+        case .notAReportStore(let reason): return "not a pinion report database: \(reason)"
+        case .full: return "the report database is full (size cap reached)"
+        case .database(let error): return error.description
+        }
+    }
+}
+
+/// How a committed report was stored.
+public enum StoredOutcome: Sendable, Equatable {
+    /// A new row.
+    case stored
+    /// A repeat of a stored report: its count and last-seen time were raised.
+    case repeated
+}
+
+/// Retention and size settings of the store.
+public struct ReportStoreLimits: Sendable, Equatable {
+    /// Seconds a report is kept after it was last seen (client addresses are personal data).
+    public var retentionSeconds: Int64
+    /// Largest database file, in bytes (SQLite `max_page_count`); new reports are then refused.
+    public var maxBytes: Int64
+
+    /// - Parameters: seconds of retention (default 30 days) and bytes (default 256 MiB).
+    public init(retentionSeconds: Int64 = 30 * 86_400, maxBytes: Int64 = 256 << 20) {
+        self.retentionSeconds = retentionSeconds
+        self.maxBytes = maxBytes
+    }
+}
+
+/// The report store. One instance per connection; used by one thread at a time.
+public final class ReportStore: Sendable {
+    /// The newest schema version this code writes and reads.
+    public static let schemaVersion: Int64 = 1
+
+    /// Migration `n` (1-based) brings the schema from version n-1 to n; each runs in the
+    /// same transaction as its version bump.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE reports (
+            id INTEGER PRIMARY KEY,
+            identity BLOB NOT NULL UNIQUE,
+            scope TEXT NOT NULL,
+            hostname TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            noted_hostname TEXT NOT NULL,
+            include_subdomains INTEGER NOT NULL,
+            served_pin TEXT NOT NULL,
+            known_pins TEXT NOT NULL,
+            validated_chain TEXT NOT NULL,
+            served_chain TEXT NOT NULL,
+            effective_expiration INTEGER,
+            app_bundle_id TEXT,
+            app_version TEXT,
+            app_platform TEXT,
+            validation_result INTEGER,
+            first_seen INTEGER NOT NULL,
+            last_seen INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            last_client TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX reports_last_seen ON reports (last_seen);
+        CREATE TABLE report_days (
+            report_id INTEGER NOT NULL REFERENCES reports (id) ON DELETE CASCADE,
+            day TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (report_id, day)
+        ) STRICT;
+        """
+    ]
+
+    let database: SQLiteDatabase
+    /// The settings in force.
+    public let limits: ReportStoreLimits
+
+    /// Opens (creating when asked) the store, sets WAL mode and full synchronous commits, and
+    /// migrates the schema.
+    ///
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - create: create the file when missing (the server); false for `pinion reports`.
+    ///   - servedTree: the served tree's directory; a database inside it is refused.
+    ///   - limits: retention and size cap.
+    /// - Throws: `ReportStoreError`.
+    public init(path: String, create: Bool, servedTree: String? = nil, limits: ReportStoreLimits = ReportStoreLimits())
+        throws(ReportStoreError)
+    {
+        if let servedTree { try Self.refuseInside(database: path, tree: servedTree) }
+        self.limits = limits
+        // Reports hold client addresses: a new database (and the WAL and shared-memory files
+        // SQLite makes beside it with the same mode) is readable by its owner only.
+        if create, !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else {
+                throw .database(SQLiteError(code: 14, message: "cannot create the file", context: "open \(path)"))
+            }
+        }
+        do {
+            database = try SQLiteDatabase(path: path, mode: create ? .readWriteCreate : .readWrite)
+            // Before anything is written: a foreign database is left exactly as it was.
+            let tables = Set(
+                try database.query("SELECT name FROM sqlite_schema WHERE type = 'table'").compactMap { $0.first?.text })
+            if !tables.isEmpty, !tables.contains("schema_version") {
+                throw ReportStoreError.notAReportStore("it has tables but no schema_version table")
+            }
+            try database.execute("PRAGMA foreign_keys = ON")
+            let mode = try database.query("PRAGMA journal_mode = WAL").first?.first?.text ?? ""
+            guard mode.lowercased() == "wal" else {
+                throw ReportStoreError.notAReportStore("cannot switch to WAL journal mode (got \(mode))")
+            }
+            // FULL: an acknowledged (204) report survives a power cut, not only a crash.
+            try database.execute("PRAGMA synchronous = FULL")
+            let pageSize = try database.query("PRAGMA page_size").first?.first?.integer ?? 4096
+            let pages = max(16, limits.maxBytes / max(pageSize, 512))
+            try database.query("PRAGMA max_page_count = \(pages)")
+            try migrate()
+        } catch let error as ReportStoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw error.isCorrupt ? .notAReportStore(error.message) : .database(error)
+        } catch {
+            throw .notAReportStore("\(error)")
+        }
+    }
+
+    /// Refuses a database path inside the tree, comparing paths with symbolic links resolved
+    /// (the file itself may not exist yet: its directory is resolved).
+    static func refuseInside(database: String, tree: String) throws(ReportStoreError) {
+        let databaseURL = URL(fileURLWithPath: database)
+        let directory = databaseURL.deletingLastPathComponent().resolvingSymlinksInPath().path
+        let resolved = (directory as NSString).appendingPathComponent(databaseURL.lastPathComponent)
+        let treePath = URL(fileURLWithPath: tree).resolvingSymlinksInPath().path
+        let prefix = treePath.hasSuffix("/") ? treePath : treePath + "/"
+        if resolved == treePath || resolved.hasPrefix(prefix) {
+            throw .insideServedTree(database: database, tree: tree)
+        }
+    }
+
+    private func migrate() throws {
+        try database.transaction {
+            try database.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
+            let rows = try database.query("SELECT version FROM schema_version")
+            var version: Int64 = 0
+            if rows.count == 1, let found = rows[0].first?.integer {
+                version = found
+            } else if rows.count > 1 {
+                throw ReportStoreError.notAReportStore("schema_version has \(rows.count) rows")
+            } else {
+                let tables = try database.query(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name <> 'schema_version'")
+                if tables.first?.first?.integer ?? 0 != 0 {
+                    throw ReportStoreError.notAReportStore("tables but no schema version")
+                }
+                try database.query("INSERT INTO schema_version (version) VALUES (0)")
+            }
+            guard version <= Self.schemaVersion else {
+                throw ReportStoreError.newerSchema(found: version, known: Self.schemaVersion)
+            }
+            guard version >= 0 else { throw ReportStoreError.notAReportStore("negative schema version") }
+            for step in Int(version)..<Int(Self.schemaVersion) {
+                try database.execute(Self.migrations[step])
+                try database.query("UPDATE schema_version SET version = ?", [.integer(Int64(step + 1))])
+            }
+        }
+    }
+
+    /// The key under which repeats are counted: SHA-256 over the scope, host, port,
+    /// noted-hostname, validated chain, known pins and the TrustKit app members (so counts
+    /// per app version stay exact), each length-prefixed.
+    static func identity(of report: ReceivedReport, scope: String) -> [UInt8] {
+        var input: [UInt8] = []
+        func add(_ text: String) {
+            let bytes = Array(text.utf8)
+            let count = UInt32(clamping: bytes.count)
+            input += [UInt8(count >> 24), UInt8((count >> 16) & 0xFF), UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)]
+            input.append(contentsOf: bytes)
+        }
+        add(scope)
+        add(report.hostname)
+        add(String(report.port))
+        add(report.notedHostname)
+        add(String(report.validatedChain.count))
+        report.validatedChain.forEach(add)
+        add(String(report.knownPins.count))
+        report.knownPins.forEach(add)
+        for text in [report.appBundleID, report.appVersion, report.appPlatform] { add(text.map { "+" + $0 } ?? "-") }
+        return SodiumSHA256().sha256(input)
+    }
+
+    /// Commits a batch of reports in one transaction.
+    ///
+    /// - Parameters:
+    ///   - batch: each report with its scope and the client address it came from.
+    ///   - now: the receive time (first-seen, last-seen and the day counted).
+    /// - Returns: each report's outcome in order, or, for every report, the error that
+    ///   rolled the batch back (`.full` when the size cap was reached).
+    public func commit(_ batch: [(report: ReceivedReport, scope: String, client: String)], at now: Timestamp)
+        -> Result<[StoredOutcome], ReportStoreError>
+    {
+        do {
+            let outcomes = try database.transaction { () throws -> [StoredOutcome] in
+                try batch.map { item in try insert(item.report, scope: item.scope, client: item.client, at: now) }
+            }
+            return .success(outcomes)
+        } catch let error as SQLiteError {
+            return .failure(error.isFull ? .full : .database(error))
+        } catch let error as ReportStoreError {
+            return .failure(error)
+        } catch {
+            return .failure(.notAReportStore("\(error)"))
+        }
+    }
+
+    private func insert(_ report: ReceivedReport, scope: String, client: String, at now: Timestamp) throws
+        -> StoredOutcome
+    {
+        let identity = Self.identity(of: report, scope: scope)
+        let seconds = Int64(now.secondsSince1970)
+        let updated = try database.query(
+            "UPDATE reports SET count = count + 1, last_seen = max(last_seen, ?), last_client = ? WHERE identity = ? RETURNING id",
+            [.integer(seconds), .text(client), .blob(identity)])
+        let outcome: StoredOutcome
+        let id: Int64
+        if let existing = updated.first?.first?.integer {
+            id = existing
+            outcome = .repeated
+        } else {
+            let rows = try database.query(
+                """
+                INSERT INTO reports (identity, scope, hostname, port, noted_hostname, include_subdomains, served_pin,
+                    known_pins, validated_chain, served_chain, effective_expiration, app_bundle_id, app_version,
+                    app_platform, validation_result, first_seen, last_seen, count, last_client)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) RETURNING id
+                """,
+                [
+                    .blob(identity), .text(scope), .text(report.hostname), .integer(Int64(report.port)),
+                    .text(report.notedHostname), .integer(report.includeSubdomains ? 1 : 0), .text(report.servedPin),
+                    .text(report.knownPins.joined(separator: " ")), .text(Self.jsonArray(report.validatedChain)),
+                    .text(Self.jsonArray(report.servedChain)),
+                    report.effectiveExpirationDate.map { .integer($0.secondsSince1970) } ?? .null,
+                    report.appBundleID.map(SQLiteValue.text) ?? .null, report.appVersion.map(SQLiteValue.text) ?? .null,
+                    report.appPlatform.map(SQLiteValue.text) ?? .null,
+                    report.validationResult.map(SQLiteValue.integer) ?? .null, .integer(seconds), .integer(seconds),
+                    .text(client),
+                ])
+            guard let inserted = rows.first?.first?.integer else {
+                throw ReportStoreError.notAReportStore("INSERT returned no row id")
+            }
+            id = inserted
+            outcome = .stored
+        }
+        try database.query(
+            "INSERT INTO report_days (report_id, day, count) VALUES (?, ?, 1) ON CONFLICT (report_id, day) DO UPDATE SET count = count + 1",
+            [.integer(id), .text(String(now.description.prefix(10)))])
+        return outcome
+    }
+
+    private static func jsonArray(_ texts: [String]) -> String {
+        String(decoding: JSONWriter.write(.array(texts.map { .string($0) })), as: UTF8.self)
+    }
+
+    /// Deletes reports last seen more than the retention period before `now` (with their
+    /// day counts and client addresses).
+    ///
+    /// - Returns: the number of reports deleted.
+    /// - Throws: `ReportStoreError.database`.
+    @discardableResult
+    public func prune(at now: Timestamp) throws(ReportStoreError) -> Int {
+        do {
+            let cutoff = now.secondsSince1970 - limits.retentionSeconds
+            return try database.transaction { () throws -> Int in
+                try database.query("DELETE FROM reports WHERE last_seen < ?", [.integer(cutoff)])
+                return database.changes
+            }
+        } catch let error as SQLiteError {
+            throw .database(error)
+        } catch {
+            throw .notAReportStore("\(error)")
+        }
+    }
+}

@@ -1,0 +1,163 @@
+// The report database on its own: STRICT schema and migrations, refusals of foreign or
+// newer files, retention and the size cap at explicit times, and `pinion reports`.
+
+import Foundation
+import PinionCore
+import PinionPublisher
+import PinionSystem
+import PinionTestSupport
+import Testing
+
+@Suite struct ReportStoreTests {
+    let directory: String
+    let chain: (first: String, second: String)
+
+    init() throws {
+        directory = try makeTemporaryDirectory(prefix: "pinion-report-store")
+        chain = try reportCertificates()
+    }
+
+    private func report(host: String = "api.example.com", certificate: String? = nil, appVersion: String? = "2.1")
+        throws -> ReceivedReport
+    {
+        try ReceivedReport.parse(
+            Array(reportBody(hostname: host, chain: [certificate ?? chain.first], appVersion: appVersion).utf8))
+    }
+
+    @Test func createsAStrictVersionedSchemaInWALMode() throws {
+        let path = directory + "/a.sqlite"
+        let store = try ReportStore(path: path, create: true)
+        #expect(try sqlite3(path, "SELECT version FROM schema_version") == ["\(ReportStore.schemaVersion)"])
+        #expect(try sqlite3(path, "PRAGMA journal_mode") == ["wal"])
+        let strict = try sqlite3(path, "SELECT name, strict FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
+        #expect(strict.contains("reports|1"))
+        #expect(strict.contains("report_days|1"))
+        #expect(strict.contains("schema_version|1"))
+        // Client addresses are personal data: owner-only, the WAL too.
+        try withExtendedLifetime(store) {
+            for file in [path, path + "-wal"] {
+                let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+                #expect(mode == 0o600, "\(file)")
+            }
+        }
+        // Opening again migrates nothing and keeps one version row.
+        _ = try ReportStore(path: path, create: false)
+        #expect(try sqlite3(path, "SELECT count(*) FROM schema_version") == ["1"])
+    }
+
+    @Test func refusesNewerSchemasForeignDatabasesAndGarbage() throws {
+        let newer = directory + "/newer.sqlite"
+        _ = try ReportStore(path: newer, create: true)
+        _ = try sqlite3(newer, "UPDATE schema_version SET version = 99")
+        #expect(throws: ReportStoreError.newerSchema(found: 99, known: ReportStore.schemaVersion)) {
+            try ReportStore(path: newer, create: false)
+        }
+        let foreign = directory + "/foreign.sqlite"
+        _ = try sqlite3(foreign, "CREATE TABLE t (x INTEGER)")
+        #expect(throws: ReportStoreError.self) { try ReportStore(path: foreign, create: false) }
+        #expect(try sqlite3(foreign, "SELECT name FROM sqlite_schema WHERE type = 'table'") == ["t"], "left alone")
+        let garbage = directory + "/garbage.sqlite"
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: garbage))
+        #expect(throws: ReportStoreError.self) { try ReportStore(path: garbage, create: false) }
+        #expect(throws: ReportStoreError.self) { try ReportStore(path: directory + "/missing.sqlite", create: false) }
+
+        for (path, status) in [(newer, Int32(1)), (foreign, 1), (garbage, 1), (directory + "/missing.sqlite", 3)] {
+            let result = runPinion(["reports", path])
+            #expect(result.status == status, "\(path): \(result.err)")
+            #expect(!result.err.isEmpty)
+        }
+    }
+
+    @Test func repeatsAreCountedPerDayAndExpireAfterTheRetentionPeriod() throws {
+        let store = try ReportStore(
+            path: directory + "/r.sqlite", create: true, limits: ReportStoreLimits(retentionSeconds: 30 * day))
+        let first = try report()
+        #expect(try store.commit([(first, "s", "10.0.0.1")], at: t0).get() == [.stored])
+        #expect(try store.commit([(first, "s", "10.0.0.2")], at: t0.adding(seconds: day)).get() == [.repeated])
+        #expect(try store.commit([(try report(host: "other.example.com"), "s", "10.0.0.3")], at: t0).get() == [.stored])
+        let days = try store.dayCounts(scope: nil, since: t0)
+        #expect(days.map(\.count) == [1, 1, 1])
+        #expect(try store.totals().distinct == 2)
+        #expect(try store.totals().received == 3)
+        // 30 days after its last sighting a report is still kept; a second later it is gone.
+        #expect(try store.prune(at: t0.adding(seconds: 30 * day)) == 0)
+        #expect(try store.prune(at: t0.adding(seconds: 30 * day + 1)) == 1, "other.example.com was last seen at t0")
+        #expect(try store.totals().received == 2)
+        #expect(try store.prune(at: t0.adding(seconds: 31 * day)) == 0)
+        #expect(try store.prune(at: t0.adding(seconds: 31 * day + 1)) == 1)
+        #expect(try store.totals().distinct == 0)
+        #expect(try store.dayCounts(scope: nil, since: t0).isEmpty, "day counts go with their report")
+        #expect(try sqlite3(directory + "/r.sqlite", "SELECT count(*) FROM report_days") == ["0"])
+    }
+
+    @Test func theSizeCapRefusesNewReportsAndKeepsTheOldOnes() throws {
+        let path = directory + "/capped.sqlite"
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: 65_536))
+        var stored = 0
+        var refusal: ReportStoreError?
+        for index in 0..<500 {
+            switch store.commit([(try report(host: "h\(index).example.com"), "s", "10.0.0.1")], at: t0) {
+            case .success: stored += 1
+            case .failure(let error):
+                refusal = error
+            }
+            if refusal != nil { break }
+        }
+        #expect(refusal == .full)
+        #expect(stored > 0)
+        #expect(try store.totals().distinct == Int64(stored))
+        // A repeat of a stored report still fits (no new row); the database is intact.
+        #expect(try store.commit([(try report(host: "h0.example.com"), "s", "10.0.0.1")], at: t0).get() == [.repeated])
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? Int.max
+        #expect(size <= 65_536)
+    }
+
+    @Test func pinionReportsAnswersWhichKeysThePinsRefused() throws {
+        let path = directory + "/summary.sqlite"
+        let store = try ReportStore(path: path, create: true)
+        let firstKey = try report()
+        let secondKey = try report(certificate: chain.second, appVersion: "2.0")
+        _ = store.commit([(firstKey, "com.example.app", "10.0.0.1")], at: t0.adding(seconds: -10 * day))
+        for offset in [0, 0, day] {
+            _ = store.commit([(firstKey, "com.example.app", "10.0.0.1")], at: t0.adding(seconds: offset))
+        }
+        _ = store.commit([(secondKey, "com.example.app", "10.0.0.2")], at: t0)
+        _ = store.commit([(try report(host: "elsewhere.example.org"), "org.example", "10.0.0.3")], at: t0)
+        let credentials = try ServerCredentials.shared()
+        let firstPin = try opensslPin(ofCertificateFile: credentials.certificate)
+        let secondPin = try opensslPin(ofCertificateFile: credentials.secondCertificate)
+
+        let result = runPinion(
+            [
+                "reports", path, "--scope", "com.example.app", "--since", "7d", "--at",
+                t0.adding(seconds: 2 * day).description, "--json",
+            ])
+        #expect(result.status == 0, "\(result.err)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+        let keys = try #require(json["refusedKeys"] as? [[String: Any]])
+        #expect(keys.count == 2)
+        #expect(keys.first?["servedPin"] as? String == firstPin)
+        #expect(keys.first?["count"] as? Int == 3, "the report 10 days back is outside --since 7d")
+        #expect(keys.first?["appVersions"] as? [String] == ["2.1"])
+        #expect(keys.last?["servedPin"] as? String == secondPin)
+        #expect(keys.last?["count"] as? Int == 1)
+        #expect(keys.allSatisfy { $0["hostname"] as? String == "api.example.com" }, "the other scope is left out")
+        let days = try #require(json["days"] as? [[String: Any]])
+        #expect(days.compactMap { $0["count"] as? Int }.sorted() == [1, 1, 2])
+        #expect(days.map { $0["day"] as? String } == ["2026-11-30", "2026-11-30", "2026-12-01"])
+        #expect(json["receivedReports"] as? Int == 6)
+
+        let text = runPinion(["reports", path, "--at", t0.adding(seconds: 2 * day).description, "--since", "30d"])
+        #expect(text.status == 0)
+        #expect(text.out.contains("pin-failure reports since 2026-11-02: 6"))
+        #expect(text.out.contains("  4  com.example.app  api.example.com  pin-sha256=\"\(firstPin)\"  app 2.1"))
+        #expect(text.out.contains("org.example  elsewhere.example.org"))
+
+        let empty = runPinion(["reports", path, "--scope", "nothing.here", "--at", t0.description])
+        #expect(empty.status == 0)
+        #expect(empty.out.contains("no served key was refused"))
+        #expect(runPinion(["reports", path, "--since", "soon"]).status == 2)
+        #expect(runPinion(["reports", path, "--scope", "Bad Scope"]).status == 2)
+    }
+}
