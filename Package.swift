@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// Pinion: signed, versioned, expiring TLS pin manifests (see docs/ and ../shared/DESIGN.md).
+// Pinion: signed, versioned, expiring TLS pin manifests (design of record: docs/DESIGN.md).
 
 import PackageDescription
 
@@ -39,7 +39,7 @@ let package = Package(
             dependencies: ["COpenSSL"],
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        // SQLite 3: the pin-failure report store of `pinion serve --reports` (DESIGN.md §14).
+        // SQLite 3: the pin-failure report store of `pinion serve --reports` (docs/DESIGN.md §14).
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -66,11 +66,11 @@ let package = Package(
         // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
         .target(name: "PinionClient", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
-        // The publisher's HTTPS server (`pinion serve`, DESIGN.md section 9).
+        // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9).
         .target(
             name: "PinionPublisher",
             dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem", "COpenSSL", "CPinionShims"]),
-        // The auditor: a whole published tree checked from public files (DESIGN.md section 10).
+        // The auditor: a whole published tree checked from public files (docs/DESIGN.md section 10).
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
         .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionTrust"]),

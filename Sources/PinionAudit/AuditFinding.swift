@@ -1,8 +1,8 @@
-// The rules the auditor checks (DESIGN.md §10, issue 5) and the findings it reports.
+// The rules the auditor checks (docs/DESIGN.md §10) and the findings it reports.
 
 /// A rule of a published tree, with a stable code for scripts (`--json`, messages).
 public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
-    // Roots (DESIGN.md §4)
+    // Roots (docs/DESIGN.md §4)
     /// `root/{n}.json` is missing below the newest root or the given root.
     case rootMissing = "root-missing"
     /// A root file beyond a missing one (the chain has a gap).
@@ -20,7 +20,7 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A document's scope is not the given root's.
     case scope = "scope"
 
-    // index.json (DESIGN.md §9)
+    // index.json (docs/DESIGN.md §9)
     /// index.json is missing although the tree has manifests.
     case indexMissing = "index-missing"
     /// index.json breaks its format.
@@ -34,7 +34,7 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// index.json lists a version whose history file is missing.
     case historyMissing = "history-missing"
 
-    // Manifests and the history (DESIGN.md §5, §10)
+    // Manifests and the history (docs/DESIGN.md §5, §10)
     /// A manifest envelope or payload breaks the strict format, or holds a root.
     case manifestFormat = "manifest-format"
     /// A manifest is not signed by a threshold of the pins role of the root it names.
@@ -72,7 +72,7 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A file is refused: a symbolic link, not a regular file, or over the size limit.
     case fileRefused = "file-refused"
 
-    // Warnings (DESIGN.md §10: they do not fail the audit)
+    // Warnings (docs/DESIGN.md §10: they do not fail the audit)
     /// A revocation of the prior version is missing (lifted with `--allow-lift`).
     case revocationLifted = "revocation-lifted"
     /// A signature of a role key does not verify (it did not count).

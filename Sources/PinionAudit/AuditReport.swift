@@ -1,5 +1,5 @@
 // The facts an audit establishes: roots, manifests and their signers, the pin timeline per
-// domain, revocations, expiry coverage, and every violation and warning (DESIGN.md §10).
+// domain, revocations, expiry coverage, and every violation and warning (docs/DESIGN.md §10).
 
 import PinionCore
 import PinionTrust

@@ -1,4 +1,4 @@
-// The audit of a whole published tree (DESIGN.md §10, issue 5): every root rotation, every
+// The audit of a whole published tree (docs/DESIGN.md §10): every root rotation, every
 // manifest's signatures under the root it names, the history rules between consecutive
 // versions, index.json and manifest.json against the files, collecting every violation.
 
@@ -21,7 +21,7 @@ public struct AuditOptions: Sendable {
 
     /// - Parameters:
     ///   - at: the audit time.
-    ///   - limits: document limits (default DESIGN.md §5).
+    ///   - limits: document limits (default docs/DESIGN.md §5).
     ///   - maxRoots: root walk bound (default 10,000).
     ///   - maxProbes: probe bound for sources that cannot list (default 10,000).
     ///   - progress: progress callback, or nil.

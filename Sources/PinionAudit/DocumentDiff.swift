@@ -58,7 +58,7 @@ public struct DomainChange: Sendable, Equatable {
     }
 }
 
-/// The differences between two manifest payloads of one scope (DESIGN.md §5).
+/// The differences between two manifest payloads of one scope (docs/DESIGN.md §5).
 public struct ManifestDiff: Sendable, Equatable {
     public var scope: String
     public var version: Change<Int64>
@@ -149,7 +149,7 @@ public struct RoleChange: Sendable, Equatable {
     }
 }
 
-/// The differences between two root payloads of one scope (DESIGN.md §4).
+/// The differences between two root payloads of one scope (docs/DESIGN.md §4).
 public struct RootDiff: Sendable, Equatable {
     public var scope: String
     public var version: Change<Int64>

@@ -1,10 +1,10 @@
-// The CLI's error type and the mapping of library errors to exit codes (DESIGN.md §11).
+// The CLI's error type and the mapping of library errors to exit codes (docs/DESIGN.md §11).
 
 import PinionCore
 import PinionCrypto
 import PinionSystem
 
-/// Exit codes of every `pinion` command (DESIGN.md §11).
+/// Exit codes of every `pinion` command (docs/DESIGN.md §11).
 public enum ExitCode {
     /// Success.
     public static let success: Int32 = 0

@@ -1,5 +1,5 @@
 // The `pinion` command dispatcher: finds the command, parses its flags, maps errors to
-// exit codes and messages (DESIGN.md §11).
+// exit codes and messages (docs/DESIGN.md §11).
 
 import Foundation
 import PinionCore

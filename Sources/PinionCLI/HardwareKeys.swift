@@ -42,7 +42,7 @@ final class HardwareModule {
 
 enum Hardware {
     /// Runs `body`, turning PKCS#11 errors into `CLIError`s with the exit codes of
-    /// DESIGN.md §11: 3 for the module or the device, 2 for what the user named wrongly,
+    /// docs/DESIGN.md §11: 3 for the module or the device, 2 for what the user named wrongly,
     /// 1 for refusals (wrong PIN, wrong key type, bad signature, message too large).
     static func mapped<R>(_ body: () throws -> R) throws -> R {
         do { return try body() } catch let error as PKCS11Error {

@@ -55,7 +55,7 @@ public enum Ed25519Error: Error, Equatable, CustomStringConvertible {
 
 /// Strict Ed25519 verification (RFC 8032 §5.1.7) with libsodium's
 /// `crypto_sign_verify_detached`: rejects S >= L, small-order R or A and a non-canonical
-/// encoding of A (DESIGN.md §2).
+/// encoding of A (docs/DESIGN.md §2).
 public struct SodiumEd25519Verifier: Ed25519Verifier {
     /// Creates the verifier; libsodium is initialised on first use.
     public init() {}
@@ -140,7 +140,7 @@ public struct Ed25519PublicKey: Sendable, Hashable {
         self.raw = raw
     }
 
-    /// The key id (DESIGN.md §2): lowercase hex SHA-256 of the 32 raw bytes, 64 characters.
+    /// The key id (docs/DESIGN.md §2): lowercase hex SHA-256 of the 32 raw bytes, 64 characters.
     public var keyID: String {
         KeyID.of(publicKey: raw, hasher: SodiumSHA256())
     }

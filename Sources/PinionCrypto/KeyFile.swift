@@ -1,4 +1,4 @@
-// Pinion key files (DESIGN.md §2): NAME.key as encrypted PKCS#8 PEM (RFC 5958, RFC 8410)
+// Pinion key files (docs/DESIGN.md §2): NAME.key as encrypted PKCS#8 PEM (RFC 5958, RFC 8410)
 // and NAME.pub as SubjectPublicKeyInfo PEM, read and written with OpenSSL.
 
 import COpenSSL
@@ -120,7 +120,7 @@ public enum KeyFileError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Reading and writing Pinion's key files (DESIGN.md §2).
+/// Reading and writing Pinion's key files (docs/DESIGN.md §2).
 ///
 /// - `NAME.key`: the Ed25519 secret key as PKCS#8 (RFC 5958 `OneAsymmetricKey`, RFC 8410
 ///   §7), encrypted with PBES2 (RFC 8018): PBKDF2-HMAC-SHA256 with a random 16-byte salt,

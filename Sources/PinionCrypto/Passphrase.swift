@@ -1,4 +1,4 @@
-// Obtaining the one passphrase of a command (DESIGN.md §2): --passphrase-file, then
+// Obtaining the one passphrase of a command (docs/DESIGN.md §2): --passphrase-file, then
 // PINION_PASSPHRASE, then the terminal without echo. The bytes only ever live in SecureBytes.
 
 import Synchronization
@@ -47,7 +47,7 @@ public enum PassphraseError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Obtains one passphrase into guarded memory (DESIGN.md §2).
+/// Obtains one passphrase into guarded memory (docs/DESIGN.md §2).
 ///
 /// Sources, first found wins:
 /// 1. `--passphrase-file F`: the file's bytes, read with read(2) straight into

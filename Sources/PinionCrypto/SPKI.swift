@@ -13,7 +13,7 @@ import CPinionShims
 
 /// How a pin (the SHA-256 digest of a DER SubjectPublicKeyInfo) is written out.
 public enum PinFormat: String, Sendable, CaseIterable {
-    /// `sha256/<base64>`: the pin spelling of Pinion manifests (DESIGN.md §5).
+    /// `sha256/<base64>`: the pin spelling of Pinion manifests (docs/DESIGN.md §5).
     case sha256
     /// `<base64>`: canonical padded base64 (RFC 4648 §4) of the digest.
     case base64
@@ -124,7 +124,7 @@ public enum SPKIError: Error, Equatable, CustomStringConvertible {
     /// OpenSSL failed where it should not (allocation, encoding); `detail` is its text.
     case openSSLFailure(file: String, detail: String)
 
-    /// True when the input could not be read at all (CLI exit code 3, DESIGN.md §11);
+    /// True when the input could not be read at all (CLI exit code 3, docs/DESIGN.md §11);
     /// false when it was read and is bad.
     public var isIOError: Bool {
         if case .unreadable = self { return true }

@@ -26,7 +26,7 @@ public func initializeSodium() throws {
 
 /// A fixed-size buffer allocated with `sodium_malloc` (guard pages, canary) and wiped and
 /// freed with `sodium_free` when released. Pinion's own copies of secrets live only here,
-/// never in `String`, `Data` or `[UInt8]` (DESIGN.md §2).
+/// never in `String`, `Data` or `[UInt8]` (docs/DESIGN.md §2).
 ///
 /// Not copyable in the value sense: it is a class so that no copy of the bytes is made
 /// behind the caller's back. Access is not synchronised; do not share one instance

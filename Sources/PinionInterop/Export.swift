@@ -12,7 +12,7 @@ public struct ExportSelection: Sendable, Equatable {
 
     /// Chooses the entries of `payload` for a format.
     ///
-    /// Revoked pins are removed from every entry (clients subtract them too, DESIGN.md §7).
+    /// Revoked pins are removed from every entry (clients subtract them too, docs/DESIGN.md §7).
     /// An entry left without pins (every connection refused in Pinion) cannot be written in
     /// any platform format; a report-only entry cannot be written when `reportOnly` is false.
     /// Both are refused unless `lossy`, which leaves them out and lists them.
@@ -130,7 +130,7 @@ public enum SwiftBaseline {
         let json = String(decoding: json(domains), as: UTF8.self)
         var text = comment.map { "// " + $0 }.joined(separator: "\n") + "\n\n"
         text += "import PinionClient\n\n"
-        text += "/// The app's baseline pins (DESIGN.md §7); regenerate with `pinion export swift-baseline`.\n"
+        text += "/// The app's baseline pins (docs/DESIGN.md §7); regenerate with `pinion export swift-baseline`.\n"
         text += "enum PinionBaseline {\n"
         text += "    /// The baseline file (`pinion.baseline`, docs/CLIENT.md).\n"
         text += "    static let json = #\"\"\"\n"

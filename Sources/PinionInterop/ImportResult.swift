@@ -54,7 +54,7 @@ public struct ImportNote: Sendable, Equatable, CustomStringConvertible {
 
 /// The outcome of an import: the domain entries, in file order, and the notes.
 public struct ImportResult: Sendable, Equatable {
-    /// Domain entries that pass the manifest's domain rules (DESIGN.md §5).
+    /// Domain entries that pass the manifest's domain rules (docs/DESIGN.md §5).
     public var domains: [ManifestPayload.Domain]
     /// Everything changed, left out or worth a look, in file order.
     public var notes: [ImportNote]

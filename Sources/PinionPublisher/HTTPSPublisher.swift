@@ -16,7 +16,7 @@ import Synchronization
 /// The publisher's HTTPS server. Create it (binds and loads everything, so errors show
 /// before anything is announced), `start()` it, then `drain(timeout:)` to stop.
 ///
-/// Responses (DESIGN.md §9, §14): GET and HEAD of `/v1/...json` files of the tree and
+/// Responses (docs/DESIGN.md §9, §14): GET and HEAD of `/v1/...json` files of the tree and
 /// `/healthz` (503 with the reason while a served manifest or newest root has expired);
 /// `POST /v1/{scope}/reports` when report collection is on; 405 for other methods; 404 (`Cache-Control: no-store`) for anything else;
 /// ETag = quoted SHA-256 hex of the body; `If-None-Match` gives 304; `manifest.json` and

@@ -46,7 +46,7 @@ public struct PublishedPath: Sendable, Equatable {
         components = names
     }
 
-    /// How long caches may keep the file (DESIGN.md §9): root and history files never
+    /// How long caches may keep the file (docs/DESIGN.md §9): root and history files never
     /// change once written; `manifest.json`, `index.json` and anything else must be
     /// revalidated.
     public var cacheControl: String {
@@ -62,7 +62,7 @@ public struct PublishedPath: Sendable, Equatable {
 public struct PublishedFile: Sendable {
     /// The bytes.
     public let body: [UInt8]
-    /// The entity tag: the quoted lowercase hex SHA-256 of `body` (DESIGN.md §9).
+    /// The entity tag: the quoted lowercase hex SHA-256 of `body` (docs/DESIGN.md §9).
     public let etag: String
 }
 

@@ -1,4 +1,4 @@
-// Settings and errors of `pinion serve`, the publisher's HTTPS server (DESIGN.md §9).
+// Settings and errors of `pinion serve`, the publisher's HTTPS server (docs/DESIGN.md §9).
 
 import Foundation
 import PinionCore
@@ -38,7 +38,7 @@ public struct PublisherConfiguration: Sendable {
     /// Largest file served, in bytes.
     public var maxFileBytes: Int
     /// The plain-HTTP listener of /metrics and /healthz (IP literal and port, 0: a free
-    /// one); nil: no metrics, and the request path counts nothing (DESIGN.md §14).
+    /// one); nil: no metrics, and the request path counts nothing (docs/DESIGN.md §14).
     public var metricsListen: (host: String, port: UInt16)?
     /// Pin-failure report collection (`POST /v1/{scope}/reports`); nil: off (405).
     public var reports: ReportSettings?

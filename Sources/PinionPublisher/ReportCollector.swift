@@ -6,7 +6,7 @@ import Foundation
 import PinionCore
 import Synchronization
 
-/// Settings of report collection (`pinion serve --reports DB`, DESIGN.md §14).
+/// Settings of report collection (`pinion serve --reports DB`, docs/DESIGN.md §14).
 public struct ReportSettings: Sendable {
     /// The SQLite database file; must lie outside the served tree.
     public var databasePath: String

@@ -1,4 +1,4 @@
-// The SQLite store of pin-failure reports (DESIGN.md §14): schema and migrations, repeat
+// The SQLite store of pin-failure reports (docs/DESIGN.md §14): schema and migrations, repeat
 // counting, the size cap and the retention period, and the queries `pinion reports` runs.
 
 import Foundation

@@ -1,5 +1,5 @@
 // What `pinion serve` is serving, per scope: the manifest's and the newest root's versions
-// and expiries, read from the tree for /metrics and /healthz (DESIGN.md §14).
+// and expiries, read from the tree for /metrics and /healthz (docs/DESIGN.md §14).
 
 import Foundation
 import PinionCore
@@ -27,7 +27,7 @@ public struct ScopeStatus: Sendable, Equatable {
     }
 
     /// Why this scope is unhealthy at `now`: an expired manifest or newest root; empty when
-    /// healthy. Unreadable files do not count (DESIGN.md §14 judges expiry only; they show
+    /// healthy. Unreadable files do not count (docs/DESIGN.md §14 judges expiry only; they show
     /// in `pinion_tree_unreadable_files`, and clients refuse them on their own).
     ///
     /// - Parameter now: the time to judge expiry at (expired when `expiresAt <= now`).

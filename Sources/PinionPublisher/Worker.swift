@@ -528,7 +528,7 @@ final class Worker: @unchecked Sendable {
             date: date)
     }
 
-    // MARK: - Reports (DESIGN.md §14; the checks are in ReportIntake)
+    // MARK: - Reports (docs/DESIGN.md §14; the checks are in ReportIntake)
 
     /// Answers a report POST at once, or parks the connection until the writer thread has
     /// committed the report (204 only then) and hands the answer back through `wake()`.

@@ -1,5 +1,5 @@
 // A published tree read over HTTPS through the SDK's client (X.509 validation against the
-// system store or a CA file; no pins, as on the update channel, DESIGN.md §6).
+// system store or a CA file; no pins, as on the update channel, docs/DESIGN.md §6).
 
 import Foundation
 

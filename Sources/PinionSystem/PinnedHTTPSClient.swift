@@ -1,5 +1,5 @@
 // Pinned HTTPS GET on OpenSSL: X.509 validation first, then the caller's pin check on the
-// verified chain, before one request byte is sent (DESIGN.md §6 update channel, §8).
+// verified chain, before one request byte is sent (docs/DESIGN.md §6 update channel, §8).
 
 import COpenSSL
 import CPinionShims
@@ -16,7 +16,7 @@ import PinionTrust
 /// An HTTPS client for GET requests that validates certificates with OpenSSL and then
 /// lets the caller decide on the verified chain before any request byte is sent. FoundationNetworking
 /// on Linux has no pinning hook, so the SDK uses this for the update channel (without
-/// manifest pins, DESIGN.md §6) and for pinned app connections (DESIGN.md §8).
+/// manifest pins, docs/DESIGN.md §6) and for pinned app connections (docs/DESIGN.md §8).
 ///
 /// Each call opens fresh connections (HTTP/1.1, `Connection: close`), one per redirect
 /// hop, with a fresh `SSL_CTX` that has session tickets and the session cache off, so no
@@ -54,13 +54,13 @@ public struct PinnedHTTPSClient: Sendable {
         ///   - connectTimeout: seconds per TCP connect attempt, in (0, 86400].
         ///   - ioTimeout: seconds for the handshake and per I/O wait, in (0, 86400].
         ///   - totalDeadline: seconds for the whole call, in (0, 86400].
-        ///   - maxResponseBytes: body limit in bytes, at least 0 (default 4 MiB, the
-        ///     envelope limit of DESIGN.md §5).
+        ///   - maxResponseBytes: body limit in bytes, at least 0 (default 8 MiB, the
+        ///     envelope limit of docs/DESIGN.md §5).
         ///   - maxRedirects: redirects followed, 0 to 20.
         ///   - userAgent: User-Agent value, printable ASCII.
         public init(
             caFile: String? = nil, connectTimeout: Double = 10, ioTimeout: Double = 30, totalDeadline: Double = 60,
-            maxResponseBytes: Int = 4 * 1024 * 1024, maxRedirects: Int = 3, userAgent: String = "pinion/1"
+            maxResponseBytes: Int = 8 * 1024 * 1024, maxRedirects: Int = 3, userAgent: String = "pinion/1"
         ) {
             self.caFile = caFile
             self.connectTimeout = connectTimeout

@@ -21,7 +21,7 @@ public struct TLSProbeResult: Sendable {
         public let presented: Bool
         /// True when verification succeeded and this certificate is on the path OpenSSL
         /// verified (`SSL_get0_verified_chain`, compared by DER). Only these certificates
-        /// count for pinning (DESIGN.md §8.3); always false when `verified` is false.
+        /// count for pinning (docs/DESIGN.md §8.3); always false when `verified` is false.
         public let onVerifiedPath: Bool
     }
 
@@ -76,7 +76,7 @@ public enum TLSProbeError: Error, Equatable, CustomStringConvertible {
     case invalidPeerCertificate(host: String, port: UInt16, position: Int)
 
     /// True for failures of the network, the peer or the CA file (CLI exit code 3,
-    /// DESIGN.md §11); false for bad arguments and internal failures.
+    /// docs/DESIGN.md §11); false for bad arguments and internal failures.
     public var isIOError: Bool {
         switch self {
         case .resolutionFailed, .connectionRefused, .connectionFailed, .timedOut, .handshakeFailed,
@@ -193,7 +193,7 @@ extension TLSProbe {
     }
 
     /// A name for SNI and the certificate check: non-empty, no NUL, one trailing dot
-    /// removed (DESIGN.md §8.2).
+    /// removed (docs/DESIGN.md §8.2).
     private static func normalizedName(_ name: String) -> String? {
         var result = name
         if result.hasSuffix("."), !result.hasSuffix("..") { result.removeLast() }

@@ -1,12 +1,12 @@
-// The baseline pin set B compiled into an app (DESIGN.md §7), and its file format.
+// The baseline pin set B compiled into an app (docs/DESIGN.md §7), and its file format.
 
 import PinionCore
 
-/// The baseline B: the pins an app ships with, which no manifest can loosen (DESIGN.md §7).
+/// The baseline B: the pins an app ships with, which no manifest can loosen (docs/DESIGN.md §7).
 ///
 /// Every name is a valid manifest host name (`HostName.validate`), names are unique, and
 /// every domain has at least one pin, with no pin twice in a domain: the same rules as the
-/// domains of a pin manifest (DESIGN.md §5).
+/// domains of a pin manifest (docs/DESIGN.md §5).
 ///
 /// ## File format
 ///
@@ -23,7 +23,7 @@ import PinionCore
 ///
 /// - `type` (`"pinion.baseline"`), `specVersion` (1) and `domains` (may be empty) are
 ///   required.
-/// - Each domain follows the manifest rules of DESIGN.md §5: `name` a lowercase A-label host
+/// - Each domain follows the manifest rules of docs/DESIGN.md §5: `name` a lowercase A-label host
 ///   of two or more labels, unique in the file; `includeSubdomains` defaults to `false`;
 ///   `enforce` defaults to `true`; `pins` non-empty, unique, canonical `sha256/` pins.
 /// - The file is read by the strict parser (`StrictJSONParser`, `Limits.standard`): no
@@ -75,7 +75,7 @@ public struct Baseline: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - bytes: the file contents (UTF-8 JSON).
-    ///   - limits: size, depth, domain and pin limits (default DESIGN.md §5).
+    ///   - limits: size, depth, domain and pin limits (default docs/DESIGN.md §5).
     /// - Returns: the checked baseline.
     /// - Throws: `FormatError`: JSON syntax and limit errors from `StrictJSONParser`;
     ///   `.wrongType` for a non-object document; `.missingMember` for `type`, `specVersion`

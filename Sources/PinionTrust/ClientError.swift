@@ -1,4 +1,4 @@
-// Typed errors and events of the client trust core (DESIGN.md §6).
+// Typed errors and events of the client trust core (docs/DESIGN.md §6).
 
 import PinionCore
 
@@ -7,7 +7,7 @@ import PinionCore
 public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The document broke a format or trust rule (signatures, thresholds, scope, ...).
     case trust(TrustError)
-    /// A manifest ordered below the floor (DESIGN.md §6 step 4).
+    /// A manifest ordered below the floor (docs/DESIGN.md §6 step 4).
     case rollback(offered: ManifestOrder, floor: ManifestOrder)
     /// A manifest with the floor's (rootVersion, version) but other payload bytes: the
     /// publisher or a signer shows different clients different documents.

@@ -1,4 +1,4 @@
-// What the client persists between runs (DESIGN.md §6 step 6): enough to re-verify
+// What the client persists between runs (docs/DESIGN.md §6 step 6): enough to re-verify
 // everything at start-up from the embedded root, and to keep the floor.
 
 import PinionCore
@@ -18,7 +18,7 @@ public struct ClientState: Sendable, Equatable {
     /// Highest start time of a successful refresh (never moved by a future-dated issuedAt).
     public var lastKnownTime: Timestamp?
     /// The revoked set R: union of `revokedPins` of every manifest accepted since the pins
-    /// role last changed (DESIGN.md §7).
+    /// role last changed (docs/DESIGN.md §7).
     public var revokedPins: [Pin]
     /// Key ids of the pins role when R was started; a different role restarts R.
     public var revokedSetPinsRole: [String]
@@ -45,7 +45,7 @@ public struct ClientState: Sendable, Equatable {
     }
 }
 
-/// The order of manifests: (rootVersion, version), compared lexicographically (DESIGN.md §5).
+/// The order of manifests: (rootVersion, version), compared lexicographically (docs/DESIGN.md §5).
 public struct ManifestOrder: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var rootVersion: Int64
     public var version: Int64

@@ -1,4 +1,4 @@
-// Pin evaluation of one connection after X.509 validation (DESIGN.md §8 steps 2-4).
+// Pin evaluation of one connection after X.509 validation (docs/DESIGN.md §8 steps 2-4).
 
 import PinionCore
 
@@ -15,7 +15,7 @@ public enum PinEvaluation: Sendable, Equatable {
     /// byte of the request is sent.
     case rejected(PinFailure)
     /// The pin check failed, but every matching entry is report-only: the connection goes
-    /// on and the failure is reported (DESIGN.md §8 step 4).
+    /// on and the failure is reported (docs/DESIGN.md §8 step 4).
     case reportOnly(PinFailure)
 }
 
@@ -26,7 +26,7 @@ public struct PinFailure: Sendable, Equatable {
         /// The verified chain is empty or missing (for example a resumed TLS session).
         case noVerifiedChain
         /// The entry has no pins left (emptied by a manifest, revoked, or a manifest-only
-        /// domain after expiry): every connection is refused (DESIGN.md §7).
+        /// domain after expiry): every connection is refused (docs/DESIGN.md §7).
         case noUsablePin
         /// No certificate on the verified chain has a pinned key.
         case noMatchingPin
@@ -68,7 +68,7 @@ public struct PinFailure: Sendable, Equatable {
 }
 
 /// What the policy demands of one host: the longest matching entry's pins and the OR of the
-/// enforce flags of every matching entry (DESIGN.md §8 step 2).
+/// enforce flags of every matching entry (docs/DESIGN.md §8 step 2).
 public struct HostPolicy: Sendable, Equatable {
     /// The host as matched: lowercase, one trailing dot removed.
     public var host: String
@@ -91,7 +91,7 @@ public struct HostPolicy: Sendable, Equatable {
 }
 
 extension MergedPolicy {
-    /// Normalises a host for matching (DESIGN.md §8 step 2): ASCII letters lowercased and
+    /// Normalises a host for matching (docs/DESIGN.md §8 step 2): ASCII letters lowercased and
     /// exactly one trailing dot removed.
     ///
     /// - Parameter host: the host the app connects to (no port, no brackets).
@@ -125,7 +125,7 @@ extension MergedPolicy {
         return changed ? String(decoding: bytes, as: UTF8.self) : host
     }
 
-    /// The entries matching `host` (DESIGN.md §8 step 2): the exact entry and every parent
+    /// The entries matching `host` (docs/DESIGN.md §8 step 2): the exact entry and every parent
     /// entry with includeSubdomains, matched on label boundaries only
     /// (`notapi.example.test` and `api.example.test.evil.test` do not match
     /// `api.example.test`).
@@ -154,7 +154,7 @@ extension MergedPolicy {
 }
 
 /// Checks a connection that passed X.509 validation against the effective policy
-/// (DESIGN.md §8 steps 2-4; RFC 7469 §2.6 pin validation on the verified chain).
+/// (docs/DESIGN.md §8 steps 2-4; RFC 7469 §2.6 pin validation on the verified chain).
 ///
 /// - Parameters:
 ///   - host: the host the app connects to (any case, optionally with one trailing dot).

@@ -10,7 +10,7 @@ public struct PeerChain: Sendable, Equatable {
     /// The host of the URL being fetched, exactly as the URL gives it (case and a trailing
     /// dot kept; an IPv6 literal without brackets). This is the name SNI and the
     /// certificate check used (lowercased, one trailing dot removed); normalising it for
-    /// pin matching (DESIGN.md §8.2) is the policy's job.
+    /// pin matching (docs/DESIGN.md §8.2) is the policy's job.
     public let host: String
     /// The URL's port (443 when the URL names none), also when `connectTo` dialled another
     /// address.
@@ -141,7 +141,7 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
     /// not run.
     case certificateVerificationFailed(host: String, port: UInt16, reason: String)
     /// The handshake passed but OpenSSL reports no verified chain; refused without calling
-    /// the pin check (DESIGN.md §8.3).
+    /// the pin check (docs/DESIGN.md §8.3).
     case emptyVerifiedChain(host: String, port: UInt16)
     /// The pin check refused the connection; no request byte was sent.
     case pinningRefused(host: String, port: UInt16, reason: String)
@@ -226,7 +226,7 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
 /// An HTTPS client the SDK fetches with (TUF's ngclient calls it a fetcher): X.509
 /// validation (chain, validity, host name; no subject common name fallback) runs first,
 /// then `pinCheck` sees the VERIFIED chain and decides before one request byte is sent
-/// (DESIGN.md §6 update channel, §8). Implementations never resume TLS sessions (a resumed
+/// (docs/DESIGN.md §6 update channel, §8). Implementations never resume TLS sessions (a resumed
 /// session carries no verified chain) and never reuse a connection across calls.
 public protocol HTTPSTransport: Sendable {
     /// GET `url`, following https redirects under the same checks.

@@ -1,5 +1,5 @@
 // The fail-closed merge of the baseline B, the last manifest M and the revoked set R
-// (DESIGN.md §7): an expired manifest can only take trust away, nothing becomes unpinned.
+// (docs/DESIGN.md §7): an expired manifest can only take trust away, nothing becomes unpinned.
 
 import PinionCore
 
@@ -7,7 +7,7 @@ import PinionCore
 /// dropped store, keyed by exact name for lookups per connection.
 ///
 /// An entry's `pins` may be empty; an enforced entry without pins refuses every connection
-/// (DESIGN.md §7, "no usable pin").
+/// (docs/DESIGN.md §7, "no usable pin").
 public struct MergedPolicy: Sendable, Equatable {
     /// The entries by exact domain name.
     public private(set) var entries: [String: PinnedDomain] {
@@ -82,7 +82,7 @@ public struct MergedPolicy: Sendable, Equatable {
     }
 }
 
-/// Both merges of DESIGN.md §7 for one (B, M, R), computed once, and the instant from which
+/// Both merges of docs/DESIGN.md §7 for one (B, M, R), computed once, and the instant from which
 /// the expired one applies. Expiry is then a comparison per connection, not a re-merge.
 public struct PolicySnapshot: Sendable, Equatable {
     /// The merge while M is current: M's pins replace B's for every domain M names.
@@ -97,7 +97,7 @@ public struct PolicySnapshot: Sendable, Equatable {
     /// of reports); nil without a manifest.
     public let manifestExpiresAt: Timestamp?
 
-    /// Merges B, M and R (DESIGN.md §7).
+    /// Merges B, M and R (docs/DESIGN.md §7).
     ///
     /// For every domain d in B or M, with R the revoked set:
     /// - M current: pins(d) = M.pins(d) − R if d is in M, else B.pins(d) − R.
@@ -118,7 +118,7 @@ public struct PolicySnapshot: Sendable, Equatable {
     ///     (default 0 in the SDK); negative values count as 0.
     ///   - rootExpiresAt: the newest root's `expiresAt`; M stops counting as current then,
     ///     whatever its own expiry and `staleGrace`.
-    ///   - forcedDomains: domain names of a dropped store (DESIGN.md §6): each becomes an
+    ///   - forcedDomains: domain names of a dropped store (docs/DESIGN.md §6): each becomes an
     ///     enforced entry with no pins (every connection refused) until a fresh manifest
     ///     arrives, even if B lists it, since the lost manifest may have replaced B's pins;
     ///     its subdomains are refused too, since the lost entry may have covered them.
@@ -135,7 +135,7 @@ public struct PolicySnapshot: Sendable, Equatable {
         if let manifest, manifestValid {
             self.current = PolicySnapshot.merge(
                 base, manifestEntries, manifestCurrent: true, revoked: revoked, forced: forcedDomains)
-            // Only the newest root's expiry ends everything signed under it (DESIGN.md §4);
+            // Only the newest root's expiry ends everything signed under it (docs/DESIGN.md §4);
             // staleGrace never extends it.
             let graceEnd = manifest.expiresAt.adding(seconds: max(0, staleGrace))
             self.manifestCurrentUntil = rootExpiresAt.map { min(graceEnd, $0) } ?? graceEnd
@@ -148,9 +148,9 @@ public struct PolicySnapshot: Sendable, Equatable {
     }
 
     /// Whether M counts as current at `now`: valid and `now < M.expiresAt + staleGrace`
-    /// (so `now == expiresAt` with no grace is expired, as in DESIGN.md §6 step 5).
+    /// (so `now == expiresAt` with no grace is expired, as in docs/DESIGN.md §6 step 5).
     ///
-    /// - Parameter now: the effective time (`max(wall clock, lastKnownTime)`, DESIGN.md §6).
+    /// - Parameter now: the effective time (`max(wall clock, lastKnownTime)`, docs/DESIGN.md §6).
     public func isManifestCurrent(at now: Timestamp) -> Bool {
         guard let manifestCurrentUntil else { return false }
         return now < manifestCurrentUntil

@@ -1,4 +1,4 @@
-// Pin validation failure reports (RFC 7469 §3, DESIGN.md §8 step 5) and their 24-hour throttle.
+// Pin validation failure reports (RFC 7469 §3, docs/DESIGN.md §8 step 5) and their 24-hour throttle.
 
 import PinionCore
 
@@ -117,7 +117,7 @@ public struct PinFailureReport: Sendable, Equatable {
 }
 
 /// Remembers which reports were sent, so that an identical report (equal in every field but
-/// `date-time`) goes out at most once per 24 hours (DESIGN.md §8 step 5).
+/// `date-time`) goes out at most once per 24 hours (docs/DESIGN.md §8 step 5).
 ///
 /// Pure: the caller passes the time. Memory is bounded: at most `capacity` reports are
 /// remembered, each as a 32-byte SHA-256 of its fields; when full, reports older than 24

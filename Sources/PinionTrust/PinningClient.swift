@@ -1,5 +1,5 @@
 // The SDK object an app creates: keeps the pins up to date from the publisher, persists
-// them, and checks every connection against the effective policy (DESIGN.md §6-§8).
+// them, and checks every connection against the effective policy (docs/DESIGN.md §6-§8).
 
 import Foundation
 import PinionCore
@@ -20,7 +20,7 @@ public struct ClientConfiguration: Sendable {
     /// Trust anchors (PEM) for every connection, update channel included; nil: the system store.
     public var caFile: String?
     /// Optional pins for the publisher host. Manifest pins never apply to the update
-    /// channel, so no manifest can cut a client off from the next one (DESIGN.md §6).
+    /// channel, so no manifest can cut a client off from the next one (docs/DESIGN.md §6).
     public var publisherPins: [Pin]
     /// Seconds after expiry during which the manifest still counts as current (default 0).
     public var staleGrace: Int64
@@ -111,7 +111,7 @@ public final class PinningClient: Sendable {
     private let onEvent: @Sendable (ClientEvent) -> Void
     private let onPinFailure: @Sendable (PinFailureReport) -> Void
 
-    /// Loads and re-verifies the stored state (DESIGN.md §6, start-up), or starts from the
+    /// Loads and re-verifies the stored state (docs/DESIGN.md §6, start-up), or starts from the
     /// embedded root; computes the effective policy. Every platform builds its client here,
     /// plugging in its own crypto, TLS stack and storage (on Linux PinionClient's
     /// `init(configuration:storage:onEvent:onPinFailure:)` does).
@@ -174,7 +174,7 @@ public final class PinningClient: Sendable {
     /// Both merges of the effective policy; `policy.policy(at:)` picks by time.
     public var policy: PolicySnapshot { current.withLock { $0.policy } }
 
-    /// The effective time: `max(wall clock, lastKnownTime)` (DESIGN.md §6).
+    /// The effective time: `max(wall clock, lastKnownTime)` (docs/DESIGN.md §6).
     public var effectiveNow: Timestamp {
         let wall = configuration.clock()
         return max(wall, trustedState.persisted.lastKnownTime ?? wall)
@@ -325,7 +325,7 @@ public final class PinningClient: Sendable {
 
     // MARK: - Connections
 
-    /// Evaluates a verified chain for `host` against the policy now (DESIGN.md §8), and
+    /// Evaluates a verified chain for `host` against the policy now (docs/DESIGN.md §8), and
     /// reports a failure (RFC 7469 §3) to `onPinFailure`, throttled.
     public func check(_ chain: PeerChain) -> ConnectionVerdict {
         let now = effectiveNow

@@ -1,11 +1,11 @@
-// The client state file (DESIGN.md §6 step 6) as strict JSON with a content checksum, so a
+// The client state file (docs/DESIGN.md §6 step 6) as strict JSON with a content checksum, so a
 // torn, truncated or bit-flipped file is refused as corrupt instead of being half-trusted.
 
 import PinionCore
 
 /// Why a stored state was refused at start-up, or why a save failed.
 ///
-/// Every refusal at start-up drops the store (DESIGN.md §6: "a corrupt or foreign store is
+/// Every refusal at start-up drops the store (docs/DESIGN.md §6: "a corrupt or foreign store is
 /// dropped and reported"); every save failure leaves the previous files in place.
 public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Reading or writing the storage failed (disk full, read-only, I/O error, symbolic link).
@@ -48,7 +48,7 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Encodes a `ClientState` as the bytes of `state.json` and decodes them strictly.
 ///
-/// The file is JSON written by `JSONWriter` and read by `StrictJSONParser` (DESIGN.md §5
+/// The file is JSON written by `JSONWriter` and read by `StrictJSONParser` (docs/DESIGN.md §5
 /// strictness): every member is required (absent optionals are `null`), unknown members are
 /// refused (including `x-` names: only this code writes the file), and envelopes are kept as
 /// canonical padded base64 of their exact bytes:
@@ -79,7 +79,7 @@ public enum StateCodec {
     public static let maxStateBytes = 64 * 1024 * 1024
     /// Most accepted roots (envelopes after the embedded one) a state holds.
     /// Roots accepted since the embedded one. Far above the 256 rotations one refresh may
-    /// follow (DESIGN.md §4): rotations accumulate over the life of an install.
+    /// follow (docs/DESIGN.md §4): rotations accumulate over the life of an install.
     public static let maxAcceptedRoots = 65_536
     /// Most pins in the revoked set R.
     public static let maxRevokedPins = 1 << 20
@@ -128,7 +128,7 @@ public enum StateCodec {
     /// Decodes a state file strictly.
     ///
     /// Checks, in order: size (before parsing), JSON strictness and limits, `type`,
-    /// `formatVersion`, `contentSHA256`, then every member: scope (DESIGN.md §5), at most
+    /// `formatVersion`, `contentSHA256`, then every member: scope (docs/DESIGN.md §5), at most
     /// `maxAcceptedRoots` roots, envelopes as canonical base64 of 1 ... `maxEnvelopeBytes`
     /// bytes, floor integers 1 ... 2^53-1, an RFC 3339 time, unique canonical pins, unique key
     /// ids, unique host names (`HostName.validate`, at most `maxDomains`), an ETag without
@@ -207,7 +207,7 @@ public enum StateCodec {
     // MARK: - The enforced-domains file
 
     /// The small second file that keeps the domain names enforced when `state.json` is lost
-    /// or refused (DESIGN.md §6 start-up rules).
+    /// or refused (docs/DESIGN.md §6 start-up rules).
     struct EnforcedDomains: Sendable, Equatable {
         /// The scope of the store that wrote it.
         var scope: String

@@ -1,4 +1,4 @@
-// Persisting the client state crash-safely (DESIGN.md §6 step 6) and the start-up rule for a
+// Persisting the client state crash-safely (docs/DESIGN.md §6 step 6) and the start-up rule for a
 // corrupt or foreign store: dropped and reported, its domain names kept enforced.
 
 import PinionCore
@@ -119,9 +119,9 @@ public enum StateLoad: Sendable, Equatable {
     /// No state has been committed yet (first start, or a crash during the very first save).
     case empty
     /// A well-formed state of the store's scope. Its envelopes are still unverified bytes: the
-    /// trust core re-verifies signatures, scope and root before using them (DESIGN.md §6).
+    /// trust core re-verifies signatures, scope and root before using them (docs/DESIGN.md §6).
     case loaded(ClientState)
-    /// The store was refused and must be treated as lost (DESIGN.md §6: "a corrupt or foreign
+    /// The store was refused and must be treated as lost (docs/DESIGN.md §6: "a corrupt or foreign
     /// store is dropped and reported"). `keptDomainNames` are the domain names of the last
     /// manifest that could still be read from either file; the client starts from
     /// `ClientState(scope:, manifestDomainNames: keptDomainNames)` so those domains stay
@@ -151,14 +151,14 @@ public struct StateStore: Sendable {
     public let storage: any StateStorage
     /// The scope this store belongs to; a state of another scope is foreign.
     public let scope: String
-    /// Limits for envelopes and domain counts (DESIGN.md §5).
+    /// Limits for envelopes and domain counts (docs/DESIGN.md §5).
     public let limits: Limits
     /// SHA-256 for the checksum that ends each stored file.
     public let hasher: any SHA256Hasher
 
     /// - Parameters:
     ///   - storage: the file operations, usually a `DirectoryStorage`.
-    ///   - scope: the app's scope (DESIGN.md §5).
+    ///   - scope: the app's scope (docs/DESIGN.md §5).
     ///   - limits: bounds for envelope sizes and domain counts.
     ///   - hasher: SHA-256 (FIPS 180-4) for the files' checksums, usually the platform's
     ///     `CryptoProvider.hasher`.
@@ -169,7 +169,7 @@ public struct StateStore: Sendable {
         self.hasher = hasher
     }
 
-    /// Reads the stored state, applying the start-up rules of DESIGN.md §6.
+    /// Reads the stored state, applying the start-up rules of docs/DESIGN.md §6.
     ///
     /// - `state.json` well-formed and of this scope: `.loaded`, whatever the second file holds.
     /// - `state.json` unreadable, corrupt, of a newer format or of another scope: `.dropped`,

@@ -1,4 +1,4 @@
-// The client's pure trust decisions (DESIGN.md §4-§6): takes the current state, fetched
+// The client's pure trust decisions (docs/DESIGN.md §4-§6): takes the current state, fetched
 // bytes and a start time, returns the new state or a typed error. No I/O: fetching,
 // persisting and polling sit outside, so tests drive it with bytes.
 
@@ -19,7 +19,7 @@ public struct TrustedState: Sendable, Equatable {
     /// stay enforced with no pins until a fresh manifest arrives.
     public fileprivate(set) var forcedDomains: [String]
 
-    /// The revoked set R (DESIGN.md §7).
+    /// The revoked set R (docs/DESIGN.md §7).
     public var revoked: Set<Pin> { Set(persisted.revokedPins) }
     /// The floor: (rootVersion, version) of the last accepted manifest.
     public var floor: ManifestOrder? { persisted.floor }
@@ -65,9 +65,9 @@ public struct RefreshResult: Sendable, Equatable {
 
 /// The trust rules of the client, parameterised by the app's embedded root.
 public struct TrustCore: Sendable {
-    /// Seconds the wall clock may lag `lastKnownTime` before it is reported (DESIGN.md §6).
+    /// Seconds the wall clock may lag `lastKnownTime` before it is reported (docs/DESIGN.md §6).
     public static let clockStepTolerance: Int64 = 300
-    /// Seconds `issuedAt` may lead the start time before it is reported (DESIGN.md §6).
+    /// Seconds `issuedAt` may lead the start time before it is reported (docs/DESIGN.md §6).
     public static let futureDatedTolerance: Int64 = 86_400
 
     public let scope: String
@@ -107,7 +107,7 @@ public struct TrustCore: Sendable {
 
     // MARK: - Start-up
 
-    /// Re-checks a stored state from the embedded root (DESIGN.md §6, start-up): stored
+    /// Re-checks a stored state from the embedded root (docs/DESIGN.md §6, start-up): stored
     /// roots are re-verified in order (a root the app's embedded one already supersedes is
     /// skipped; one that fails ends the chain there); the stored manifest is re-verified
     /// under the root it names, and is current only if that is the newest root. A manifest
@@ -211,7 +211,7 @@ public struct TrustCore: Sendable {
             {
                 // Signed under a root older than the one this app build embeds, which is no
                 // longer available to check it. It is kept only as a non-current manifest,
-                // which can take trust away (B ∩ M) but never grant it (DESIGN.md §6, §7).
+                // which can take trust away (B ∩ M) but never grant it (docs/DESIGN.md §6, §7).
                 return .success(payload)
             }
             return .failure("it names root \(rootVersion), which is not in the trusted chain")
@@ -225,7 +225,7 @@ public struct TrustCore: Sendable {
 
     // MARK: - Refresh steps
 
-    /// Accepts the next root of the chain (DESIGN.md §4): exactly newest + 1, same scope,
+    /// Accepts the next root of the chain (docs/DESIGN.md §4): exactly newest + 1, same scope,
     /// both thresholds. The stored manifest stops being current (a rotation means
     /// re-signing it). The revoked set restarts when the first manifest signed by a
     /// changed pins role is accepted.
@@ -254,7 +254,7 @@ public struct TrustCore: Sendable {
         case unchanged
     }
 
-    /// Checks a fetched manifest in the order of DESIGN.md §6 steps 3-5 against one start
+    /// Checks a fetched manifest in the order of docs/DESIGN.md §6 steps 3-5 against one start
     /// time `t0`: envelope and signatures under the newest root's pins role, strict payload,
     /// scope, rootVersion, lifetime cap; then order against the floor (rollback,
     /// equivocation, no-op); then `expiresAt > max(t0, lastKnownTime)`.
@@ -334,7 +334,7 @@ public struct TrustCore: Sendable {
 
     // MARK: - Whole refresh
 
-    /// One refresh (DESIGN.md §6): the root walk (root N+1 until a 404, at most
+    /// One refresh (docs/DESIGN.md §6): the root walk (root N+1 until a 404, at most
     /// `RootChain.maxRotationsPerWalk`; any other answer ends the walk and fails the
     /// refresh, keeping the verified prefix), then the conditional manifest fetch and its
     /// checks. Any failure keeps the previous state of that step; nothing becomes unpinned.
@@ -390,7 +390,7 @@ public struct TrustCore: Sendable {
         }
 
         // A refresh that succeeds without a new manifest still moves lastKnownTime (the
-        // highest start time of a successful refresh, DESIGN.md §6).
+        // highest start time of a successful refresh, docs/DESIGN.md §6).
         func succeededUnchanged(etag: String??) -> RefreshResult {
             current.persisted.lastKnownTime = max(current.persisted.lastKnownTime ?? t0, t0)
             if let etag, let storable = TrustCore.storableETag(etag) { current.persisted.manifestETag = storable }

@@ -1,4 +1,4 @@
-// `pinion publish`: the tree it writes and every step it refuses (DESIGN.md §9).
+// `pinion publish`: the tree it writes and every step it refuses (docs/DESIGN.md §9).
 
 import Foundation
 import PinionCore

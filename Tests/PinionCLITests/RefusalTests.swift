@@ -1,5 +1,5 @@
 // What the signer CLI refuses: bad key files, bad flags, unsafe payloads, bad envelopes
-// (DESIGN.md §11 exit codes; nothing overwritten on failure).
+// (docs/DESIGN.md §11 exit codes; nothing overwritten on failure).
 
 import Foundation
 import PinionCLI

@@ -1,4 +1,4 @@
-// Connection evaluation (DESIGN.md §8 steps 2-4), pin failure reports (RFC 7469 §3) and the
+// Connection evaluation (docs/DESIGN.md §8 steps 2-4), pin failure reports (RFC 7469 §3) and the
 // once-per-24-hours report throttle (§8 step 5).
 
 import PinionClient

@@ -1,4 +1,4 @@
-// The fail-closed merge of DESIGN.md §7 and the baseline file format: every rule, and the
+// The fail-closed merge of docs/DESIGN.md §7 and the baseline file format: every rule, and the
 // attacks of issue 3 that a manifest could try against the baseline.
 
 import PinionClient

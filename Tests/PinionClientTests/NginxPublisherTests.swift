@@ -1,6 +1,6 @@
 // Real nginx (Debian package nginx-light) serving a tree written by `pinion publish` with the
 // shipped deploy/nginx/pinion.conf: the SDK refreshes from it, and every header the
-// configuration promises (DESIGN.md §9, docs/PUBLISHING.md) is checked on the wire.
+// configuration promises (docs/DESIGN.md §9, docs/PUBLISHING.md) is checked on the wire.
 
 import Foundation
 import PinionCLI

@@ -1,4 +1,4 @@
-// The client state store (DESIGN.md §6 step 6 and the start-up rules): round trips, a crash
+// The client state store (docs/DESIGN.md §6 step 6 and the start-up rules): round trips, a crash
 // or a failure at every step of a save, corrupt and foreign stores dropped with their domain
 // names kept, and the directory storage's modes and refusals.
 

@@ -1,4 +1,4 @@
-// Root rotation and manifest verification under the newest root (DESIGN.md §4, §5, §6 step 3).
+// Root rotation and manifest verification under the newest root (docs/DESIGN.md §4, §5, §6 step 3).
 
 import PinionCore
 import PinionCrypto

@@ -1,4 +1,4 @@
-// The strict parser's refusals (DESIGN.md §5), as a table of bad inputs and their errors.
+// The strict parser's refusals (docs/DESIGN.md §5), as a table of bad inputs and their errors.
 
 import PinionCore
 import Testing

@@ -1,4 +1,4 @@
-// Threshold counting and root-document key rules (DESIGN.md §2, §4).
+// Threshold counting and root-document key rules (docs/DESIGN.md §2, §4).
 
 import PinionCore
 import PinionCrypto

@@ -1,6 +1,6 @@
 // Ed25519 and SHA-256 over libsodium against published vectors: RFC 8032 §7.1, Wycheproof
 // (Fixtures/ed25519_test.json: C2SP/wycheproof testvectors_v1, Apache-2.0, copied verbatim,
-// sha256 752d2ea7...975536; see shared/testdata/wycheproof/SOURCE.md) and FIPS 180-4.
+// sha256 752d2ea7...975536) and FIPS 180-4.
 
 import Foundation
 import PinionCore

@@ -1,4 +1,4 @@
-// Key files (DESIGN.md §2) against OpenSSL's command line, their failure modes, and the
+// Key files (docs/DESIGN.md §2) against OpenSSL's command line, their failure modes, and the
 // passphrase sources. Every test works in its own temporary directory.
 
 import Foundation

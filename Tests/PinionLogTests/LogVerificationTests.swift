@@ -1,4 +1,4 @@
-// The client's manifest.proof check (DESIGN.md §12) in its order, and each attack of issue 16 refused with its reason.
+// The client's manifest.proof check (docs/DESIGN.md §12) in its order, and each attack of issue 16 refused with its reason.
 
 import PinionCore
 import PinionTrust

@@ -128,7 +128,7 @@ final class ReportRecorder: @unchecked Sendable {
     }
 
     /// An enforced entry with a wrong pin refuses the connection; the report about it still
-    /// reaches the collector (DESIGN.md §14: a bad pin must not silence its reports).
+    /// reaches the collector (docs/DESIGN.md §14: a bad pin must not silence its reports).
     @Test func anEnforcedBadPinIsStillReported() throws {
         try runRollout(enforce: true)
     }

@@ -1,4 +1,4 @@
-// `pinion serve` over real TLS on 127.0.0.1: responses and headers (DESIGN.md §9), refused
+// `pinion serve` over real TLS on 127.0.0.1: responses and headers (docs/DESIGN.md §9), refused
 // paths, limits, deadlines, the connection cap, garbage, reload and drain. Deadlines are
 // configured short and asserted with generous slack.
 

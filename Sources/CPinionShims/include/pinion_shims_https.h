@@ -6,7 +6,7 @@
 
 /// Context settings of the pinned client that Swift cannot reach because they are macros:
 /// no session tickets and no client session cache (a resumed session has no verified chain,
-/// DESIGN.md §8.3), no TLS compression, no renegotiation. Returns 1 on success.
+/// docs/DESIGN.md §8.3), no TLS compression, no renegotiation. Returns 1 on success.
 int pinion_https_configure_context(SSL_CTX *ctx);
 
 /// Attaches a socket BIO for the connected descriptor `fd` to `ssl` (for reading and

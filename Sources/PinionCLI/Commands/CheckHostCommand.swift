@@ -22,7 +22,7 @@ struct CheckHostCommand: Command {
         the host name against the system store or --cafile), then evaluates the verified
         chain against the policy a client would hold: the manifest ENVELOPE (or payload)
         merged with the --baseline file, revoked pins removed, expired at --at (default
-        now) or not (DESIGN.md sections 7 and 8). Prints the chain, then which certificate
+        now) or not (docs/DESIGN.md sections 7 and 8). Prints the chain, then which certificate
         and pin matched which entry, or why none did.
         With --root the envelope is verified first, as pinion verify does; without it the
         signatures are not checked (a warning says so).
@@ -65,7 +65,7 @@ struct CheckHostCommand: Command {
             staleGrace: 0)
         if !snapshot.isManifestCurrent(at: at) {
             context.warn(
-                "\(file): expired at \(payload.expiresAt); the fail-closed merge of DESIGN.md section 7 applies (baseline pins only, manifest-only domains refused)"
+                "\(file): expired at \(payload.expiresAt); the fail-closed merge of docs/DESIGN.md section 7 applies (baseline pins only, manifest-only domains refused)"
             )
         }
         let policy = snapshot.policy(at: at)

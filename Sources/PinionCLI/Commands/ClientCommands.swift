@@ -119,7 +119,7 @@ struct ClientRefreshCommand: Command {
                                      [--baseline FILE] [--cafile F] [--publisher-pin P ...]
                                      [--stale-grace D] [--timeout SECONDS] [--json]
 
-        Runs one refresh exactly as the SDK in an app does (DESIGN.md section 6): walks
+        Runs one refresh exactly as the SDK in an app does (docs/DESIGN.md section 6): walks
         BASE_URL/v1/S/root/N.json from the root state, fetches manifest.json (conditional
         GET), verifies everything against ROOT_ENVELOPE (the root the app embeds), persists
         the state in DIR, and prints the outcome, the events and the effective policy.

@@ -16,7 +16,7 @@ struct ManifestInitCommand: Command {
                                     (--expires-in 30d | --expires-at TIME) [--issued-at TIME]
                                     -o PAYLOAD [--force]
 
-        Writes an unsigned manifest payload (DESIGN.md §5).
+        Writes an unsigned manifest payload (docs/DESIGN.md §5).
         With --previous (the latest published manifest envelope): version = previous + 1,
         `previous` = SHA-256 of its payload bytes, and its scope, rootVersion, domains and
         revokedPins are carried over. With --root: scope and rootVersion come from that

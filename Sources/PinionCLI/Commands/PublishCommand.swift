@@ -1,5 +1,5 @@
 // `pinion publish`: add a signed root or manifest to the static tree a publisher serves
-// (DESIGN.md §9), applying the auditor's rules to the step it adds. Never needs a secret key.
+// (docs/DESIGN.md §9), applying the auditor's rules to the step it adds. Never needs a secret key.
 
 import Foundation
 import PinionClient
@@ -14,7 +14,7 @@ struct PublishCommand: Command {
         usage: pinion publish --repo DIR ENVELOPE [--allow-lift] [--at TIME]
 
         Adds ENVELOPE (a root or a manifest, told apart by payloadType) to the static tree
-        DIR/v1/{scope}/ (DESIGN.md section 9):
+        DIR/v1/{scope}/ (docs/DESIGN.md section 9):
           root/{n}.json           every root, immutable
           history/{version}.json  every published manifest, immutable
           index.json              the manifest history (version, rootVersion, payload

@@ -1,5 +1,5 @@
 // `pinion reports`: what the pin-failure reports collected by `pinion serve --reports` say,
-// by host, served key, app version and day (DESIGN.md §14).
+// by host, served key, app version and day (docs/DESIGN.md §14).
 
 import Foundation
 import PinionCore

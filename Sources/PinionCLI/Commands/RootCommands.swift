@@ -1,4 +1,4 @@
-// `pinion root init` and `pinion root rotate`: unsigned root payloads (DESIGN.md §4).
+// `pinion root init` and `pinion root rotate`: unsigned root payloads (docs/DESIGN.md §4).
 
 import Foundation
 import PinionCore
@@ -91,7 +91,7 @@ struct RootInitCommand: Command {
                                 [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
                                 [--max-manifest-lifetime 90d] -o ROOT_PAYLOAD [--force]
 
-        Writes an unsigned root payload, version 1 (DESIGN.md §4). Sign it with a threshold
+        Writes an unsigned root payload, version 1 (docs/DESIGN.md §4). Sign it with a threshold
         of the root keys (pinion sign), then embed the envelope in the app.
 
         options:
@@ -166,8 +166,8 @@ struct RootRotateCommand: Command {
         Writes the unsigned next root payload: version = previous + 1, same scope, the
         previous roles with the keys added and removed, thresholds kept unless given.
         It must then be signed by a threshold of the PREVIOUS root role AND of the NEW
-        root role (DESIGN.md §4). Keys in no role are dropped from `keys`.
-        Replacing the pins role restarts the clients' revoked set (DESIGN.md §7).
+        root role (docs/DESIGN.md §4). Keys in no role are dropped from `keys`.
+        Replacing the pins role restarts the clients' revoked set (docs/DESIGN.md §7).
 
         options: as pinion root init, plus
           --previous F          the current root ENVELOPE

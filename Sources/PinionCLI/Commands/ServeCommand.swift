@@ -1,4 +1,4 @@
-// `pinion serve`: the publisher's HTTPS server for a published tree (DESIGN.md §9).
+// `pinion serve`: the publisher's HTTPS server for a published tree (docs/DESIGN.md §9).
 
 import Foundation
 import PinionCore

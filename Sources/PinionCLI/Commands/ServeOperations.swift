@@ -1,5 +1,5 @@
 // The operations options of `pinion serve`: the metrics listener and report collection
-// (DESIGN.md §14), kept apart from the serving options.
+// (docs/DESIGN.md §14), kept apart from the serving options.
 
 import PinionCore
 import PinionPublisher

@@ -2,9 +2,9 @@
 
 /// The kinds of payload Pinion signs, by DSSE `payloadType`.
 public enum PayloadKind: String, Sendable, CaseIterable {
-    /// A root document (DESIGN.md §4).
+    /// A root document (docs/DESIGN.md §4).
     case root = "application/vnd.pinion.root+json"
-    /// A pin manifest (DESIGN.md §5).
+    /// A pin manifest (docs/DESIGN.md §5).
     case pins = "application/vnd.pinion.pins+json"
 }
 
@@ -36,7 +36,7 @@ public struct Envelope: Sendable, Equatable {
         self.signatures = signatures
     }
 
-    /// Parses an envelope strictly (DESIGN.md §3, §5 limits).
+    /// Parses an envelope strictly (docs/DESIGN.md §3, §5 limits).
     ///
     /// - Parameters:
     ///   - bytes: the envelope file, at most `limits.maxEnvelopeBytes` bytes.

@@ -1,4 +1,4 @@
-// Typed errors of the strict parser and the document schemas (DESIGN.md §5, §11).
+// Typed errors of the strict parser and the document schemas (docs/DESIGN.md §5, §11).
 
 /// What rule an input broke. Stable cases that tests and callers can match on.
 public enum FormatRule: Error, Sendable, Equatable, CustomStringConvertible {

@@ -34,7 +34,7 @@ public struct Pin: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 }
 
-/// Host names as manifests list them (DESIGN.md §5).
+/// Host names as manifests list them (docs/DESIGN.md §5).
 public enum HostName {
     /// Longest host name, in characters (RFC 1035 §2.3.4 presentation form).
     public static let maxLength = 253
@@ -122,7 +122,7 @@ public enum Scope {
     }
 }
 
-/// Key ids: lowercase hex SHA-256 of the 32-byte raw Ed25519 public key (DESIGN.md §2).
+/// Key ids: lowercase hex SHA-256 of the 32-byte raw Ed25519 public key (docs/DESIGN.md §2).
 public enum KeyID {
     /// - Returns: the key id of `publicKey`.
     public static func of(publicKey: [UInt8], hasher: any SHA256Hasher) -> String {

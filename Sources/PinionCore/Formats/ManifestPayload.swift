@@ -1,4 +1,4 @@
-// The pin manifest: which SPKI pins each domain accepts, versioned and expiring (DESIGN.md §5).
+// The pin manifest: which SPKI pins each domain accepts, versioned and expiring (docs/DESIGN.md §5).
 
 /// A parsed pin manifest payload (`type: pinion.pins`).
 public struct ManifestPayload: Sendable, Equatable {

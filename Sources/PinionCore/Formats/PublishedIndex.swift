@@ -1,4 +1,4 @@
-// index.json of a published tree (DESIGN.md §9): the history of every published manifest.
+// index.json of a published tree (docs/DESIGN.md §9): the history of every published manifest.
 
 /// The published history of one scope, oldest first.
 public struct PublishedIndex: Sendable, Equatable {

@@ -1,4 +1,4 @@
-// The root document: which keys hold the root and pins roles, and at what threshold (DESIGN.md §4).
+// The root document: which keys hold the root and pins roles, and at what threshold (docs/DESIGN.md §4).
 
 /// A parsed root document payload (`type: pinion.root`).
 public struct RootPayload: Sendable, Equatable {

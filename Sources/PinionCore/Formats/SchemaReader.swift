@@ -2,7 +2,7 @@
 
 /// Reads the members of one JSON object for a schema: required and optional members with
 /// types checked, and, at `finish()`, an error for any member the schema did not read
-/// (names starting with `x-` are extensions and are ignored, DESIGN.md §5).
+/// (names starting with `x-` are extensions and are ignored, docs/DESIGN.md §5).
 struct SchemaReader {
     let object: JSONObject
     let path: String
@@ -109,7 +109,7 @@ struct SchemaReader {
         return try array(name, maxCount: maxCount)
     }
 
-    /// Checks `type` and `specVersion` (DESIGN.md §5: a newer specVersion names both).
+    /// Checks `type` and `specVersion` (docs/DESIGN.md §5: a newer specVersion names both).
     mutating func documentHeader(type expected: String) throws(FormatError) {
         let type = try string("type")
         guard type == expected else {

@@ -1,4 +1,4 @@
-// Strict JSON parser shared by signer, publisher, client and auditor (DESIGN.md §5).
+// Strict JSON parser shared by signer, publisher, client and auditor (docs/DESIGN.md §5).
 //
 // Written here rather than taken from Foundation because JSONSerialization and
 // JSONDecoder accept what Pinion must refuse: duplicate member names (last one wins),

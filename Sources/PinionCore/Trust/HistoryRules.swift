@@ -1,4 +1,4 @@
-// The rules a published history obeys from one manifest to the next (DESIGN.md §5, §9,
+// The rules a published history obeys from one manifest to the next (docs/DESIGN.md §5, §9,
 // §10), shared by `pinion publish` (for the step it adds) and the auditor.
 
 /// A rule broken between two consecutive published manifests.
@@ -32,7 +32,7 @@ public enum HistoryViolation: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// Checks of one step of a published history.
 public enum HistoryRules {
-    /// Checks `next` as the successor of `latest` (DESIGN.md §9): version latest + 1,
+    /// Checks `next` as the successor of `latest` (docs/DESIGN.md §9): version latest + 1,
     /// `previous` = SHA-256 of the latest payload, issuedAt and rootVersion not going back,
     /// and every revoked pin of the latest still revoked.
     ///

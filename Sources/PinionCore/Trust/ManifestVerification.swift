@@ -1,4 +1,4 @@
-// Verification of a pin manifest under a trusted root (DESIGN.md §5, §6 step 3).
+// Verification of a pin manifest under a trusted root (docs/DESIGN.md §5, §6 step 3).
 
 /// A manifest whose signatures met the pins role's threshold of the root it names.
 public struct VerifiedManifest: Sendable, Equatable {
@@ -20,7 +20,7 @@ public struct VerifiedManifest: Sendable, Equatable {
 
 /// The manifest checks every part shares.
 public enum ManifestVerifier {
-    /// Verifies, in the order of DESIGN.md §6 step 3: envelope (size limit, strict form),
+    /// Verifies, in the order of docs/DESIGN.md §6 step 3: envelope (size limit, strict form),
     /// payloadType, signatures against `root`'s pins role, strict payload, scope,
     /// rootVersion equal to `root`'s version, and lifetime within `maxManifestLifetime`.
     /// Expiry and order against a floor are the caller's (they depend on time and state).

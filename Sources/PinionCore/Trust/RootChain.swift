@@ -1,4 +1,4 @@
-// The chain of trusted roots from an embedded anchor through each rotation (DESIGN.md §4).
+// The chain of trusted roots from an embedded anchor through each rotation (docs/DESIGN.md §4).
 
 /// A root document whose signatures met the required thresholds.
 public struct VerifiedRoot: Sendable, Equatable {
@@ -18,7 +18,7 @@ public struct VerifiedRoot: Sendable, Equatable {
 /// The roots trusted so far, oldest first. The first is the anchor the caller trusts
 /// (the root embedded in an app, or the one given to `pinion verify --root`).
 public struct RootChain: Sendable, Equatable {
-    /// Most rotations one walk follows (DESIGN.md §4).
+    /// Most rotations one walk follows (docs/DESIGN.md §4).
     public static let maxRotationsPerWalk = 256
 
     public private(set) var roots: [VerifiedRoot]
@@ -94,7 +94,7 @@ public struct RootChain: Sendable, Equatable {
     }
 
     /// Checks that the newest root has not expired at `now` (only the newest root's
-    /// expiry is enforced, DESIGN.md §4).
+    /// expiry is enforced, docs/DESIGN.md §4).
     ///
     /// - Throws: `TrustError.rootExpired`.
     public func checkNewestCurrent(at now: Timestamp) throws(TrustError) {

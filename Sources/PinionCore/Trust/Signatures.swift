@@ -1,4 +1,4 @@
-// Threshold counting of DSSE signatures for one role (DESIGN.md §2).
+// Threshold counting of DSSE signatures for one role (docs/DESIGN.md §2).
 
 /// The outcome of checking an envelope's signatures against one role of a root.
 public struct SignatureReport: Sendable, Equatable {

@@ -1,4 +1,4 @@
-// The head record (DESIGN.md §12): the log entry one publish step appends, as fixed text bytes.
+// The head record (docs/DESIGN.md §12): the log entry one publish step appends, as fixed text bytes.
 
 import PinionCore
 

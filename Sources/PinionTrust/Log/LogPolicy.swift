@@ -1,4 +1,4 @@
-// A root's `log` member as the client and publisher use it (DESIGN.md §12): origin, keys, witnesses, quorum, ages.
+// A root's `log` member as the client and publisher use it (docs/DESIGN.md §12): origin, keys, witnesses, quorum, ages.
 
 /// Why a `log` configuration is invalid.
 public enum LogPolicyError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -95,6 +95,6 @@ public struct LogPolicy: Sendable, Equatable {
     }
 
     /// Whether `root init` should warn: fewer than quorum + 2 witnesses leaves little room
-    /// for outages (DESIGN.md §12).
+    /// for outages (docs/DESIGN.md §12).
     public var hasFewWitnesses: Bool { witnesses.count < quorum + 2 }
 }

@@ -45,7 +45,7 @@ public struct LogAppend: Sendable {
     }
 }
 
-/// The publisher's log operations (DESIGN.md §12, "Publishing with a log"). They do no I/O:
+/// The publisher's log operations (docs/DESIGN.md §12, "Publishing with a log"). They do no I/O:
 /// the caller reads tiles through a `TileReader`, writes `LogAppend.writes`, posts bodies to
 /// witnesses, and writes `checkpoint` and `manifest.proof` once a quorum cosigned.
 public enum LogPublishing {

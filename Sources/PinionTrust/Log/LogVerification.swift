@@ -1,4 +1,4 @@
-// The client's check of manifest.proof (DESIGN.md §12), as a pure function of bytes, identities, stored state and time.
+// The client's check of manifest.proof (docs/DESIGN.md §12), as a pure function of bytes, identities, stored state and time.
 
 import PinionCore
 
@@ -185,7 +185,7 @@ public struct VerifiedLogProof: Sendable, Equatable {
     public let freshness: LogFreshness
 }
 
-/// The client's verification of manifest.proof, in the order of DESIGN.md §12.
+/// The client's verification of manifest.proof, in the order of docs/DESIGN.md §12.
 public enum LogVerification {
     /// - Parameters:
     ///   - proofBytes: manifest.proof as fetched (limits applied while reading).
@@ -194,7 +194,7 @@ public enum LogVerification {
     ///   - newestRoot: the client's newest verified root.
     ///   - stored: the checkpoint kept from the last refresh, if any. One of another origin
     ///     is not compared; when a root rotation changes the log's origin or key, the caller
-    ///     drops the stored checkpoint (DESIGN.md §12).
+    ///     drops the stored checkpoint (docs/DESIGN.md §12).
     ///   - now: the client's time, POSIX seconds (never moved by cosignature times).
     ///   - crypto: Ed25519 and SHA-256.
     ///   - limits: the proof's size and line limits.

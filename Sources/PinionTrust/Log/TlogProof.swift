@@ -23,7 +23,7 @@ public enum TlogProofError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
-/// Limits applied while reading a proof (DESIGN.md §12: size, 63 proof lines, 32 signature lines).
+/// Limits applied while reading a proof (docs/DESIGN.md §12: size, 63 proof lines, 32 signature lines).
 public struct TlogProofLimits: Sendable, Equatable {
     /// Largest proof file, in bytes (default 32 KiB).
     public var maxBytes: Int

@@ -11,7 +11,7 @@ import PinionCrypto
     import Glibc
 #endif
 
-/// The standard limits (DESIGN.md §5), except that an envelope over the standard 4 MiB gets an
+/// The standard limits (docs/DESIGN.md §5), except that an envelope over the standard 4 MiB gets an
 /// 8 MiB limit: 10,000 domains of 3 pins, as Pinion serialises them, take about 4.3 MB
 /// (reported in RESULTS.md). Every other limit stays standard.
 func benchLimits(for envelope: [UInt8]) -> Limits {
