@@ -60,6 +60,11 @@ let package = Package(
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto"], exclude: ["Fixtures"]),
+        // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
+        // checked against libsodium and OpenSSL called directly as oracles.
+        .testTarget(
+            name: "PinionPortableCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "CSodium", "COpenSSL"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: ["PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport", "PinionCLI"]),
