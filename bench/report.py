@@ -151,6 +151,16 @@ for r in of("audit"):
     summary.append((f"4. audit of {r['versions']:,} versions (`pinion audit`, CPU time)", ns(r["auditCPUNs"]),
                     ns(r["referenceNs"]), f"{r['ratio']:.2f}x", "≤ 2x", verdict(r["ratio"] <= 2)))
 
+# 5. Ed25519
+for r in of("ed25519-points"):
+    summary.append((f"5. Ed25519 point validation, {r['cases']:,} random encodings: differences from libsodium",
+                    str(r["differences"]), "0", f"rate {r['rateRatio']:.2f}x of libsodium", "0 differences",
+                    verdict(r["differences"] == 0)))
+for r in of("ed25519-signatures"):
+    summary.append((f"5. StrictEd25519Verifier(OpenSSL EVP), {r['cases']:,} mutations: differences from libsodium",
+                    str(r["differences"]), "0", f"rate {r['rateRatio']:.2f}x of libsodium", "0 differences",
+                    verdict(r["differences"] == 0)))
+
 w("## Summary")
 w("")
 w("| benchmark | Pinion | reference | ratio | target | result |")
@@ -299,6 +309,29 @@ for r in of("audit"):
     w("|---|---|---|---|---|")
     w(f"| {ns(r['auditCPUNs'])} | {ns(r['auditWallNs'])} | {ns(r['referenceNs'])} | {r['ratio']:.2f}x | "
       f"{', '.join(f'{x:.2f}' for x in r['ratios'])} |")
+    w("")
+
+if of("ed25519-points") or of("ed25519-signatures"):
+    w("## 5. Ed25519: StrictEd25519Verifier against libsodium")
+    w("")
+    w("Point validation: `StrictEd25519Verifier.isUsablePublicKey` (pure Swift: canonical, blocklist, "
+      "decompression, [L]P) against `crypto_core_ed25519_is_valid_point` on fixed-seed random 32-byte "
+      "encodings. Signatures: `StrictEd25519Verifier` wrapping OpenSSL's EVP Ed25519 (`EVP_DigestVerify`) "
+      "against `crypto_sign_verify_detached` on fixed-seed mutations of valid signatures (the 14 kinds of "
+      "Tests/PinionPortableCryptoTests: bit flips of signature, key and message, S + L, small-order and "
+      "non-canonical R and A, torsion added to R or A, mixed-order keys with signatures made for them, random "
+      "keys). `permissive` counts the cases where OpenSSL alone disagrees with libsodium, which the wrapper "
+      "corrects. CPU time per case; the rate ratio is Pinion's rate over libsodium's (above 1 is faster).")
+    w("")
+    w("| comparison | cases | libsodium accepts | differences | permissive differences | libsodium | Pinion | "
+      "rate ratio |")
+    w("|---|---|---|---|---|---|---|---|")
+    for r in of("ed25519-points"):
+        w(f"| point validation | {r['cases']:,} | {r['valid']:,} | {r['differences']} | - | "
+          f"{ns(r['sodiumNs'])} | {ns(r['pinionNs'])} | {r['rateRatio']:.2f}x |")
+    for r in of("ed25519-signatures"):
+        w(f"| signature verdicts | {r['cases']:,} | {r['accepted']:,} | {r['differences']} | "
+          f"{r['permissiveDifferences']:,} | {ns(r['sodiumNs'])} | {ns(r['pinionNs'])} | {r['rateRatio']:.2f}x |")
     w("")
 
 notes = os.path.join(here, "NOTES.md")
