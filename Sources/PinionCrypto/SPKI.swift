@@ -2,6 +2,7 @@
 
 import COpenSSL
 import CPinionShims
+import PinionCore
 
 #if canImport(Glibc)
     import Glibc
@@ -648,14 +649,21 @@ extension SPKIObject {
     }
 
     /// The certificate object of an `X509 *` (not consumed); nil when OpenSSL cannot
-    /// encode or hash its SubjectPublicKeyInfo.
+    /// encode the certificate or its DER is refused by `CertificateSPKI` (not strict DER).
+    ///
+    /// The SPKI and pin come from PinionCore's DER walk (`CertificateSPKI.fromCertificateDER`),
+    /// the one pin computation shared with the other platforms' SDKs; OpenSSL supplies only the
+    /// certificate's DER (`i2d_X509`), its subject and the key type for the label.
     init?(certificate x509: OpaquePointer) {
-        guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey) else {
-            return nil
-        }
-        self.init(
-            kind: .certificate, label: SPKIEncoding.subject(X509_get_subject_name(x509)),
-            keyType: SPKIEncoding.keyType(ofSPKI: pubkey), spkiDER: spki)
+        guard let der = OpenSSLSupport.certificateDER(of: x509),
+            let pin = try? CertificateSPKI.fromCertificateDER(der, hasher: SodiumSHA256()),
+            let pubkey = X509_get_X509_PUBKEY(x509)
+        else { return nil }
+        self.kind = .certificate
+        self.label = SPKIEncoding.subject(X509_get_subject_name(x509))
+        self.keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
+        self.spkiDER = pin.spkiDER
+        self.spkiSHA256 = pin.sha256
     }
 }
 
