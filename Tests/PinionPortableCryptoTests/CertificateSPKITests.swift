@@ -157,7 +157,9 @@ import Testing
     }
 
     @Test func refusesMalformedBitStringsAndOversizedInput() throws {
-        for key in [[UInt8](), [8, 1, 2], [1]] {
+        // Empty, 8 unused bits, unused bits without content, and unused bits that are not zero
+        // (OpenSSL clears those when it re-encodes: a second pin for the same key; found by fuzzing).
+        for key in [[UInt8](), [8, 1, 2], [1], [1, 0x04, 0x1d], [3, 0xff]] {
             let spki = DER.sequence(DER.sequence(DER.tlv(0x06, [0x2b, 0x65, 0x70])), DER.tlv(0x03, key))
             #expect(throws: CertificateSPKIError.malformedSubjectPublicKeyInfo) {
                 try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: DER.certificate(spki: spki))
@@ -166,6 +168,20 @@ import Testing
         let huge = [UInt8](repeating: 0, count: CertificateSPKI.maximumCertificateBytes + 1)
         #expect(throws: CertificateSPKIError.tooLarge(huge.count)) {
             try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: huge)
+        }
+    }
+
+    @Test func refusesTheFuzzFindingWithSetUnusedBits() throws {
+        // fuzz/regressions/certspki/unused-bits-set: an openssl-made P-256 certificate whose key
+        // BIT STRING declares 1 unused bit with that bit set. OpenSSL parses it and pins the key
+        // with the bit cleared; the DER walk refuses it rather than pin other bytes.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/unused-bits-set.der")
+        let der = [UInt8](try Data(contentsOf: url))
+        let oracle = try #require(OpenSSLOracle.spkiDER(ofCertificate: der))
+        #expect(!der.starts(with: oracle) && der.firstRange(of: oracle) == nil)
+        #expect(throws: CertificateSPKIError.malformedSubjectPublicKeyInfo) {
+            try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: der)
         }
     }
 

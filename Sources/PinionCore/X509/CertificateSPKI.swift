@@ -10,7 +10,8 @@ public enum CertificateSPKIError: Error, Equatable, Sendable, CustomStringConver
     /// Not strict DER, or not the shape of RFC 5280 §4.1 `Certificate`.
     case malformed(DERError)
     /// The SubjectPublicKeyInfo is not `SEQUENCE { AlgorithmIdentifier, BIT STRING }` with a
-    /// well-formed BIT STRING (an unused-bits octet of 0 to 7, 0 when the string is empty).
+    /// DER BIT STRING (an unused-bits octet of 0 to 7, 0 when the string is empty, and the
+    /// unused bits of the last octet zero, X.690 §11.2.1).
     case malformedSubjectPublicKeyInfo
 
     /// A one-line, human-readable explanation.
@@ -119,6 +120,11 @@ public struct CertificateSPKI: Sendable, Equatable {
         }
         let unusedBits = der[key.contentStart]
         guard unusedBits <= 7, key.content.count > 1 || unusedBits == 0 else {
+            throw CertificateSPKIError.malformedSubjectPublicKeyInfo
+        }
+        // X.690 §11.2.1: the unused bits are zero in DER. OpenSSL clears them when it re-encodes
+        // the SPKI, so a key with one set would otherwise get two different pins (found by fuzzing).
+        guard der[key.end - 1] & (UInt8(1 << unusedBits) &- 1) == 0 else {
             throw CertificateSPKIError.malformedSubjectPublicKeyInfo
         }
     }
