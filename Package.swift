@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
         .library(name: "PinionClient", targets: ["PinionClient"]),
+        .library(name: "PinionApple", targets: ["PinionApple"]),
         .executable(name: "pinion", targets: ["pinion"]),
     ],
     targets: [
@@ -46,6 +47,9 @@ let package = Package(
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionCrypto", "PinionClient"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
         .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionClient"]),
+        // Apple-only glue (CryptoKit provider, SecCertificate pins): empty unless Security and CryptoKit
+        // exist; type-checked on Linux against Tests/AppleStubs by scripts/typecheck-apple.
+        .target(name: "PinionApple", dependencies: ["PinionCore"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
