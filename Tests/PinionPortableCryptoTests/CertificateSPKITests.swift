@@ -185,6 +185,44 @@ import Testing
         }
     }
 
+    @Test func refusesBERFormsInsideTheSPKIThatOpenSSLWouldNormalise() throws {
+        let key = DER.tlv(0x03, [0] + [UInt8](repeating: 1, count: 32))
+        let oid = DER.tlv(0x06, [0x2b, 0x65, 0x70])
+        let cases: [(String, [UInt8], DERError)] = [
+            // Second fuzz finding: a constructed VisibleString, which OpenSSL re-encodes as primitive.
+            ("constructed string", [0x3a, 0x00], .wrongConstruction(offset: 0)),
+            ("primitive SEQUENCE", [0x10, 0x00], .wrongConstruction(offset: 0)),
+            ("BOOLEAN 0x01", [0x01, 0x01, 0x01], .nonCanonicalValue(offset: 0)),
+            ("INTEGER with a leading zero", [0x02, 0x02, 0x00, 0x01], .nonCanonicalValue(offset: 0)),
+            ("INTEGER with a leading 0xff", [0x02, 0x02, 0xff, 0x80], .nonCanonicalValue(offset: 0)),
+            ("empty INTEGER", [0x02, 0x00], .nonCanonicalValue(offset: 0)),
+            ("NULL with content", [0x05, 0x01, 0x00], .nonCanonicalValue(offset: 0)),
+            ("OID with a 0x80 subidentifier start", [0x06, 0x03, 0x2a, 0x80, 0x01], .nonCanonicalValue(offset: 0)),
+            ("OID ending inside a subidentifier", [0x06, 0x02, 0x2a, 0x86], .nonCanonicalValue(offset: 0)),
+            ("BIT STRING with set unused bits", [0x03, 0x02, 0x01, 0x01], .nonCanonicalValue(offset: 0)),
+        ]
+        for (name, parameters, expected) in cases {
+            let spki = DER.sequence(DER.sequence(oid, parameters), key)
+            let certificate = DER.certificate(spki: spki)
+            let offset = try #require(certificate.firstRange(of: spki)).lowerBound + 2 + 2 + oid.count
+            let shifted: DERError
+            switch expected {
+            case .wrongConstruction: shifted = .wrongConstruction(offset: offset)
+            default: shifted = .nonCanonicalValue(offset: offset)
+            }
+            #expect(malformed(certificate) == shifted, "\(name)")
+        }
+        // The DER forms of the same values are accepted.
+        for parameters in [
+            [0x1a, 0x00], [0x01, 0x01, 0xff], [0x02, 0x01, 0x01], [0x02, 0x02, 0x00, 0x80], [0x05, 0x00],
+        ]
+            as [[UInt8]]
+        {
+            let spki = DER.sequence(DER.sequence(oid, parameters), key)
+            #expect(try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: DER.certificate(spki: spki)) == spki)
+        }
+    }
+
     @Test func refusesNestingBeyondTheLimit() {
         var nested: [UInt8] = []
         for _ in 0...(40) { nested = DER.tlv(0x30, nested) }

@@ -45,6 +45,9 @@ public struct CertificateSPKI: Sendable, Equatable {
     ///
     /// The whole certificate must be strict DER: definite, minimal lengths, no byte after any
     /// element at any level (nor after the certificate), every constructed element well-formed.
+    /// Inside the SubjectPublicKeyInfo the DER value rules apply too (`DERError.wrongConstruction`,
+    /// `.nonCanonicalValue`), because a re-encoding such as OpenSSL's would change those bytes
+    /// and so the pin.
     /// The tbsCertificate fields are checked by tag and order (version [0], serialNumber,
     /// signature, issuer, validity, subject, subjectPublicKeyInfo, then optional [1], [2], [3]).
     /// Signatures, names, times and extensions are not interpreted: a pin names a key, it does
@@ -127,5 +130,6 @@ public struct CertificateSPKI: Sendable, Equatable {
         guard der[key.end - 1] & (UInt8(1 << unusedBits) &- 1) == 0 else {
             throw CertificateSPKIError.malformedSubjectPublicKeyInfo
         }
+        try DERReader.validateCanonical(der, range: spki.content, depth: 2)
     }
 }

@@ -21,6 +21,13 @@ public enum DERError: Error, Equatable, Sendable, CustomStringConvertible {
     case trailingData(offset: Int)
     /// Constructed elements nested deeper than the reader allows.
     case nestingTooDeep(offset: Int)
+    /// A universal type in the encoding DER forbids for it (X.690 §10.2 and §8.9-8.12: only
+    /// SEQUENCE and SET are constructed; strings and all other types are primitive).
+    case wrongConstruction(offset: Int)
+    /// A primitive value that is not in its DER form (X.690 §11.1 BOOLEAN 0x00 or 0xFF, §8.3.2
+    /// minimal INTEGER and ENUMERATED, §8.8 empty NULL, §8.19.2 minimal OBJECT IDENTIFIER
+    /// subidentifiers, §11.2 BIT STRING with at most 7 unused bits, all zero).
+    case nonCanonicalValue(offset: Int)
 
     /// A one-line, human-readable explanation.
     public var description: String {
@@ -35,6 +42,8 @@ public enum DERError: Error, Equatable, Sendable, CustomStringConvertible {
                 "expected tag 0x\(String(expected, radix: 16)), found 0x\(String(found, radix: 16)) at byte \(offset)"
         case .trailingData(let offset): return "unexpected bytes after the last element, at byte \(offset)"
         case .nestingTooDeep(let offset): return "elements nested too deeply at byte \(offset)"
+        case .wrongConstruction(let offset): return "constructed or primitive where DER forbids it, at byte \(offset)"
+        case .nonCanonicalValue(let offset): return "a value not in its DER form at byte \(offset)"
         }
     }
 }
@@ -123,6 +132,61 @@ struct DERReader {
     /// Throws unless every byte has been read.
     func expectEnd() throws {
         guard position == end else { throw DERError.trailingData(offset: position) }
+    }
+
+    /// `validate`, plus the DER value rules of `DERError.wrongConstruction` and
+    /// `.nonCanonicalValue` for every universal element: where a re-encoding (OpenSSL's
+    /// `i2d_X509_PUBKEY`) would normalise a BER form, the bytes are refused instead, so that one
+    /// key has one pin on every platform.
+    static func validateCanonical(_ bytes: [UInt8], range: Range<Int>, depth: Int = 0) throws {
+        guard depth <= maximumDepth else { throw DERError.nestingTooDeep(offset: range.lowerBound) }
+        var reader = DERReader(bytes, range: range)
+        while !reader.isAtEnd {
+            let element = try reader.next()
+            try checkCanonical(bytes, element)
+            if element.isConstructed { try validateCanonical(bytes, range: element.content, depth: depth + 1) }
+        }
+    }
+
+    /// The DER rules for one universal element (other classes are left as they are).
+    private static func checkCanonical(_ bytes: [UInt8], _ element: DERElement) throws {
+        guard element.tag & 0xc0 == 0 else { return }
+        let number = element.tag & 0x1f
+        let content = element.content
+        let bad = DERError.nonCanonicalValue(offset: element.start)
+        if element.isConstructed {
+            guard number == 0x10 || number == 0x11 else { throw DERError.wrongConstruction(offset: element.start) }
+            return
+        }
+        switch number {
+        case 0x10, 0x11:
+            throw DERError.wrongConstruction(offset: element.start)
+        case 0x01:  // BOOLEAN
+            guard content.count == 1, bytes[content.lowerBound] == 0 || bytes[content.lowerBound] == 0xff else {
+                throw bad
+            }
+        case 0x02, 0x0a:  // INTEGER, ENUMERATED
+            guard let first = content.first.map({ bytes[$0] }) else { throw bad }
+            if content.count > 1 {
+                let second = bytes[content.lowerBound + 1]
+                guard !(first == 0 && second < 0x80), !(first == 0xff && second >= 0x80) else { throw bad }
+            }
+        case 0x05:  // NULL
+            guard content.isEmpty else { throw bad }
+        case 0x06:  // OBJECT IDENTIFIER
+            guard let last = content.last.map({ bytes[$0] }), last & 0x80 == 0 else { throw bad }
+            var startsSubidentifier = true
+            for index in content {
+                if startsSubidentifier && bytes[index] == 0x80 { throw bad }
+                startsSubidentifier = bytes[index] & 0x80 == 0
+            }
+        case 0x03:  // BIT STRING
+            guard let unused = content.first.map({ bytes[$0] }), unused <= 7, content.count > 1 || unused == 0,
+                bytes[content.upperBound - 1] & (UInt8(1 << unused) &- 1) == 0
+            else { throw bad }
+        default:
+            break
+        }
     }
 
     /// Checks that `bytes[range]` is a sequence of well-formed elements filling it exactly and that
