@@ -201,9 +201,10 @@ public enum SPKIError: Error, Equatable, CustomStringConvertible {
 /// - A single DER object: certificate, CSR, SubjectPublicKeyInfo, PKCS#8 private key
 ///   (plain or encrypted), traditional RSA or EC private key.
 ///
-/// Certificate and CSR pins hash the SubjectPublicKeyInfo as encoded in the object
-/// (`X509_get_X509_PUBKEY` + `i2d_X509_PUBKEY`), not `X509_pubkey_digest` (which hashes
-/// only the key BIT STRING). Key pins hash `i2d_PUBKEY`, as
+/// Certificate pins hash the SubjectPublicKeyInfo as encoded in the certificate, taken by
+/// PinionCore's strict DER walk (`CertificateSPKI`, the same on every platform; a certificate
+/// that is not strict DER is refused); CSR pins use `X509_REQ_get_X509_PUBKEY` +
+/// `i2d_X509_PUBKEY`. Neither is `X509_pubkey_digest` (which hashes only the key BIT STRING). Key pins hash `i2d_PUBKEY`, as
 /// `openssl pkey -pubout -outform DER | openssl dgst -sha256` does. Signatures (of CSRs,
 /// certificates) are not checked: a pin says which key, not whether to trust it.
 ///
