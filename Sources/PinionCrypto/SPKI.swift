@@ -476,7 +476,15 @@ extension SPKIReader {
             raw, place: place, { aux ? d2i_X509_AUX(nil, $0, $1) : d2i_X509(nil, $0, $1) },
             free: { X509_free($0) })
         defer { X509_free(x509) }
-        guard let object = SPKIObject(certificate: x509) else { throw place.failure() }
+        guard let object = SPKIObject(certificate: x509) else {
+            // OpenSSL parses some BER that the pin's DER walk refuses: say why, not "OpenSSL failed".
+            if let der = OpenSSLSupport.certificateDER(of: x509) {
+                do { _ = try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: der) } catch {
+                    throw place.invalidDER(detail: "not strict DER, so no pin: \(error)")
+                }
+            }
+            throw place.failure()
+        }
         return object
     }
 

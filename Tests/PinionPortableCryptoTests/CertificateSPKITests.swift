@@ -223,6 +223,28 @@ import Testing
         }
     }
 
+    @Test func pinionSPKIRefusesACertificateOpenSSLParsesButThatIsNotStrictDER() throws {
+        // `pinion spki` (SPKIReader) used to pin OpenSSL's normalised re-encoding of this key; it now
+        // takes pins from the DER walk, and says why there is none.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/unused-bits-set.der")
+        let der = [UInt8](try Data(contentsOf: url))
+        #expect(OpenSSLOracle.spkiDER(ofCertificate: der) != nil)
+        let pem =
+            "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
+        #expect {
+            _ = try SPKIReader.objects(in: Array(pem.utf8), source: "unused-bits-set.pem") { nil }
+        } throws: { error in
+            guard case .invalidDER(_, _, _, let detail) = error as? SPKIError else { return false }
+            return detail.contains("not strict DER")
+        }
+        // As bare DER it is no object the reader recognises (each DER form is tried in turn).
+        #expect(throws: SPKIError.unrecognized(file: "unused-bits-set.der")) {
+            _ = try SPKIReader.objects(in: der, source: "unused-bits-set.der") { nil }
+        }
+    }
+
     @Test func refusesNestingBeyondTheLimit() {
         var nested: [UInt8] = []
         for _ in 0...(40) { nested = DER.tlv(0x30, nested) }

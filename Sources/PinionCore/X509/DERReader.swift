@@ -11,7 +11,7 @@ public enum DERError: Error, Equatable, Sendable, CustomStringConvertible {
     case indefiniteLength(offset: Int)
     /// A length written in more octets than needed (X.690 §10.1: the shortest form).
     case nonMinimalLength(offset: Int)
-    /// A length of more than 4 octets, or beyond the input.
+    /// A length written in more than 4 octets (over 4 GiB; never a certificate's).
     case lengthTooLarge(offset: Int)
     /// A tag in the high-tag-number form (low five bits 11111), which X.509 certificates do not use.
     case unsupportedTag(offset: Int)
