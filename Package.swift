@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
         .library(name: "PinionTrust", targets: ["PinionTrust"]),
         .library(name: "PinionClient", targets: ["PinionClient"]),
+        .library(name: "PinionApple", targets: ["PinionApple"]),
         .executable(name: "pinion", targets: ["pinion"]),
     ],
     targets: [
@@ -74,6 +75,9 @@ let package = Package(
         .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
         .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionTrust"]),
+        // Apple-only glue (CryptoKit provider, SecCertificate pins): empty unless Security and CryptoKit
+        // exist; type-checked on Linux against Tests/AppleStubs by scripts/typecheck-apple.
+        .target(name: "PinionApple", dependencies: ["PinionCore"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
@@ -96,6 +100,11 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
+        // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
+        // checked against libsodium and OpenSSL called directly as oracles.
+        .testTarget(
+            name: "PinionPortableCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "CSodium", "COpenSSL"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [

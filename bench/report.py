@@ -164,6 +164,16 @@ if overhead_ratios:
                     f"metrics off {median([r['serverCPUMicrosecondsPerRequest'] for r in overhead if r['metrics'] == 'off']):.1f} µs",
                     f"{median(overhead_ratios):.3f}x", "≤ 1.03x", verdict(median(overhead_ratios) <= 1.03)))
 
+# 6. Ed25519
+for r in of("ed25519-points"):
+    summary.append((f"6. Ed25519 point validation, {r['cases']:,} random encodings: differences from libsodium",
+                    str(r["differences"]), "libsodium", f"rate {r['rateRatio']:.2f}x of libsodium", "0 differences",
+                    verdict(r["differences"] == 0)))
+for r in of("ed25519-signatures"):
+    summary.append((f"6. StrictEd25519Verifier(OpenSSL EVP), {r['cases']:,} mutations: differences from libsodium",
+                    str(r["differences"]), "libsodium", f"rate {r['rateRatio']:.2f}x of libsodium", "0 differences",
+                    verdict(r["differences"] == 0)))
+
 w("## Summary")
 w("")
 w("| benchmark | Pinion | reference | ratio | target | result |")
@@ -331,6 +341,34 @@ if overhead_ratios:
         w("")
         w(f"The scrape after the runs counted {check['manifestResponsesCounted']:.0f} manifest responses.")
     w("")
+if of("ed25519-points") or of("ed25519-signatures"):
+    w("## 6. Ed25519: StrictEd25519Verifier against libsodium")
+    w("")
+    w("Point validation: `StrictEd25519Verifier.isUsablePublicKey` (pure Swift: canonical, blocklist, "
+      "decompression, [L]P) against `crypto_core_ed25519_is_valid_point` on fixed-seed random 32-byte "
+      "encodings. Signatures: `StrictEd25519Verifier` wrapping OpenSSL's EVP Ed25519 (`EVP_DigestVerify`) "
+      "against `crypto_sign_verify_detached` on fixed-seed mutations of valid signatures (the 14 kinds of "
+      "Tests/PinionPortableCryptoTests: bit flips of signature, key and message, S + L, small-order and "
+      "non-canonical R and A, torsion added to R or A, mixed-order keys with signatures made for them, random "
+      "keys). `permissive` counts the cases where OpenSSL alone disagrees with libsodium, which the wrapper "
+      "corrects. CPU time per case; the rate ratio is Pinion's rate over libsodium's (above 1 is faster).")
+    w("")
+    w("| comparison | cases | libsodium accepts | differences | permissive differences | libsodium | Pinion | "
+      "rate ratio |")
+    w("|---|---|---|---|---|---|---|---|")
+    for r in of("ed25519-points"):
+        w(f"| point validation | {r['cases']:,} | {r['valid']:,} | {r['differences']} | - | "
+          f"{ns(r['sodiumNs'])} | {ns(r['pinionNs'])} | {r['rateRatio']:.2f}x |")
+    for r in of("ed25519-signatures"):
+        w(f"| signature verdicts | {r['cases']:,} | {r['accepted']:,} | {r['differences']} | "
+          f"{r['permissiveDifferences']:,} | {ns(r['sodiumNs'])} | {ns(r['pinionNs'])} | {r['rateRatio']:.2f}x |")
+    w("")
+    for r in of("ed25519-signatures"):
+        if "opensslNs" in r:
+            w(f"OpenSSL's EVP verification alone took {ns(r['opensslNs'])} per case in the same run, against "
+              f"{ns(r['pinionNs'])} with the wrapper around it: the wrapper refuses many mutations (small-order, "
+              "non-canonical, off-curve) with no call to OpenSSL, which makes up for its own decompressions.")
+            w("")
 
 notes = os.path.join(here, "NOTES.md")
 if os.path.exists(notes):

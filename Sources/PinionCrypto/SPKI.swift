@@ -2,6 +2,7 @@
 
 import COpenSSL
 import CPinionShims
+import PinionCore
 
 #if canImport(Glibc)
     import Glibc
@@ -200,9 +201,10 @@ public enum SPKIError: Error, Equatable, CustomStringConvertible {
 /// - A single DER object: certificate, CSR, SubjectPublicKeyInfo, PKCS#8 private key
 ///   (plain or encrypted), traditional RSA or EC private key.
 ///
-/// Certificate and CSR pins hash the SubjectPublicKeyInfo as encoded in the object
-/// (`X509_get_X509_PUBKEY` + `i2d_X509_PUBKEY`), not `X509_pubkey_digest` (which hashes
-/// only the key BIT STRING). Key pins hash `i2d_PUBKEY`, as
+/// Certificate pins hash the SubjectPublicKeyInfo as encoded in the certificate, taken by
+/// PinionCore's strict DER walk (`CertificateSPKI`, the same on every platform; a certificate
+/// that is not strict DER is refused); CSR pins use `X509_REQ_get_X509_PUBKEY` +
+/// `i2d_X509_PUBKEY`. Neither is `X509_pubkey_digest` (which hashes only the key BIT STRING). Key pins hash `i2d_PUBKEY`, as
 /// `openssl pkey -pubout -outform DER | openssl dgst -sha256` does. Signatures (of CSRs,
 /// certificates) are not checked: a pin says which key, not whether to trust it.
 ///
@@ -474,7 +476,15 @@ extension SPKIReader {
             raw, place: place, { aux ? d2i_X509_AUX(nil, $0, $1) : d2i_X509(nil, $0, $1) },
             free: { X509_free($0) })
         defer { X509_free(x509) }
-        guard let object = SPKIObject(certificate: x509) else { throw place.failure() }
+        guard let object = SPKIObject(certificate: x509) else {
+            // OpenSSL parses some BER that the pin's DER walk refuses: say why, not "OpenSSL failed".
+            if let der = OpenSSLSupport.certificateDER(of: x509) {
+                do { _ = try CertificateSPKI.subjectPublicKeyInfo(ofCertificateDER: der) } catch {
+                    throw place.invalidDER(detail: "not strict DER, so no pin: \(error)")
+                }
+            }
+            throw place.failure()
+        }
         return object
     }
 
@@ -648,14 +658,21 @@ extension SPKIObject {
     }
 
     /// The certificate object of an `X509 *` (not consumed); nil when OpenSSL cannot
-    /// encode or hash its SubjectPublicKeyInfo.
+    /// encode the certificate or its DER is refused by `CertificateSPKI` (not strict DER).
+    ///
+    /// The SPKI and pin come from PinionCore's DER walk (`CertificateSPKI.fromCertificateDER`),
+    /// the one pin computation shared with the other platforms' SDKs; OpenSSL supplies only the
+    /// certificate's DER (`i2d_X509`), its subject and the key type for the label.
     package init?(certificate x509: OpaquePointer) {
-        guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey) else {
-            return nil
-        }
-        self.init(
-            kind: .certificate, label: SPKIEncoding.subject(X509_get_subject_name(x509)),
-            keyType: SPKIEncoding.keyType(ofSPKI: pubkey), spkiDER: spki)
+        guard let der = OpenSSLSupport.certificateDER(of: x509),
+            let pin = try? CertificateSPKI.fromCertificateDER(der, hasher: SodiumSHA256()),
+            let pubkey = X509_get_X509_PUBKEY(x509)
+        else { return nil }
+        self.kind = .certificate
+        self.label = SPKIEncoding.subject(X509_get_subject_name(x509))
+        self.keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
+        self.spkiDER = pin.spkiDER
+        self.spkiSHA256 = pin.sha256
     }
 }
 

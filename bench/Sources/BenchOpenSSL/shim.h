@@ -1,1 +1,2 @@
+#include <openssl/err.h>
 #include <openssl/evp.h>
