@@ -55,6 +55,10 @@ public enum ClientEvent: Sendable, Equatable {
     case equivocation(ManifestOrder)
     /// The stored state was refused at start-up and dropped; domains it named stay enforced.
     case storeDropped(String)
+    /// The effective policy removed trust (a pin dropped or revoked, a domain newly pinned or
+    /// enforced, a manifest expired): connections and TLS sessions made before must not be
+    /// reused (`PinningClient.trustGeneration` is now `generation`).
+    case trustRemoved(generation: UInt64)
     /// The stored manifest no longer verifies as current (root rotated, expired or
     /// re-check failed); it keeps taking trust away as a non-current manifest.
     case manifestNotCurrent(String)

@@ -108,8 +108,15 @@ public final class PinningClient: Sendable {
     private let current: Locked<(state: TrustedState, policy: PolicySnapshot)>
     private let refreshing = Locked<Void>(())
     private let throttle: Locked<ReportThrottle>
-    private let onEvent: @Sendable (ClientEvent) -> Void
+    let onEventHandler: @Sendable (ClientEvent) -> Void
     private let onPinFailure: @Sendable (PinFailureReport) -> Void
+    /// The crypto the client verifies with; `verdict(for:verifiedChainDER:)` hashes with it.
+    let crypto: CryptoProvider
+    /// Subscribers of `events()`, by a number.
+    let subscribers = Locked<(next: Int, continuations: [Int: AsyncStream<ClientEvent>.Continuation])>(
+        (0, [:]))
+    /// The policy connections were last evaluated under, and how often trust was removed.
+    let observed = Locked<(policy: MergedPolicy?, generation: UInt64)>((nil, 0))
 
     /// Loads and re-verifies the stored state (docs/DESIGN.md §6, start-up), or starts from the
     /// embedded root; computes the effective policy. Every platform builds its client here,
@@ -133,8 +140,9 @@ public final class PinningClient: Sendable {
         onPinFailure: @escaping @Sendable (PinFailureReport) -> Void = { _ in }
     ) throws(ClientSetupError) {
         self.configuration = configuration
-        self.onEvent = onEvent
+        self.onEventHandler = onEvent
         self.onPinFailure = onPinFailure
+        self.crypto = crypto
         do {
             core = try TrustCore(
                 scope: configuration.scope, embeddedRoot: configuration.embeddedRoot, crypto: crypto,
@@ -158,7 +166,8 @@ public final class PinningClient: Sendable {
             events = [.storeDropped(reason.description)]
         }
         current = Locked((state, PinningClient.snapshot(state, configuration)))
-        for event in events { onEvent(event) }
+        for event in events { emit(event) }
+        observe(policyNow())
     }
 
     static func snapshot(_ state: TrustedState, _ configuration: ClientConfiguration) -> PolicySnapshot {
@@ -191,7 +200,8 @@ public final class PinningClient: Sendable {
     public func refresh() -> RefreshReport {
         // Events are delivered after the lock is released, so a handler may call back in.
         let (report, events) = refreshLocked()
-        for event in events { onEvent(event) }
+        for event in events { emit(event) }
+        observe(policyNow())
         return report
     }
 
@@ -330,7 +340,9 @@ public final class PinningClient: Sendable {
     public func check(_ chain: PeerChain) -> ConnectionVerdict {
         let now = effectiveNow
         let snapshot = policy
-        switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: snapshot.policy(at: now)) {
+        let merged = snapshot.policy(at: now)
+        observe(merged)
+        switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged) {
         case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
         case .notPinned: return .notPinned
         case .reportOnly(let failure):

@@ -106,6 +106,7 @@ final class EventLog: @unchecked Sendable {
         case .equivocation(let order): return "EQUIVOCATION at \(order): report this to the security team"
         case .storeDropped(let reason): return "stored state dropped: \(reason)"
         case .manifestNotCurrent(let reason): return "manifest not current: \(reason)"
+        case .trustRemoved(let generation): return "trust removed: drop reused connections (generation \(generation))"
         }
     }
 }
