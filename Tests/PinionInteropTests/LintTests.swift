@@ -130,7 +130,7 @@ extension Workspace {
         workspace.lintPayload("long.json", [("api.example.com", [testPin(1), testPin(2)], [])], lifetime: "120d")
         let long = try workspace.lint(["@long.json"])
         #expect(long.status == 1)
-        #expect(long.out.contains("lifetime-too-long: lifetime 10368000 s exceeds the policy maximum of 7776000 s"))
+        #expect(long.out.contains("lifetime-too-long: lifetime 120d exceeds the policy maximum of 90d"))
         #expect(try workspace.lint(["@long.json", "--max-lifetime", "180d"]).status == 0)
 
         let soon = try workspace.lint(["@long.json", "--max-lifetime", "180d", "--at", "2027-03-30T08:30:00Z"])

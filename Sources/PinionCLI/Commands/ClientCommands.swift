@@ -167,7 +167,7 @@ struct ClientRefreshCommand: Command {
                     .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
                     .init("policy", ClientSetup.policyJSON(policy)),
                 ]))
-            context.out(String(decoding: JSONWriter.write(document), as: UTF8.self))
+            context.out(JSONWriter.terminalSafeText(document))
         } else {
             context.print("outcome     \(outcomeText)")
             for event in events.events { context.print("event       \(EventLog.describe(event))") }

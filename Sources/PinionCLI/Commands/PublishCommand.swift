@@ -61,6 +61,23 @@ struct PublishCommand: Command {
             throw CLIError.failure(Load.located(error, envelopePath).description)
         }
         let tree = PublishedTree(repo: repo, scope: scope)
+        // A refused publish leaves no directory behind that it created.
+        let created = CreatedDirectories(
+            missingFrom: repo, inside: [tree.scopeDirectory + "/root", tree.scopeDirectory + "/history"])
+        do {
+            try publish(
+                envelope, bytes, envelopePath: envelopePath, tree: tree, now: now, arguments: arguments,
+                context: context)
+        } catch {
+            created.removeIfEmpty()
+            throw error
+        }
+    }
+
+    static func publish(
+        _ envelope: Envelope, _ bytes: [UInt8], envelopePath: String, tree: PublishedTree, now: Timestamp,
+        arguments: ParsedArguments, context: CLIContext
+    ) throws {
         // One publish at a time per tree: a concurrent one could otherwise leave
         // manifest.json behind index.json.
         let lock = try tree.lock()

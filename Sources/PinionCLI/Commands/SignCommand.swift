@@ -92,7 +92,7 @@ struct SignCommand: Command {
                 }
                 guard manifest.lifetime <= trusted.maxManifestLifetime else {
                     throw CLIError.failure(
-                        "\(input): lifetime \(manifest.lifetime) s exceeds the root's maxManifestLifetime of \(trusted.maxManifestLifetime) s"
+                        "\(input): lifetime \(HumanDuration.text(manifest.lifetime)) exceeds the root's cap of \(HumanDuration.text(trusted.maxManifestLifetime)) (maxManifestLifetime)"
                     )
                 }
                 if manifest.rootVersion != trusted.version {

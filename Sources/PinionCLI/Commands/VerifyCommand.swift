@@ -58,7 +58,7 @@ struct VerifyCommand: Command {
                 let root = try placeRoot(targetBytes, in: &chain, file: target, context: context)
                 try chain.checkNewestCurrent(at: at)
                 context.print(
-                    "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(root.ownRoleReport.valid.count) of \(root.payload.rootRole.threshold) needed root-role signatures"
+                    "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(SignatureCount.rootText(root, previous: chain.root(version: root.version - 1)))"
                 )
                 context.print(
                     "expires \(chain.newest.payload.expiresAt) (newest root, version \(chain.newest.version))"
@@ -87,7 +87,7 @@ struct VerifyCommand: Command {
                     "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
                 )
                 context.print(
-                    "signed by \(manifest.report.valid.count) of \(chain.newest.payload.pinsRole.threshold) needed pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
+                    "signed by \(SignatureCount.text(manifest.report.valid.count, of: chain.newest.payload.pinsRole.threshold)) pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
                 )
                 context.print(
                     "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")

@@ -44,7 +44,7 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
             return "rootVersion is \(found), the newest trusted root is version \(expected)"
         case .lifetimeExceedsCap(let lifetime, let cap):
             return
-                "lifetime \(lifetime) s (expiresAt - issuedAt) exceeds the root's maxManifestLifetime of \(cap) s"
+                "lifetime \(HumanDuration.text(lifetime)) (expiresAt - issuedAt) exceeds the root's cap of \(HumanDuration.text(cap)) (maxManifestLifetime)"
         case .rootExpired(let version, let expiresAt, let now):
             return "root version \(version) expired at \(expiresAt) (now \(now))"
         case .manifestExpired(let version, let expiresAt, let now):
