@@ -320,7 +320,7 @@ import Testing
         ["sign"], ["sign", "--bogus"], ["keygen"], ["root", "init", "--scope", "a.b"],
         ["verify", "x.json"],
         ["manifest", "init", "--scope", "a.b", "-o", "x.json"],
-        ["manifest", "init", "--scope", "a.b", "--expires-in", "30", "-o", "x"],
+        ["manifest", "init", "--scope", "a.b", "--expires-in", "30x", "-o", "x"],
         ["manifest", "init", "--scope", "a.b", "--expires-in", "-1d", "-o", "x"], ["manifest"],
         ["frobnicate"],
         ["manifest", "init", "--scope", "A/B", "--expires-in", "1d", "-o", "x"],

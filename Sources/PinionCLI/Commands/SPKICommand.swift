@@ -70,12 +70,7 @@ struct SPKICommand: Command {
     ) throws {
         let (host, port) = try splitHostPort(target)
         var timeout = 10.0
-        if let text = arguments.value("timeout") {
-            guard let value = Double(text), value > 0, value <= 600 else {
-                throw CLIError.usage("--timeout must be a number of seconds in (0, 600], got \"\(text)\"")
-            }
-            timeout = value
-        }
+        if let text = arguments.value("timeout") { timeout = try ClientSetup.timeoutSeconds(text, option: "timeout") }
         let result = try TLSProbe.chain(
             host: host, port: port, serverName: arguments.value("servername"),
             caFile: arguments.value("cafile"),
