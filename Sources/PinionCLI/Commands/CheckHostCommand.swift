@@ -69,9 +69,10 @@ struct CheckHostCommand: Command {
         }
         let policy = snapshot.policy(at: at)
         let checkedName = arguments.value("servername") ?? host
-        let (dial, dialPort) = try arguments.value("connect-to").map { (text) throws(CLIError) in
-            try ConnectTo.parse(text, option: "--connect-to", defaultPort: port)
-        } ?? (host, port)
+        let (dial, dialPort) =
+            try arguments.value("connect-to").map { (text) throws(CLIError) in
+                try ConnectTo.parse(text, option: "--connect-to", defaultPort: port)
+            } ?? (host, port)
         let result = try TLSProbe.chain(
             host: dial, port: dialPort, serverName: checkedName,
             caFile: arguments.value("cafile"), timeout: 10)

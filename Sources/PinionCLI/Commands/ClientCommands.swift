@@ -179,14 +179,15 @@ struct ClientRefreshCommand: Command {
         }
         if arguments.flag("json") {
             let document = JSONValue.object(
-                JSONObject([
-                    .init("outcome", .string(outcomeText)),
-                    .init("events", .array(events.events.map { .string(EventLog.describe($0)) })),
-                    .init("rootVersion", .number(String(state.chain.newest.version))),
-                    .init("floor", state.floor.map { .string($0.description) } ?? .null),
-                    .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
-                    .init("policy", ClientSetup.policyJSON(policy)),
-                ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
+                JSONObject(
+                    [
+                        .init("outcome", .string(outcomeText)),
+                        .init("events", .array(events.events.map { .string(EventLog.describe($0)) })),
+                        .init("rootVersion", .number(String(state.chain.newest.version))),
+                        .init("floor", state.floor.map { .string($0.description) } ?? .null),
+                        .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
+                        .init("policy", ClientSetup.policyJSON(policy)),
+                    ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
             context.out(JSONWriter.terminalSafeText(document))
         } else {
             if let rehearsal { context.print("rehearsal   \(rehearsal)") }

@@ -102,9 +102,10 @@ enum LiveProbe {
         -> (host: String, result: TLSProbeResult)
     {
         let (host, targetPort) = try SPKICommand.splitHostPort(target, option: "--live")
-        let (dial, port) = try address.map { (text) throws(CLIError) in
-            try ConnectTo.parse(text, option: "--connect-to", defaultPort: targetPort)
-        } ?? (host, targetPort)
+        let (dial, port) =
+            try address.map { (text) throws(CLIError) in
+                try ConnectTo.parse(text, option: "--connect-to", defaultPort: targetPort)
+            } ?? (host, targetPort)
         let result = try TLSProbe.chain(
             host: dial, port: port, serverName: serverName ?? host, caFile: caFile, timeout: 10)
         return (host, result)
