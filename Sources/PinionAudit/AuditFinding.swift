@@ -1,4 +1,4 @@
-// The rules the auditor checks (DESIGN.md §10, issue 5) and the findings it reports.
+// The rules the auditor checks (DESIGN.md §10) and the findings it reports.
 
 /// A rule of a published tree, with a stable code for scripts (`--json`, messages).
 public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {

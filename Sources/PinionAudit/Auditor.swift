@@ -1,4 +1,4 @@
-// The audit of a whole published tree (DESIGN.md §10, issue 5): every root rotation, every
+// The audit of a whole published tree (DESIGN.md §10): every root rotation, every
 // manifest's signatures under the root it names, the history rules between consecutive
 // versions, index.json and manifest.json against the files, collecting every violation.
 

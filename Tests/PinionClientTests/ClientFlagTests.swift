@@ -148,3 +148,56 @@ import Testing
         #expect(refused.status == 2, "--timeout \(timeout)")
     }
 }
+
+@Suite struct ClientOutputEscapingTests {
+    @Test func hostileHeaderValuesReachTheTerminalEscaped() throws {
+        let pki = try HTTPSTestPKI.shared()
+        let setup = try Setup()
+        let directory = try makeTemporaryDirectory(prefix: "pinion-client-escape")
+        let rootPath = directory + "/root.json"
+        try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: rootPath))
+        let now = Timestamp(Date())
+        // C1 CSI 2J (clear the screen) and C1 OSC (set the title), which the HTTP parser
+        // lets through (they are not C0 controls), then a fake outcome.
+        let hostile = "x\u{9B}2J\u{9D}0;t outcome     updated"
+        let publisher = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: [
+                "/v1/com.example.app/manifest.json": .init(headers: [("Content-Encoding", hostile)], body: "{}")
+            ])
+        defer { publisher.stop() }
+        let common = [
+            "client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/", "--root", rootPath, "--scope",
+            "com.example.app", "--state", directory + "/state", "--cafile", pki.path(.root),
+        ]
+        for arguments in [common, common + ["--json"]] {
+            let result = runPinion(arguments, now: now)
+            #expect(result.status != 0)
+            for text in [result.out, result.err] {
+                #expect(
+                    !text.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || $0 == "\r" || $0 == "\u{07}" })
+            }
+            #expect(result.out.contains("9B") || result.out.contains("9b"), "\(result.out)")
+        }
+    }
+}
+
+@Suite struct TerminalEscapingTests {
+    @Test func linesAreEscapedOneByOneAndBreaksKept() {
+        #expect(TerminalText.escapeLines("a\nb\n") == "a\nb\n")
+        #expect(TerminalText.escapeLines("ok\u{9B}2J\nnext\r") == "ok\\u{9B}2J\nnext\\u{D}")
+        #expect(TerminalText.escapeLines("\u{1B}]0;x\u{07}") == "\\u{1B}]0;x\\u{7}")
+        #expect(TerminalText.escapeLines("caf\u{E9} \u{202E}") == "caf\u{E9} \\u{202E}")
+    }
+
+    @Test func jsonForTheTerminalEscapesC1DELAndFormatCharacters() throws {
+        let value = JSONValue.object(
+            JSONObject([.init("a", .string("x\u{9B}2J\u{9D}\u{7F}\u{85}\u{202E}\u{E0001}\u{E9}\t"))]))
+        let text = JSONWriter.terminalSafeText(value)
+        #expect(text == "{\n  \"a\": \"x\\u009b2J\\u009d\\u007f\\u0085\\u202e\\udb40\\udc01\u{E9}\\t\"\n}\n")
+        // The same JSON value.
+        let parsed = try StrictJSONParser.parse(Array(text.utf8), limits: Limits.standard.json)
+        #expect(parsed == value)
+        #expect(JSONWriter.terminalSafeText(.string("plain")) == "\"plain\"\n")
+    }
+}

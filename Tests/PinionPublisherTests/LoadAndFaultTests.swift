@@ -1,4 +1,4 @@
-// Load and fault tests of `pinion serve` (issue 6): 500 slowloris connections while normal
+// Load and fault tests of `pinion serve`: 500 slowloris connections while normal
 // clients are served, and a catalogue of malformed requests and TLS garbage. They assert
 // behaviour with generous bounds, never a throughput figure (that belongs in bench/).
 

@@ -1,5 +1,5 @@
 // `pinion audit`: verify a whole published tree (a directory or its https URL) from
-// public files, print the pin timeline and every violation (DESIGN.md §10, issue 5).
+// public files, print the pin timeline and every violation (DESIGN.md §10).
 
 import Foundation
 import PinionAudit

@@ -57,7 +57,14 @@ struct ImportCommand: Command {
                 format == "android-nsc"
                 ? try AndroidNSC.importPins(bytes, now: context.now()) : try ApplePlist.importPins(bytes)
         } catch {
-            throw CLIError.failure("\(file): \(error)")
+            let expected =
+                format == "android-nsc"
+                ? "an Android Network Security Config (XML)" : "an Info.plist (XML or binary plist)"
+            throw CLIError.failure(
+                FileKind.message(
+                    file, expected: expected,
+                    looksRight: format == "android-nsc" ? ["XML"] : ["XML", "a binary plist"], bytes: bytes,
+                    detail: "\(error)"))
         }
         for note in result.notes { context.print("note: \(file): \(TerminalText.escape(note.description))") }
         guard !result.domains.isEmpty else {

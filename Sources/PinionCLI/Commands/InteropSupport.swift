@@ -43,7 +43,7 @@ enum VerifiedManifestFile {
             try manifest.checkCurrent(at: at)
             return manifest
         } catch {
-            throw CLIError.from(error, file: path)
+            throw CLIError.manifest(error, file: path, envelopeBytes: envelope.serialized(), chain: chain)
         }
     }
 }

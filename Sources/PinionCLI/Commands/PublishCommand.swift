@@ -152,7 +152,7 @@ struct PublishCommand: Command {
             try chain.checkNewestCurrent(at: now)
             try verified.checkCurrent(at: now)
         } catch {
-            throw CLIError.from(error, file: envelopePath)
+            throw CLIError.manifest(error, file: envelopePath, envelopeBytes: bytes, chain: chain)
         }
         let payload = verified.payload
         // A future issuedAt binds every later version to be at least as late (issuedAt never

@@ -54,6 +54,13 @@ struct ServeCommand: Command {
         var configuration = PublisherConfiguration(
             repository: try arguments.required("repo"), certificateChainFile: try arguments.required("cert"),
             privateKeyFile: try arguments.required("key"))
+        // A certificate or key file that cannot be read is an I/O error (exit 3); what
+        // OpenSSL then refuses in a readable file is a failure (exit 1).
+        for (flag, path) in [("cert", configuration.certificateChainFile), ("key", configuration.privateKeyFile)] {
+            do { _ = try Files.read(path, limit: maxInputBytes) } catch {
+                throw CLIError(exitCode: error.exitCode, "--\(flag) \(error.message)")
+            }
+        }
         (configuration.host, configuration.port) = try SPKICommand.splitHostPort(
             arguments.value("listen") ?? "127.0.0.1:8443", option: "--listen", allowPortZero: true)
         configuration.workers = Int(

@@ -109,8 +109,9 @@ struct SignCommand: Command {
         let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"))
         var added: [String] = []
         for keyPath in keyPaths {
-            if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
+            // Refused first (a .pub file, not a key), warned about only once it is a key.
             let (key, encrypted) = try KeyFile.readSecretKeyFile(path: keyPath, passphrase: { try passphrase.get() })
+            if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
             if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
             let keyID = key.publicKey.keyID
             if let signingRole, !signingRole.contains(keyID) {

@@ -93,7 +93,7 @@ struct VerifyCommand: Command {
                     "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")
             }
         } catch let error as TrustError {
-            throw CLIError.from(error, file: target)
+            throw CLIError.manifest(error, file: target, envelopeBytes: targetBytes, chain: chain)
         }
     }
 
