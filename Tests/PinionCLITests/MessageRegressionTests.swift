@@ -182,3 +182,43 @@ import Testing
         #expect(garbage.status == 1)
     }
 }
+
+@Suite struct DSSEStrictnessTests {
+    /// manifest.json with its first signature rewritten by `edit`.
+    func edited(_ edit: (String) -> String) throws -> (Workspace, CommandResult) {
+        let w = try Workspace()
+        w.standardRoot()
+        w.standardManifest()
+        try w.write("edited.json", edit(try w.read("manifest.json")))
+        return (w, w.run(["verify", "--root", "@root.json", "@edited.json"]))
+    }
+
+    @Test func aSignatureWithoutKeyIDIsRefusedNamingTheMember() throws {
+        let (_, result) = try edited { text in
+            text.replacingOccurrences(of: #""keyid": "[0-9a-f]{64}",\s*"#, with: "", options: .regularExpression)
+        }
+        #expect(result.status == 1)
+        #expect(result.err.contains(#"signatures[0]: required member "keyid" is missing"#), "\(result.err)")
+    }
+
+    @Test func urlSafeOrUnpaddedBase64IsRefused() throws {
+        for edit in [
+            { (text: String) in text.replacingOccurrences(of: "==\"\n", with: "\"\n") },
+            { (text: String) in
+                // The signature in the URL-safe alphabet, as DSSE allows.
+                var lines = text.components(separatedBy: "\n")
+                for (index, line) in lines.enumerated() where line.contains("\"sig\"") {
+                    lines[index] = line.replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+                        of: "/", with: "_"
+                    )
+                    .replacingOccurrences(of: "\"sig\": \"", with: "\"sig\": \"-_")
+                }
+                return lines.joined(separator: "\n")
+            },
+        ] {
+            let (_, result) = try edited(edit)
+            #expect(result.status == 1)
+            #expect(result.err.contains("signatures[0].sig: not canonical padded base64"), "\(result.err)")
+        }
+    }
+}
