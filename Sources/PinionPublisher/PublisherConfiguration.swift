@@ -34,6 +34,9 @@ public struct PublisherConfiguration: Sendable {
     public var requestLimits: HTTPRequestLimits
     /// Largest file served, in bytes.
     public var maxFileBytes: Int
+    /// Adds `Access-Control-Allow-Origin: *` to every GET and HEAD answer, so that a
+    /// browser-based auditor can fetch the tree (off by default).
+    public var cors = false
 
     /// A configuration with production defaults: 1 worker per core, 4,096 connections,
     /// 10 s header deadline, 30 s keep-alive, 30 s per response, 1,000 requests per

@@ -11,13 +11,13 @@ struct ServeCommand: Command {
     static let options: [OptionSpec] = [
         .value("repo"), .value("cert"), .value("key"), .value("listen"), .value("workers"),
         .value("max-connections"), .value("header-timeout"), .value("idle-timeout"), .value("write-timeout"),
-        .value("max-requests"), .value("drain-timeout"), .value("access-log"),
+        .value("max-requests"), .value("drain-timeout"), .value("access-log"), .flag("cors"),
     ]
     static let help = """
         usage: pinion serve --repo DIR --cert CERT.pem --key KEY.pem [--listen ADDRESS:PORT]
                             [--workers N] [--max-connections N] [--header-timeout T]
                             [--idle-timeout T] [--write-timeout T] [--max-requests N]
-                            [--drain-timeout T] [--access-log FILE|-|off]
+                            [--drain-timeout T] [--access-log FILE|-|off] [--cors]
 
         Serves the tree written by `pinion publish --repo DIR` over HTTPS (TLS 1.2 and 1.3).
         When ready it prints one line, `listening on https://ADDRESS:PORT`, to standard
@@ -45,7 +45,14 @@ struct ServeCommand: Command {
           --max-requests N       requests per connection (default 1000)
           --drain-timeout T      wait for requests in flight on SIGTERM (default 30s)
           --access-log FILE      one line per request (default -, standard error; off)
+          --cors                 add Access-Control-Allow-Origin: * to GET and HEAD
+                                 answers (404 included), for a browser-based auditor
         Times are seconds with an optional unit: 500ms, 10s, 2m.
+
+        Files are sent with ETag, Last-Modified and Cache-Control; If-None-Match and
+        If-Modified-Since give 304. Errors are {"error": "<reason>"} JSON, as the nginx
+        configuration in deploy/nginx/ answers. ALPN: http/1.1 (or http/1.0); a client
+        offering neither (h2 only) gets the no_application_protocol alert.
 
         """
 
@@ -72,6 +79,7 @@ struct ServeCommand: Command {
         if let value = try arguments.integer("max-requests", in: 1...1_000_000_000) {
             configuration.maxRequestsPerConnection = Int(value)
         }
+        configuration.cors = arguments.flag("cors")
         for (name, keyPath) in [
             ("header-timeout", \PublisherConfiguration.headerTimeout), ("idle-timeout", \.idleTimeout),
             ("write-timeout", \.writeTimeout), ("drain-timeout", \.drainTimeout),
