@@ -19,7 +19,8 @@
 // (ca.pem), an intermediate (intermediate.pem), the API server's certificate and key
 // (server.pem, server.key, chain.pem) for api.example.com, CSRs of offline keys
 // (backup.csr, new.csr, new-backup.csr), and the app's Android and iOS files
-// (network_security_config.xml, Info.plist) pinning the server and backup keys.
+// (network_security_config.xml, Info.plist) pinning the keys of backup.csr and
+// new-backup.csr (those of the README tour's latest manifest).
 // PINION_PASSPHRASE is set (the docs give it as one way to pass the passphrase), so no
 // command waits for a terminal.
 
@@ -149,10 +150,11 @@ enum DocumentBlocks {
         leaf new api.example.com
         leaf new-backup api.example.com
         rm -f ca.ext leaf.ext ./*.srl server.csr intermediate.csr
-        current=$(openssl x509 -in server.pem -pubkey -noout | openssl pkey -pubin -outform DER \
-          | openssl dgst -sha256 -binary | base64)
-        backup=$(openssl req -in backup.csr -pubkey -noout | openssl pkey -pubin -outform DER \
-          | openssl dgst -sha256 -binary | base64)
+        # The apps pin the keys of the latest manifest of the README's tour: backup, new-backup.
+        pin() { openssl req -in "$1" -pubkey -noout | openssl pkey -pubin -outform DER \
+          | openssl dgst -sha256 -binary | base64; }
+        current=$(pin backup.csr)
+        backup=$(pin new-backup.csr)
         cat > network_security_config.xml <<XML
         <?xml version="1.0" encoding="utf-8"?>
         <network-security-config>
