@@ -512,6 +512,20 @@ final class NginxServer: @unchecked Sendable {
             "/v1/com.example.app/manifest.json", port: nginx.port, headers: [("If-Modified-Since", lastModified)])
         #expect(again.status == 304)
         #expect(again.body.isEmpty)
+        // A later date also gives 304 (if_modified_since before), as from pinion serve.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let later = try #require(formatter.date(from: lastModified)).addingTimeInterval(3600)
+        let afterwards = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port,
+            headers: [("If-Modified-Since", formatter.string(from: later))])
+        #expect(afterwards.status == 304)
+        let earlier = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port,
+            headers: [("If-Modified-Since", formatter.string(from: later.addingTimeInterval(-7200)))])
+        #expect(earlier.status == 200)
     }
 
     @Test func theDocumentedCORSLinesAddAllowOrigin() throws {

@@ -33,6 +33,11 @@ import Testing
         #expect(same.header("last-modified") == lastModified)
         #expect(same.header("cache-control") == "no-cache")
 
+        let later = HTTPDateText.format(try modified(server.tree, "v1/s/manifest.json") + 3600)
+        let newer = try #require(
+            try RawTLSClient(port: server.port).request(get(path, "If-Modified-Since: \(later)\r\n")))
+        #expect(newer.status == 304)
+
         let earlier = HTTPDateText.format(try modified(server.tree, "v1/s/manifest.json") - 1)
         let older = try #require(
             try RawTLSClient(port: server.port).request(get(path, "If-Modified-Since: \(earlier)\r\n")))
