@@ -44,3 +44,14 @@ private enum TerminalSafe {
                 Character.init))
     }
 }
+
+extension CLIError {
+    /// `from(error, file:)` for a document read from `file`, saying what kind of file was
+    /// expected when `bytes` are not JSON at all (a certificate given as a root, say).
+    static func document(_ error: any Error, file: String, bytes: [UInt8], expected: String) -> CLIError {
+        let kind = FileKind.guess(bytes)
+        guard kind != "JSON" else { return from(error, file: file) }
+        let plain = from(error)
+        return CLIError(exitCode: plain.exitCode, "\(file): not \(expected) (it looks like \(kind)): \(plain.message)")
+    }
+}

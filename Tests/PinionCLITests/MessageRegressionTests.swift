@@ -110,7 +110,17 @@ import Testing
             refused.err.contains(
                 "cert.pem: not a Pinion payload or envelope (JSON) (it looks like PEM (BEGIN CERTIFICATE))"))
         let verify = w.run(["verify", "--root", "@cert.pem", "@cert.pem"])
-        #expect(verify.status != 0)
+        #expect(verify.status == 1)
+        #expect(
+            verify.err.contains("cert.pem: not a signed root envelope (JSON) (it looks like PEM (BEGIN CERTIFICATE))"))
+        w.standardRoot()
+        let target = w.run(["verify", "--root", "@root.json", "@cert.pem"])
+        #expect(target.status == 1)
+        #expect(target.err.contains("cert.pem: not a signed envelope (JSON) (it looks like PEM (BEGIN CERTIFICATE))"))
+        let publish = w.run(["publish", "--repo", "@tree", "@cert.pem"])
+        #expect(publish.status == 1)
+        #expect(publish.err.contains("not a signed envelope (JSON) (it looks like PEM"))
+        #expect(!w.exists("tree"))
         // Broken JSON is still reported as JSON, with the position.
         try w.write("broken.json", "{\"type\": ")
         let broken = w.run(["manifest", "show", "@broken.json"])

@@ -28,7 +28,8 @@ enum VerifiedManifestFile {
         let anchorBytes = try Files.read(rootPath, limit: maxInputBytes)
         var chain: RootChain
         do { chain = try RootChain(anchor: anchorBytes, crypto: crypto) } catch {
-            throw CLIError.from(error, file: rootPath)
+            throw CLIError.document(
+                error, file: rootPath, bytes: anchorBytes, expected: "a signed root envelope (JSON)")
         }
         if let directory = arguments.value("root-chain") {
             try VerifyCommand.walk(directory, chain: &chain, context: context)

@@ -49,7 +49,7 @@ struct PublishCommand: Command {
         let bytes = try Files.read(envelopePath, limit: maxInputBytes)
         let envelope: Envelope
         do { envelope = try Envelope.parse(bytes) } catch {
-            throw CLIError.failure(error.inFile(envelopePath).description)
+            throw CLIError.document(error, file: envelopePath, bytes: bytes, expected: "a signed envelope (JSON)")
         }
         let scope: String
         do {

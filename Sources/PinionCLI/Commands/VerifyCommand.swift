@@ -38,7 +38,8 @@ struct VerifyCommand: Command {
         do {
             chain = try RootChain(anchor: anchorBytes, crypto: crypto)
         } catch {
-            throw CLIError.from(error, file: rootPath)
+            throw CLIError.document(
+                error, file: rootPath, bytes: anchorBytes, expected: "a signed root envelope (JSON)")
         }
         if let directory = arguments.value("root-chain") {
             try walk(directory, chain: &chain, context: context)
@@ -47,7 +48,7 @@ struct VerifyCommand: Command {
         let targetBytes = try Files.read(target, limit: maxInputBytes)
         let kind: PayloadKind
         do { kind = try Envelope.parse(targetBytes).kind } catch {
-            throw CLIError.failure(error.inFile(target).description)
+            throw CLIError.document(error, file: target, bytes: targetBytes, expected: "a signed envelope (JSON)")
         }
         let versions = chain.roots.map { String($0.version) }.joined(separator: " -> ")
         context.print("root chain  \(versions)  (scope \(chain.newest.payload.scope))")
