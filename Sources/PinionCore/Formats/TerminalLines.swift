@@ -8,10 +8,25 @@ extension TerminalText {
     ///
     /// - Returns: `text`, escaped line by line; unchanged when it holds nothing to escape.
     public static func escapeLines(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 != "\n" && escape(String($0)) != String($0) }) else {
-            return text
-        }
+        // The common case, plain text, is scanned once without building anything.
+        guard text.unicodeScalars.contains(where: mayNeedEscape) else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(
             separator: "\n")
+    }
+
+    /// True for every scalar `escape(_:)` may replace, except the line feed: controls, DEL,
+    /// and anything outside ASCII that is not a plain letter, mark, number, punctuation,
+    /// symbol or space (the exact rule is then `escape`'s).
+    private static func mayNeedEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x20...0x7E: return false
+        default:
+            switch scalar.properties.generalCategory {
+            case .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate: return true
+            default: return false
+            }
+        }
     }
 }
