@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// Pinion's benchmarks (issue 6, "bench/"): a separate package that depends on the main one
+// Pinion's benchmarks: a separate package that depends on the main one
 // by path, so the main package's build and test suite are untouched. Run `bench/run`.
 
 import PackageDescription

@@ -44,7 +44,9 @@ public struct CLIContext: Sendable {
     }
 
     func warn(_ message: String) { err("pinion: warning: \(TerminalText.escape(message))\n") }
-    func print(_ line: String) { out(line + "\n") }
+    /// Writes `line` and a newline; each line of it escaped (`TerminalText.escapeLines`),
+    /// since what commands print carries names and values from files and servers.
+    func print(_ line: String) { out(TerminalText.escapeLines(line) + "\n") }
 }
 
 /// One `pinion` command.

@@ -3,7 +3,8 @@
 import PinionCore
 
 /// Parses CLI durations: a positive integer and one unit of s (seconds), m (minutes),
-/// h (hours), d (days) or y (365 days), e.g. `90d`; several may be joined (`1d12h`).
+/// h (hours), d (days) or y (365 days), e.g. `90d`; several may be joined (`1d12h`); a
+/// plain positive integer is seconds (`3600`).
 enum DurationText {
     /// - Returns: the duration in seconds.
     /// - Throws: `CLIError.usage` naming the option.
@@ -26,12 +27,15 @@ enum DurationText {
             total = sum
             digits = ""
         }
+        if !digits.isEmpty, total == 0, let seconds = Int64(digits), seconds > 0, seconds <= Limits.maxInteger {
+            return seconds  // plain seconds
+        }
         guard digits.isEmpty, total > 0 else { throw usage(text, option) }
         return total
     }
 
     private static func usage(_ text: String, _ option: String) -> CLIError {
-        .usage("--\(option): \"\(text)\" is not a duration like 30d, 12h, 90m, 3600s or 1y")
+        .usage("--\(option): \"\(text)\" is not a duration like 30d, 12h, 90m, 3600s, 1y or 3600 (seconds)")
     }
 
     /// Parses an RFC 3339 UTC time option.

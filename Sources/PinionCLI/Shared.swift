@@ -49,7 +49,10 @@ enum Load {
             {
                 throw .usage("\(path): is an unsigned payload; a signed envelope is needed (pinion sign)")
             }
-            throw .failure(error.inFile(path).description)
+            throw .failure(
+                FileKind.message(
+                    path, expected: "a signed envelope (JSON)", looksRight: ["JSON"], bytes: bytes,
+                    detail: error.description))
         }
     }
 
@@ -92,7 +95,10 @@ enum Load {
         let bytes = try Files.read(path, limit: maxInputBytes)
         let value: JSONValue
         do { value = try StrictJSONParser.parse(bytes, limits: Limits.standard.json) } catch {
-            throw .failure(error.inFile(path).description)
+            throw .failure(
+                FileKind.message(
+                    path, expected: "a Pinion payload or envelope (JSON)", looksRight: ["JSON"], bytes: bytes,
+                    detail: error.description))
         }
         guard case .object(let object) = value else {
             throw .failure("\(path): expected a JSON object (a payload or an envelope)")

@@ -24,12 +24,19 @@ public enum AndroidNSC {
     ///   - bytes: the file (UTF-8 XML without DTD; see `SafeXML.parse`).
     ///   - now: the current time, to tell whether a pin-set expiration is already past.
     ///   - limits: XML limits.
+    ///   - exemptSubdomainsByDroppingInclude: when a domain Android leaves unpinned (no
+    ///     pin-set, or an empty one) lies under an imported includeSubdomains entry, turn
+    ///     that entry's includeSubdomains off instead of enforcing the parent's pins on it
+    ///     (see `unpinnedSubdomains`).
     /// - Returns: the entries and the notes.
     /// - Throws: `InteropError`: XML problems (`SafeXML`), `.wrongRoot` when the root element
     ///   is not `network-security-config`, `.invalidValue` for an includeSubdomains other
     ///   than true/false, `.duplicateDomain` for a domain configured twice (Android refuses
     ///   such files too).
-    public static func importPins(_ bytes: [UInt8], now: Timestamp, limits: XMLLimits = XMLLimits())
+    public static func importPins(
+        _ bytes: [UInt8], now: Timestamp, limits: XMLLimits = XMLLimits(),
+        exemptSubdomainsByDroppingInclude: Bool = false
+    )
         throws(InteropError) -> ImportResult
     {
         let root = try SafeXML.parse(bytes, limits: limits)
@@ -48,7 +55,9 @@ public enum AndroidNSC {
             default: reader.note(.unknown, child, "<\(child.name)>")
             }
         }
-        return ImportResult(domains: reader.domains, notes: reader.notes)
+        var result = ImportResult(domains: reader.domains, notes: reader.notes)
+        unpinnedSubdomains(reader.unpinned, in: &result, dropInclude: exemptSubdomainsByDroppingInclude)
+        return result
     }
 
     /// Writes domain entries as a Network Security Configuration file.
@@ -86,10 +95,14 @@ public enum AndroidNSC {
         var notes: [ImportNote] = []
         /// Where each imported or skipped domain name was first configured.
         var seen: [String: String] = [:]
+        /// Domains Android leaves unpinned (no pin-set, or one without any `<pin>`).
+        var unpinned: [UnpinnedDomain] = []
 
         struct PinSet {
             var pins: [Pin]
             var location: String
+            /// Whether the pin-set holds any `<pin>` element (an empty one unpins on Android).
+            var hasPinElements = true
         }
 
         mutating func note(_ kind: ImportNote.Kind, _ node: XMLNode, _ message: String) {
@@ -163,7 +176,13 @@ public enum AndroidNSC {
             }
             seen[name] = node.location
             guard let pinSet else {
-                note(.skipped, node, "\(name) has no pin-set (not pinned)")
+                unpinned.append(UnpinnedDomain(name: name, location: node.location, reason: "has no pin-set"))
+                return
+            }
+            if pinSet.pins.isEmpty, !pinSet.hasPinElements {
+                unpinned.append(
+                    UnpinnedDomain(
+                        name: name, location: node.location, reason: "has an empty pin-set at \(pinSet.location)"))
                 return
             }
             guard !pinSet.pins.isEmpty else {
@@ -207,18 +226,24 @@ public enum AndroidNSC {
                         "pin with digest \(ForeignText.quoted(digest)): only digest=\"SHA-256\" is supported")
                     continue
                 }
-                guard let (pin, normalised) = ForeignText.pin(child.text) else {
+                guard let (pin, changes) = AndroidBase64.pin(child.text) else {
                     note(.rejected, child, "pin \(ForeignText.quoted(child.text)) is not 32 bytes of base64")
                     continue
                 }
-                if normalised { note(.normalised, child, "pin \(ForeignText.quoted(child.text)) written as \(pin)") }
+                if !changes.isEmpty {
+                    note(
+                        .normalised, child,
+                        "pin \(ForeignText.quoted(child.text)) written as \(pin) (\(changes.joined(separator: ", ")); Android reads both spellings as the same key)"
+                    )
+                }
                 if pins.contains(pin) {
                     note(.skipped, child, "\(pin) is listed twice in this pin-set")
                     continue
                 }
                 pins.append(pin)
             }
-            return PinSet(pins: pins, location: node.location)
+            return PinSet(
+                pins: pins, location: node.location, hasPinElements: node.children.contains { $0.name == "pin" })
         }
 
         mutating func trustAnchors(_ node: XMLNode) {

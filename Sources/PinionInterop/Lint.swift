@@ -270,14 +270,14 @@ public enum Lint {
             findings.append(
                 LintFinding(
                     .warning, "expires-soon", "manifest",
-                    "expires at \(payload.expiresAt), within one polling interval (\(poll) s)",
+                    "expires at \(payload.expiresAt), within one polling interval (\(HumanDuration.text(poll)))",
                     hint: "publish the next version now; clients that miss it fall back to the baseline pins"))
         }
         if payload.lifetime < 2 * poll {
             findings.append(
                 LintFinding(
                     .error, "lifetime-too-short", "manifest",
-                    "lifetime \(payload.lifetime) s is shorter than two polling intervals (\(2 * poll) s): clients that miss one poll lose the manifest",
+                    "lifetime \(HumanDuration.text(payload.lifetime)) is shorter than two polling intervals (\(HumanDuration.text(2 * poll))): clients that miss one poll lose the manifest",
                     hint:
                         "use --expires-in of at least a few polling intervals plus publishing delays (days, not hours)"
                 ))
@@ -286,7 +286,7 @@ public enum Lint {
             findings.append(
                 LintFinding(
                     .error, "lifetime-too-long", "manifest",
-                    "lifetime \(payload.lifetime) s exceeds the policy maximum of \(input.maxLifetime) s: a withheld update goes unnoticed that long",
+                    "lifetime \(HumanDuration.text(payload.lifetime)) exceeds the policy maximum of \(HumanDuration.text(input.maxLifetime)): a withheld update goes unnoticed that long",
                     hint: "use a shorter --expires-in (or raise --max-lifetime if the policy allows)"))
         }
         return findings

@@ -47,9 +47,11 @@ public enum HTTPMethod: Sendable, Equatable {
 public struct HTTPRequestHead: Sendable, Equatable {
     /// The method.
     public var method: HTTPMethod
-    /// The request target as sent (origin form: a path, optionally `?query`).
+    /// The request target as sent (origin form: a path, optionally `?query`; or absolute
+    /// form, `https://host/path`).
     public var target: String
-    /// The path part of `target` (before `?`), still undecoded.
+    /// The path part of `target` (before `?`, after the authority of an absolute-form
+    /// target), still undecoded.
     public var path: String
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     public var minorVersion: Int
@@ -259,9 +261,7 @@ public enum HTTPRequestParser {
         method: HTTPMethod, target: String, minor: Int, headers: [(name: String, value: String)],
         limits: HTTPRequestLimits
     ) throws(HTTPRequestError) -> HTTPRequestHead {
-        guard target.hasPrefix("/") else {
-            throw .malformed(reason: "request target is not in origin form")
-        }
+        let origin = try originFormTarget(target)
         let hosts = headers.filter { $0.name == "host" }
         if minor == 1, hosts.count != 1 { throw .malformed(reason: "HTTP/1.1 needs exactly one Host field") }
         if hosts.count > 1 { throw .malformed(reason: "more than one Host field") }
@@ -281,8 +281,8 @@ public enum HTTPRequestParser {
             }
         }
         let path =
-            target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-            ?? target
+            origin.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? origin
         return HTTPRequestHead(
             method: method, target: target, path: path, minorVersion: minor, headers: headers, wantsClose: wantsClose,
             contentLength: contentLength)

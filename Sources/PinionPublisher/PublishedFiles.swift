@@ -64,6 +64,8 @@ public struct PublishedFile: Sendable {
     public let body: [UInt8]
     /// The entity tag: the quoted lowercase hex SHA-256 of `body` (docs/DESIGN.md §9).
     public let etag: String
+    /// The file's modification time, in whole seconds since 1970 (Last-Modified).
+    public var lastModified: Int64 = 0
 }
 
 /// Why a path gave no file.
@@ -161,7 +163,8 @@ public final class PublishedFiles: Sendable {
         }
         let body = try readAll(descriptor, expected: Int(status.st_size))
         guard let digest = OpenSSLSupport.sha256(body) else { throw .readFailed(errno: EIO) }
-        let file = PublishedFile(body: body, etag: "\"" + Hex.encode(digest) + "\"")
+        let file = PublishedFile(
+            body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: Int64(status.st_mtim.tv_sec))
         remember(Entry(identity: identity, file: file), for: path.components)
         return file
     }

@@ -45,6 +45,9 @@ public struct PublisherConfiguration: Sendable {
     /// The wall clock that /healthz and /metrics judge expiry by, and that report times
     /// come from (injectable for tests).
     public var clock: @Sendable () -> Timestamp
+    /// Adds `Access-Control-Allow-Origin: *` to every GET and HEAD answer, so that a
+    /// browser-based auditor can fetch the tree (off by default).
+    public var cors = false
 
     /// A configuration with production defaults: 1 worker per core, 4,096 connections,
     /// 10 s header deadline, 30 s keep-alive, 30 s per response, 1,000 requests per

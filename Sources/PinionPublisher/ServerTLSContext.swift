@@ -70,6 +70,7 @@ final class ServerTLSContext: @unchecked Sendable {
             throw .tlsCredentials(
                 detail: "\(privateKeyFile) is not the key of the certificate in \(certificateChainFile)")
         }
+        ServerALPN.install(on: context)
         pointer = context
     }
 

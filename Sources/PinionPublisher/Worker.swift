@@ -336,9 +336,8 @@ final class Worker: @unchecked Sendable {
                     } catch {
                         if error == .bodyTooLarge { services.metrics?.refuse(.tooLarge) }
                         connection.pathClass = .other
-                        let response = HTTPResponse.text(
-                            error.status, HTTPResponse.reason(error.status), sendBody: true, close: true,
-                            date: clock.httpDate)
+                        let response = HTTPResponse.error(
+                            error.status, sendBody: true, close: true, date: clock.httpDate)
                         connection.buffer = []
                         begin(connection, response: response, method: "-", path: "-", close: true)
                         continue
@@ -488,44 +487,47 @@ final class Worker: @unchecked Sendable {
         case .get: sendBody = true
         case .head: sendBody = false
         case .other:
-            return HTTPResponse.text(
-                405, "Method Not Allowed", sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
+            return HTTPResponse.error(405, sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
         }
+        let cors = configuration.cors ? [corsHeader] : []
         if head.path == "/healthz" {
             let verdict = services.health()
             return HTTPResponse.text(
                 verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date)
         }
         guard let path = PublishedPath(head.path) else {
-            return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
         }
         let file: PublishedFile
         do {
             file = try files.file(at: path)
         } catch .readFailed {
-            return HTTPResponse.text(500, "Internal Server Error", sendBody: sendBody, close: close, date: date)
+            return HTTPResponse.error(500, sendBody: sendBody, close: close, date: date)
         } catch .unavailable {
             // Out of descriptors or memory: never a 404, which a client would read as "no
             // such root" or "no such version".
-            return HTTPResponse.text(
-                503, "Service Unavailable", sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
+            return HTTPResponse.error(
+                503, sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
         } catch {
-            return HTTPResponse.text(404, "Not Found", sendBody: sendBody, close: close, date: date)
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
         }
-        let headers = [
-            ("Content-Type", "application/json"), ("ETag", file.etag), ("Cache-Control", path.cacheControl),
-            ("X-Content-Type-Options", "nosniff"),
+        let validators = [
+            ("ETag", file.etag), ("Last-Modified", HTTPDate.format(file.lastModified)),
+            ("Cache-Control", path.cacheControl), ("X-Content-Type-Options", "nosniff"),
         ]
         // Field lines of a list header combine (RFC 9110 §5.3).
         let conditions = head.headers.filter { $0.name == "if-none-match" }.map(\.value)
-        if !conditions.isEmpty, ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag) {
+        if (!conditions.isEmpty && ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag))
+            || notModifiedSince(head.headers, lastModified: file.lastModified)
+        {
+            // A 304 carries the validators and caching fields, not Content-Type (RFC 9110 §15.4.5).
             return HTTPResponse.make(
-                status: 304, headers: headers + keepAlive(head, close), body: [], sendBody: false, close: close,
-                date: date)
+                status: 304, headers: validators + cors + keepAlive(head, close), body: [], sendBody: false,
+                close: close, date: date)
         }
         return HTTPResponse.make(
-            status: 200, headers: headers + keepAlive(head, close), body: file.body, sendBody: sendBody, close: close,
-            date: date)
+            status: 200, headers: [("Content-Type", "application/json")] + validators + cors + keepAlive(head, close),
+            body: file.body, sendBody: sendBody, close: close, date: date)
     }
 
     // MARK: - Reports (docs/DESIGN.md §14; the checks are in ReportIntake)

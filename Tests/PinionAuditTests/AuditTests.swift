@@ -1,5 +1,5 @@
 // The auditor on trees built at test time: a clean history passes, and each rule of
-// docs/DESIGN.md §10 / issue 5 that a tree breaks is named with its version and file.
+// docs/DESIGN.md §10 that a tree breaks is named with its version and file.
 
 import Foundation
 import PinionAudit

@@ -11,7 +11,7 @@ import PinionTestSupport
 import Testing
 
 @Suite struct LargeHistoryTests {
-    /// Issue 5's size. Signing and writing the tree plus the audit take about 9 s in a
+    /// A history of 10,000 versions. Signing and writing the tree plus the audit take about 9 s in a
     /// debug build here; lower this if it grows past ~20 s (timings belong in bench/).
     static let versions = 10_000
 

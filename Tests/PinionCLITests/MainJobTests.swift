@@ -1,5 +1,5 @@
 // The README's main-job command, `scripts/demo`, run end to end against the built
-// `pinion` (issue 4), so that it can never rot.
+// `pinion`, so that it can never rot.
 
 import Foundation
 import PinionTestSupport

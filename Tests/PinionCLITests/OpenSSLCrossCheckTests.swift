@@ -1,5 +1,5 @@
 // Independent cross-checks with the openssl command line: our signatures, our key files
-// and openssl's key files interoperate (issue 2).
+// and openssl's key files interoperate.
 
 import Foundation
 import PinionCore
@@ -94,15 +94,15 @@ import Testing
         let w = try Workspace()
         let made = try w.pinion(
             ["keygen", "--out", "@k", "--kdf-iterations", "1000"],
-            environment: ["PINION_PASSPHRASE": "env secret"])
+            environment: ["PINION_PASSPHRASE": "env secret phrase"])
         #expect(made.status == 0, "\(made.err)")
-        try w.write("env-pass", "env secret\n")
+        try w.write("env-pass", "env secret phrase\n")
         let opened = try w.openssl([
             "pkey", "-in", "@k.key", "-passin", "file:" + w.path("env-pass"), "-noout",
         ])
         #expect(opened.status == 0)
         let id = try w.pinion(
-            ["key", "id", "@k.key"], environment: ["PINION_PASSPHRASE": "env secret"])
+            ["key", "id", "@k.key"], environment: ["PINION_PASSPHRASE": "env secret phrase"])
         #expect(id.status == 0)
         let wrong = try w.pinion(["key", "id", "@k.key"], environment: ["PINION_PASSPHRASE": "other"])
         #expect(wrong.status == 1)

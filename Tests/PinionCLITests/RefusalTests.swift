@@ -163,7 +163,7 @@ import Testing
         w.ok(["manifest", "init", "--scope", "a.b", "--expires-in", "8d", "-o", "@long.json"])
         let long = w.run(["sign", "--key", "@pins.key", "--root", "@root.json", "@long.json", "-o", "@m.json"])
         #expect(long.status == 1)
-        #expect(long.err.contains("exceeds the root's maxManifestLifetime of 604800 s"))
+        #expect(long.err.contains("exceeds the root's cap of 7d"))
         #expect(!w.exists("m.json"))
         w.ok(["manifest", "init", "--scope", "c.d", "--expires-in", "1d", "-o", "@other.json"])
         #expect(
@@ -203,8 +203,8 @@ import Testing
         try w.writeBytes("forged.json", envelope.serialized())
         let result = w.run(["verify", "--root", "@root.json", "@forged.json"])
         #expect(result.status == 1)
-        #expect(result.err.contains("0 valid signature(s) from the pins role"))
-        #expect(result.err.contains("does not verify"))
+        #expect(result.err.contains("no valid signature by a key of the pins role"))
+        #expect(result.err.contains("do not verify (payload or signature changed after signing)"))
     }
 
     @Test func expiredManifestFailsAtLaterTime() throws {
@@ -261,7 +261,7 @@ import Testing
         w.ok(["sign", "--key", "@pins.key", "@p.json", "-o", "@m.json"])
         let result = w.run(["verify", "--root", "@root.json", "@m.json"])
         #expect(result.status == 1)
-        #expect(result.err.contains("exceeds the root's maxManifestLifetime of 604800 s"))
+        #expect(result.err.contains("exceeds the root's cap of 7d"))
     }
 
     @Test func invalidExtraSignatureIsOnlyAWarning() throws {
@@ -320,7 +320,7 @@ import Testing
         ["sign"], ["sign", "--bogus"], ["keygen"], ["root", "init", "--scope", "a.b"],
         ["verify", "x.json"],
         ["manifest", "init", "--scope", "a.b", "-o", "x.json"],
-        ["manifest", "init", "--scope", "a.b", "--expires-in", "30", "-o", "x"],
+        ["manifest", "init", "--scope", "a.b", "--expires-in", "30x", "-o", "x"],
         ["manifest", "init", "--scope", "a.b", "--expires-in", "-1d", "-o", "x"], ["manifest"],
         ["frobnicate"],
         ["manifest", "init", "--scope", "A/B", "--expires-in", "1d", "-o", "x"],

@@ -1,4 +1,4 @@
-// The signer tour end to end: keys, root, manifest, sign, co-sign, verify (issue 2).
+// The signer tour end to end: keys, root, manifest, sign, co-sign, verify.
 
 import Foundation
 import PinionCLI
@@ -99,12 +99,13 @@ import Testing
         w.ok(["sign", "--key", "@root.key", "@chain/2.json", "-o", "@chain/2.json"])
         w.ok(["verify", "--root", "@root.json", "--root-chain", "@chain", "@chain/2.json"])
 
-        // A manifest signed by the old pins key is refused under root 2 (signatures are
-        // checked first, so the refusal names the pins role of root 2).
+        // A manifest signed by the old pins key is refused under root 2, naming the cause:
+        // root 2 no longer lists its key.
         w.standardManifest()
         let old = w.run(["verify", "--root", "@root.json", "--root-chain", "@chain", "@manifest.json"])
         #expect(old.status == 1)
-        #expect(old.err.contains("0 valid signature(s) from the pins role of root version 2"))
+        #expect(old.err.contains("signed by pins keys that root 2 no longer lists"))
+        #expect(old.err.contains("re-sign under root 2"))
 
         w.ok(["manifest", "init", "--root", "@chain/2.json", "--expires-in", "30d", "-o", "@p2.json"])
         w.ok(["manifest", "set-domain", "@p2.json", "api.example.com", "--pin", pinA, "--pin", pinB])
@@ -114,7 +115,9 @@ import Testing
             "verify", "--root", "@root.json", "--root-chain", "@chain", "@m2-old.json",
         ])
         #expect(refused.status == 1)
-        #expect(refused.err.contains("0 valid signature(s) from the pins role of root version 2"))
+        #expect(refused.err.contains("no valid signature by a key of the pins role of root version 2"))
+        #expect(refused.err.contains("signatures name key ids"))
+        #expect(refused.err.contains("the role lists"))
         w.ok(["sign", "--key", "@pins2.key", "@p2.json", "-o", "@m2.json"])
         let verified = w.ok(["verify", "--root", "@root.json", "--root-chain", "@chain", "@m2.json"])
         #expect(verified.out.contains("root chain  1 -> 2"))

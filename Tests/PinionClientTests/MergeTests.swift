@@ -1,5 +1,5 @@
 // The fail-closed merge of docs/DESIGN.md §7 and the baseline file format: every rule, and the
-// attacks of issue 3 that a manifest could try against the baseline.
+// attacks that a manifest could try against the baseline.
 
 import PinionClient
 import PinionCore
@@ -157,7 +157,7 @@ private func baselineFile(_ domains: String) -> [UInt8] {
         }
     }
 
-    // MARK: Attacks by a manifest (issue 3)
+    // MARK: Attacks by a manifest
 
     @Test func manifestThatEmptiesBaselineDomainRefusesConnections() throws {
         // Manifests cannot list an empty pin set, but can name only pins that are revoked.

@@ -53,7 +53,8 @@ final class NginxServer: @unchecked Sendable {
     ///   - firstPort: the port tried first (default: one the kernel picks).
     ///   - binary: the nginx executable.
     init(
-        tree: String, chain: [String], key: String, firstPort: UInt16? = nil, binary: String = defaultBinary
+        tree: String, chain: [String], key: String, firstPort: UInt16? = nil, binary: String = defaultBinary,
+        edit: (String) -> String = { $0 }
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestSetupError(
@@ -65,7 +66,7 @@ final class NginxServer: @unchecked Sendable {
         var chainText = ""
         for path in chain { chainText += try String(contentsOfFile: path, encoding: .utf8) }
         try chainText.write(toFile: directory + "/chain.pem", atomically: true, encoding: .utf8)
-        let template = try String(contentsOfFile: Self.shippedConfiguration, encoding: .utf8)
+        let template = edit(try String(contentsOfFile: Self.shippedConfiguration, encoding: .utf8))
 
         var conflicts: [UInt16] = []
         var next = firstPort
@@ -276,10 +277,10 @@ final class NginxServer: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: work) }
 
-    func startNginx(firstPort: UInt16? = nil) throws -> NginxServer {
+    func startNginx(firstPort: UInt16? = nil, edit: (String) -> String = { $0 }) throws -> NginxServer {
         try NginxServer(
             tree: tree, chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
-            firstPort: firstPort)
+            firstPort: firstPort, edit: edit)
     }
 
     /// Runs `pinion publish` in-process; throws with its output when it fails.
@@ -486,6 +487,59 @@ final class NginxServer: @unchecked Sendable {
             #expect(response.value(forHeader: "cache-control") == "no-store", "\(path)")
             #expect(response.value(forHeader: "x-content-type-options") == "nosniff", "\(path)")
             #expect(response.value(forHeader: "content-type") == "application/json", "\(path)")
+        }
+    }
+
+    @Test func errorBodiesAreTheJSONShapePinionServeSends() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        // The same bytes as PublisherErrorBody (ServeHTTPFeaturesTests checks pinion serve's).
+        let missing = try get("/v1/com.example.app/root/2.json", port: nginx.port)
+        #expect(String(decoding: missing.body, as: UTF8.self) == "{\"error\": \"not found\"}\n")
+        let posted = try get("/v1/com.example.app/manifest.json", port: nginx.port, post: true)
+        #expect(String(decoding: posted.body, as: UTF8.self) == "{\"error\": \"method not allowed\"}\n")
+        #expect(posted.value(forHeader: "content-type") == "application/json")
+        #expect(missing.value(forHeader: "access-control-allow-origin") == nil)
+    }
+
+    @Test func lastModifiedIsSentAndIfModifiedSinceGives304() throws {
+        try publishFirstVersion()
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let first = try get("/v1/com.example.app/manifest.json", port: nginx.port)
+        let lastModified = try #require(first.value(forHeader: "last-modified"))
+        let again = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port, headers: [("If-Modified-Since", lastModified)])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        // A later date also gives 304 (if_modified_since before), as from pinion serve.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let later = try #require(formatter.date(from: lastModified)).addingTimeInterval(3600)
+        let afterwards = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port,
+            headers: [("If-Modified-Since", formatter.string(from: later))])
+        #expect(afterwards.status == 304)
+        let earlier = try get(
+            "/v1/com.example.app/manifest.json", port: nginx.port,
+            headers: [("If-Modified-Since", formatter.string(from: later.addingTimeInterval(-7200)))])
+        #expect(earlier.status == 200)
+    }
+
+    @Test func theDocumentedCORSLinesAddAllowOrigin() throws {
+        try publishFirstVersion()
+        let shipped = try String(contentsOfFile: NginxServer.shippedConfiguration, encoding: .utf8)
+        #expect(shipped.components(separatedBy: "\n        #cors ").count - 1 == 3)
+        let nginx = try startNginx(edit: { $0.replacingOccurrences(of: "#cors ", with: "") })
+        defer { nginx.stop() }
+        for path in [
+            "/v1/com.example.app/manifest.json", "/v1/com.example.app/root/1.json", "/v1/com.example.app/root/2.json",
+        ] {
+            let response = try get(path, port: nginx.port)
+            #expect(response.value(forHeader: "access-control-allow-origin") == "*", "\(path)")
         }
     }
 

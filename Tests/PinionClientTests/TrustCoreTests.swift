@@ -1,4 +1,4 @@
-// The client's trust core driven with bytes (docs/DESIGN.md §4-§6, issue 3 attack list).
+// The client's trust core driven with bytes (docs/DESIGN.md §4-§6 and the attacks on them).
 // Every refusal asserts the typed error AND that the state is unchanged.
 
 import PinionClient

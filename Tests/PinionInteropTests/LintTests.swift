@@ -124,13 +124,13 @@ extension Workspace {
         let short = try workspace.lint(["@short.json"])
         #expect(short.status == 1)
         #expect(
-            short.out.contains("lifetime-too-short: lifetime 5400 s is shorter than two polling intervals (7200 s)"))
+            short.out.contains("lifetime-too-short: lifetime 1h30m is shorter than two polling intervals (2h)"))
         #expect(try workspace.lint(["@short.json", "--poll-interval", "30m"]).status == 0)
 
         workspace.lintPayload("long.json", [("api.example.com", [testPin(1), testPin(2)], [])], lifetime: "120d")
         let long = try workspace.lint(["@long.json"])
         #expect(long.status == 1)
-        #expect(long.out.contains("lifetime-too-long: lifetime 10368000 s exceeds the policy maximum of 7776000 s"))
+        #expect(long.out.contains("lifetime-too-long: lifetime 120d exceeds the policy maximum of 90d"))
         #expect(try workspace.lint(["@long.json", "--max-lifetime", "180d"]).status == 0)
 
         let soon = try workspace.lint(["@long.json", "--max-lifetime", "180d", "--at", "2027-03-30T08:30:00Z"])
@@ -237,7 +237,9 @@ extension Workspace {
             (["@root.json"], 2, "a manifest is needed"),
             (["@root-payload.json"], 1, "root-payload.json"),
             (["@payload.json", "--poll-interval", "soon"], 2, "--poll-interval"),
-            (["@payload.json", "--resolve", "nohost"], 2, "--resolve must be HOST=ADDRESS"),
+            (["@payload.json", "--resolve", "=127.0.0.1"], 2, "must be ADDRESS[:PORT] or HOST=ADDRESS[:PORT]"),
+            (["@payload.json", "--connect-to", "127.0.0.1:0"], 2, "HOST:PORT with a port in 1...65535"),
+            (["@payload.json", "--connect-to", "a", "--resolve", "b"], 2, "given twice"),
             (["@payload.json", "--live", "api.example.com"], 2, "HOST:PORT"),
             (
                 [

@@ -1,4 +1,4 @@
-// The SDK over `pinion serve` when its storage fails (issue 6): a full disk or a read-only
+// The SDK over `pinion serve` when its storage fails: a full disk or a read-only
 // state directory, injected through the SDK's storage protocol (CI runs as root, so file
 // permissions cannot simulate them). The client keeps its in-memory policy, reports the
 // error, and loses nothing already persisted.

@@ -1,4 +1,4 @@
-// Crash consistency (issue 6): `pinion client refresh` and `pinion publish` killed with
+// Crash consistency: `pinion client refresh` and `pinion publish` killed with
 // SIGKILL at moments drawn from a seeded generator (the seed is printed; set
 // PINION_CRASH_SEED to replay). After each kill the client state loads as the old or the
 // new state, never a corrupt one, and the published tree passes the auditor.

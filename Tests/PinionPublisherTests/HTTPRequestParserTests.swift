@@ -109,7 +109,10 @@ struct HTTPRequestParserTests {
         "GET /\0 HTTP/1.1\r\nHost: a\r\n\r\n",  // NUL in the target
         "GET /a b HTTP/1.1\r\nHost: a\r\n\r\n",  // space in the target
         "GET  / HTTP/1.1\r\nHost: a\r\n\r\n",  // two spaces
-        "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",  // absolute form
+        "GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n",  // absolute form of another scheme
+        "GET https:///v1/x HTTP/1.1\r\nHost: a\r\n\r\n",  // absolute form without a host
+        "GET https://user@a/ HTTP/1.1\r\nHost: a\r\n\r\n",  // userinfo
+        "GET a:443 HTTP/1.1\r\nHost: a\r\n\r\n",  // authority form
         "GET * HTTP/1.1\r\nHost: a\r\n\r\n",  // asterisk form
         "G(T / HTTP/1.1\r\nHost: a\r\n\r\n",  // method not a token
         "GET / HTTP/1.1\r\nHost : a\r\n\r\n",  // space before the colon

@@ -73,8 +73,12 @@ private func checkFragments(
 
 /// What a worker does with a head before touching the file system.
 private func respond(to head: HTTPRequestHead) {
-    expect(head.target.hasPrefix("/"), "target \(head.target) accepted")
-    expect(head.target.hasPrefix(head.path), "path is not a prefix of the target")
+    // Origin form, or absolute form (RFC 9112 §3.2.2) whose path follows the authority.
+    let scheme = head.target.prefix(8).lowercased()
+    let absolute = scheme.hasPrefix("http://") || scheme.hasPrefix("https://")
+    expect(head.target.hasPrefix("/") || absolute, "target \(head.target) accepted")
+    expect(head.path.hasPrefix("/"), "path \(head.path) does not start with /")
+    if !absolute { expect(head.target.hasPrefix(head.path), "path is not a prefix of the target") }
     _ = TerminalText.escape(head.method.name)
     _ = TerminalText.escape(head.path)
     if let condition = head.header("if-none-match") {

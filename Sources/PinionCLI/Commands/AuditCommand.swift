@@ -86,7 +86,7 @@ struct AuditCommand: Command {
             throw CLIError.io(error.description)
         }
         if arguments.flag("json") {
-            context.out(String(decoding: JSONWriter.write(report.json()), as: UTF8.self))
+            context.out(JSONWriter.terminalSafeText(report.json()))
         } else {
             for line in AuditText.lines(report) { context.print(TerminalText.escape(line)) }
         }

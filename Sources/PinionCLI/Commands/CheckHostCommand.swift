@@ -16,7 +16,7 @@ struct CheckHostCommand: Command {
     static let help = """
         usage: pinion check-host ENVELOPE HOST:PORT [--root ROOT_ENVELOPE [--root-chain DIR]]
                                  [--baseline FILE] [--cafile F] [--servername NAME]
-                                 [--connect-to ADDRESS] [--at TIME]
+                                 [--connect-to ADDRESS[:PORT]] [--at TIME]
 
         Connects to HOST:PORT (or ADDRESS), validates the chain as the SDK does (X.509 and
         the host name against the system store or --cafile), then evaluates the verified
@@ -70,8 +70,12 @@ struct CheckHostCommand: Command {
         }
         let policy = snapshot.policy(at: at)
         let checkedName = arguments.value("servername") ?? host
+        let (dial, dialPort) =
+            try arguments.value("connect-to").map { (text) throws(CLIError) in
+                try ConnectTo.parse(text, option: "--connect-to", defaultPort: port)
+            } ?? (host, port)
         let result = try TLSProbe.chain(
-            host: arguments.value("connect-to") ?? host, port: port, serverName: checkedName,
+            host: dial, port: dialPort, serverName: checkedName,
             caFile: arguments.value("cafile"), timeout: 10)
         context.print("chain of \(target) (\(result.protocolVersion); * on the verified path, + verified path only):")
         for line in LiveProbe.chainLines(result) { context.print(line) }

@@ -11,6 +11,7 @@ enum ClientSetup {
     static let options: [OptionSpec] = [
         .value("root"), .value("scope"), .value("state"), .value("baseline"), .value("cafile"),
         .value("publisher-pin", repeatable: true), .value("stale-grace"), .value("timeout"), .flag("json"),
+        .value("at"), .value("connect-to"),
     ]
 
     static func client(_ arguments: ParsedArguments, baseURL: URL?, context: CLIContext, events: EventLog) throws
@@ -19,6 +20,8 @@ enum ClientSetup {
         let rootPath = try arguments.required("root")
         let scope = try arguments.required("scope")
         let stateDirectory = try arguments.required("state")
+        try checkCAFile(arguments)
+        let at = try rehearsalTime(arguments)
         let rootBytes = try Files.read(rootPath, limit: maxInputBytes)
         var baseline = Baseline.empty
         if let path = arguments.value("baseline") {
@@ -35,18 +38,26 @@ enum ClientSetup {
             staleGrace = try DurationText.seconds(text, option: "stale-grace")
         }
         var timeout = 30.0
-        if let text = arguments.value("timeout") {
-            guard let value = Double(text), value > 0, value <= 600 else {
-                throw CLIError.usage("--timeout must be a number of seconds in (0, 600], got \"\(text)\"")
-            }
-            timeout = value
+        if let text = arguments.value("timeout") { timeout = try timeoutSeconds(text, option: "timeout") }
+        var publisherConnectTo: (host: String, port: UInt16)?
+        if let baseURL, let text = arguments.value("connect-to") {
+            publisherConnectTo = try ConnectTo.parse(
+                text, option: "--connect-to", defaultPort: UInt16(exactly: baseURL.port ?? 443) ?? 443)
         }
         let configuration = ClientConfiguration(
             scope: scope, baseURL: baseURL, embeddedRoot: rootBytes, baseline: baseline, stateDirectory: stateDirectory,
             caFile: arguments.value("cafile"), publisherPins: publisherPins, staleGrace: staleGrace,
-            connectTimeout: timeout, ioTimeout: timeout, totalDeadline: timeout * 2, clock: context.now)
+            connectTimeout: timeout, ioTimeout: timeout, totalDeadline: timeout * 2,
+            clock: clock(at: at, context: context), publisherConnectTo: publisherConnectTo)
+        // A rehearsal at another time reads the state but never writes it.
+        var storage: (any StateStorage)?
+        if at != nil {
+            do { storage = try RehearsalStorage(directory: stateDirectory) } catch {
+                throw CLIError.io("\(stateDirectory): \(error)")
+            }
+        }
         do {
-            return try PinningClient(configuration: configuration, onEvent: { events.append($0) })
+            return try PinningClient(configuration: configuration, storage: storage, onEvent: { events.append($0) })
         } catch {
             switch error {
             case .trust(let trust): throw CLIError.failure("\(rootPath): \(trust)")
@@ -119,12 +130,18 @@ struct ClientRefreshCommand: Command {
         usage: pinion client refresh --root ROOT_ENVELOPE --scope S --url BASE_URL --state DIR
                                      [--baseline FILE] [--cafile F] [--publisher-pin P ...]
                                      [--stale-grace D] [--timeout SECONDS] [--json]
+                                     [--connect-to ADDRESS[:PORT]] [--at TIME]
 
         Runs one refresh exactly as the SDK in an app does (docs/DESIGN.md section 6): walks
         BASE_URL/v1/S/root/N.json from the root state, fetches manifest.json (conditional
         GET), verifies everything against ROOT_ENVELOPE (the root the app embeds), persists
         the state in DIR, and prints the outcome, the events and the effective policy.
         Exit 0 updated or unchanged, 1 rejected, 2 usage, 3 network or storage failure.
+
+        --connect-to ADDRESS[:PORT] dials ADDRESS for the publisher, still validating the
+        URL's host. --at TIME rehearses the refresh at another time (RFC 3339, e.g. to see
+        what expires when): DIR is read but NEVER written, and the output says so.
+        --stale-grace and --timeout take a duration (1h, 30s) or plain seconds.
 
         --baseline FILE is the app's baseline pins (see docs/CLIENT.md): {"type":
         "pinion.baseline", "specVersion": 1, "domains": [...]} with manifest domain entries.
@@ -139,6 +156,9 @@ struct ClientRefreshCommand: Command {
         }
         let events = EventLog()
         let client = try ClientSetup.client(arguments, baseURL: url, context: context, events: events)
+        let rehearsal = try ClientSetup.rehearsalTime(arguments).map {
+            "rehearsal at \($0): the state in \(try arguments.required("state")) is read, never written"
+        }
         let report = client.refresh()
         let policy = client.policyNow()
         let state = client.trustedState
@@ -160,16 +180,18 @@ struct ClientRefreshCommand: Command {
         }
         if arguments.flag("json") {
             let document = JSONValue.object(
-                JSONObject([
-                    .init("outcome", .string(outcomeText)),
-                    .init("events", .array(events.events.map { .string(EventLog.describe($0)) })),
-                    .init("rootVersion", .number(String(state.chain.newest.version))),
-                    .init("floor", state.floor.map { .string($0.description) } ?? .null),
-                    .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
-                    .init("policy", ClientSetup.policyJSON(policy)),
-                ]))
-            context.out(String(decoding: JSONWriter.write(document), as: UTF8.self))
+                JSONObject(
+                    [
+                        .init("outcome", .string(outcomeText)),
+                        .init("events", .array(events.events.map { .string(EventLog.describe($0)) })),
+                        .init("rootVersion", .number(String(state.chain.newest.version))),
+                        .init("floor", state.floor.map { .string($0.description) } ?? .null),
+                        .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
+                        .init("policy", ClientSetup.policyJSON(policy)),
+                    ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
+            context.out(JSONWriter.terminalSafeText(document))
         } else {
+            if let rehearsal { context.print("rehearsal   \(rehearsal)") }
             context.print("outcome     \(outcomeText)")
             for event in events.events { context.print("event       \(EventLog.describe(event))") }
             context.print("root        version \(state.chain.newest.version)")
@@ -183,17 +205,20 @@ struct ClientRefreshCommand: Command {
 struct ClientConnectCommand: Command {
     static let path = ["client", "connect"]
     static let summary = "make one pinned TLS connection; print trusted / not pinned / rejected"
-    static let options: [OptionSpec] = ClientSetup.options + [.value("connect-to")]
+    static let options: [OptionSpec] = ClientSetup.options
     static let help = """
         usage: pinion client connect --root ROOT_ENVELOPE --scope S --state DIR [--baseline FILE]
-                                     [--cafile F] [--connect-to ADDRESS[:PORT]] HOST:PORT
+                                     [--cafile F] [--connect-to ADDRESS[:PORT]] [--at TIME]
+                                     HOST:PORT
 
         Makes one connection to HOST:PORT (or to ADDRESS when given, validating and pinning
         for HOST) with the SDK's policy from DIR and the baseline: normal X.509 and
         hostname validation first, then the pins on the verified chain, before any request
         byte. Prints trusted (with the matching pin), not pinned, report-only failure, or
         rejected with the reason. Exit 0 trusted, not pinned or report-only; 1 rejected
-        (X.509 or pins); 3 network. It does not refresh: run pinion client refresh first.
+        (X.509 or pins); 2 usage (a --state DIR that does not exist: only refresh creates
+        one); 3 network. It does not refresh: run pinion client refresh first.
+        --at TIME evaluates the policy at another time; DIR is then never written.
 
         """
 
@@ -202,16 +227,9 @@ struct ClientConnectCommand: Command {
         let (host, port) = try SPKICommand.splitHostPort(target, option: "HOST:PORT")
         var connectTo: (host: String, port: UInt16)?
         if let address = arguments.value("connect-to") {
-            // ADDRESS, ADDRESS:PORT, [IPv6]:PORT, or a bare IPv6 literal (several colons).
-            let bareIPv6 = address.filter { $0 == ":" }.count > 1 && !address.hasPrefix("[")
-            if !bareIPv6, let split = try? SPKICommand.splitHostPort(address, option: "--connect-to") {
-                connectTo = split
-            } else if address.hasPrefix("["), address.hasSuffix("]") {
-                connectTo = (String(address.dropFirst().dropLast()), port)
-            } else {
-                connectTo = (address, port)
-            }
+            connectTo = try ConnectTo.parse(address, option: "--connect-to", defaultPort: port)
         }
+        try ClientSetup.requireExistingState(arguments)
         let events = EventLog()
         let client = try ClientSetup.client(arguments, baseURL: nil, context: context, events: events)
         for event in events.events { context.print("event       \(EventLog.describe(event))") }

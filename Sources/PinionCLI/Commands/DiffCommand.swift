@@ -91,7 +91,7 @@ struct DiffCommand: Command {
                     ]))
             } ?? .null)
         if arguments.flag("json") {
-            context.out(String(decoding: JSONWriter.write(.object(json)), as: UTF8.self))
+            context.out(JSONWriter.terminalSafeText(.object(json)))
             return
         }
         context.print("old         \(files[0])  payload sha256:\(Hex.encode(oldHash))")

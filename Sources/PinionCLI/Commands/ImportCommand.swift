@@ -7,10 +7,14 @@ struct ImportCommand: Command {
     static let path = ["import"]
     static let summary = "import pins from an Android NSC file or an Apple plist into a payload"
     static let options: [OptionSpec] =
-        [.value("scope"), .value("out", short: "o"), .value("into"), .flag("force")] + Validity.options
+        [
+            .value("scope"), .value("out", short: "o"), .value("into"), .flag("force"),
+            .flag("exempt-subdomains-by-dropping-include"),
+        ] + Validity.options
     static let help = """
         usage: pinion import (android-nsc | apple-plist) FILE --scope S [--expires-in 30d] -o PAYLOAD [--force]
                pinion import (android-nsc | apple-plist) FILE --into PAYLOAD
+               (android-nsc also: [--exempt-subdomains-by-dropping-include])
 
         Reads the pinned domains of FILE and writes a manifest payload (version 1,
         rootVersion 1, issued now, expiring after --expires-in, default 30d), or merges
@@ -20,7 +24,11 @@ struct ImportCommand: Command {
           android-nsc   res/xml/network_security_config.xml: every <domain-config> with a
                         <pin-set> (nested ones inherit it); pin-set expiration and
                         overridePins are not representable (Pinion never fails open);
-                        debug-overrides and trust-anchors are skipped.
+                        debug-overrides and trust-anchors are skipped. A subdomain
+                        Android leaves unpinned under an includeSubdomains parent is
+                        enforced with the parent's pins (a note says so), unless
+                        --exempt-subdomains-by-dropping-include turns the parent's
+                        includeSubdomains off (every unlisted subdomain is then unpinned).
           apple-plist   Info.plist, XML or binary: NSAppTransportSecurity/NSPinnedDomains
                         (leaf and CA identities) and TrustKit's TSKConfiguration
                         (kTSKEnforcePinning false becomes report-only).
@@ -39,6 +47,9 @@ struct ImportCommand: Command {
         guard format == "android-nsc" || format == "apple-plist" else {
             throw CLIError.usage("FORMAT must be android-nsc or apple-plist, got \"\(format)\"")
         }
+        if arguments.flag("exempt-subdomains-by-dropping-include"), format != "android-nsc" {
+            throw CLIError.usage("--exempt-subdomains-by-dropping-include applies to android-nsc only")
+        }
         let into = arguments.value("into")
         if into != nil {
             for option in ["out", "scope", "expires-in", "expires-at", "issued-at"] where arguments.value(option) != nil
@@ -55,9 +66,19 @@ struct ImportCommand: Command {
         do {
             result =
                 format == "android-nsc"
-                ? try AndroidNSC.importPins(bytes, now: context.now()) : try ApplePlist.importPins(bytes)
+                ? try AndroidNSC.importPins(
+                    bytes, now: context.now(),
+                    exemptSubdomainsByDroppingInclude: arguments.flag("exempt-subdomains-by-dropping-include"))
+                : try ApplePlist.importPins(bytes)
         } catch {
-            throw CLIError.failure("\(file): \(error)")
+            let expected =
+                format == "android-nsc"
+                ? "an Android Network Security Config (XML)" : "an Info.plist (XML or binary plist)"
+            throw CLIError.failure(
+                FileKind.message(
+                    file, expected: expected,
+                    looksRight: format == "android-nsc" ? ["XML"] : ["XML", "a binary plist"], bytes: bytes,
+                    detail: "\(error)"))
         }
         for note in result.notes { context.print("note: \(file): \(TerminalText.escape(note.description))") }
         guard !result.domains.isEmpty else {
@@ -110,5 +131,6 @@ struct ImportCommand: Command {
         context.print(
             "wrote \(target): manifest version \(payload.version) of scope \(payload.scope), \(result.domains.count) domain(s) imported, \(payload.domains.count) in total, expires \(payload.expiresAt)"
         )
+        if let next = ImportSummary.nextStep(payload, target: target) { context.print(next) }
     }
 }

@@ -29,7 +29,8 @@ enum VerifiedManifestFile {
         let anchorBytes = try Files.read(rootPath, limit: maxInputBytes)
         var chain: RootChain
         do { chain = try RootChain(anchor: anchorBytes, crypto: crypto) } catch {
-            throw CLIError.from(error, file: rootPath)
+            throw CLIError.document(
+                error, file: rootPath, bytes: anchorBytes, expected: "a signed root envelope (JSON)")
         }
         if let directory = arguments.value("root-chain") {
             try VerifyCommand.walk(directory, chain: &chain, context: context)
@@ -44,7 +45,7 @@ enum VerifiedManifestFile {
             try manifest.checkCurrent(at: at)
             return manifest
         } catch {
-            throw CLIError.from(error, file: path)
+            throw CLIError.manifest(error, file: path, envelopeBytes: envelope.serialized(), chain: chain)
         }
     }
 }
@@ -96,29 +97,20 @@ enum LiveProbe {
     ///
     /// - Parameters:
     ///   - target: `HOST:PORT`; HOST is the name checked and sent as SNI.
-    ///   - address: where to connect instead of HOST (an IP address), if given.
+    ///   - address: where to connect instead of HOST (`ADDRESS[:PORT]`), if given.
     ///   - serverName: overrides the checked name (default HOST).
     /// - Returns: the presented chain and verification result.
     static func probe(_ target: String, address: String?, serverName: String?, caFile: String?) throws
         -> (host: String, result: TLSProbeResult)
     {
-        let (host, port) = try SPKICommand.splitHostPort(target, option: "--live")
+        let (host, targetPort) = try SPKICommand.splitHostPort(target, option: "--live")
+        let (dial, port) =
+            try address.map { (text) throws(CLIError) in
+                try ConnectTo.parse(text, option: "--connect-to", defaultPort: targetPort)
+            } ?? (host, targetPort)
         let result = try TLSProbe.chain(
-            host: address ?? host, port: port, serverName: serverName ?? host, caFile: caFile, timeout: 10)
+            host: dial, port: port, serverName: serverName ?? host, caFile: caFile, timeout: 10)
         return (host, result)
-    }
-
-    /// `HOST=ADDRESS` pairs of `--resolve`.
-    static func resolveMap(_ values: [String]) throws(CLIError) -> [String: String] {
-        var map: [String: String] = [:]
-        for value in values {
-            let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw .usage("--resolve must be HOST=ADDRESS, got \"\(value)\"")
-            }
-            map[parts[0].lowercased()] = parts[1]
-        }
-        return map
     }
 
     /// Lines describing a probed chain, leaf first: mark, pin, subject.

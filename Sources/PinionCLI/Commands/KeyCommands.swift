@@ -10,10 +10,11 @@ struct KeygenCommand: Command {
     static let options: [OptionSpec] = [
         .value("out"), .value("passphrase-file"), .flag("insecure-no-passphrase"),
         .value("kdf-iterations"), .value("pkcs11"), .value("label"), HardwareModule.option,
+        .flag("allow-weak-passphrase"),
     ]
     static let help = """
         usage: pinion keygen --out PATH [--passphrase-file F] [--insecure-no-passphrase]
-                             [--kdf-iterations N]
+                             [--kdf-iterations N] [--allow-weak-passphrase]
                pinion keygen --pkcs11 URI --label L --out PATH [--pkcs11-module M.so]
 
         Makes an Ed25519 key pair and writes PATH.key (encrypted PKCS#8 PEM, RFC 5958,
@@ -23,13 +24,16 @@ struct KeygenCommand: Command {
         Refuses to overwrite an existing PATH.key or PATH.pub.
 
         Passphrase, first found: --passphrase-file F (first line), the environment
-        variable PINION_PASSPHRASE, the terminal (asked twice, not echoed).
+        variable PINION_PASSPHRASE, the terminal (asked twice, not echoed). It must be at
+        least \(minimumPassphraseCharacters) characters: a stolen key file can be attacked offline at
+        leisure, and PBKDF2 only slows each guess down.
 
         options:
           --out PATH                  base path of the two files (required)
           --passphrase-file F         read the passphrase from F
           --insecure-no-passphrase    write the secret key UNENCRYPTED (tests only)
           --kdf-iterations N          PBKDF2 iterations (default \(KeyFile.defaultKDFIterations), minimum 1000)
+          --allow-weak-passphrase     accept a passphrase shorter than \(minimumPassphraseCharacters) characters
 
         With --pkcs11 URI (RFC 7512, naming a token: pkcs11:token=T), the key pair is made in
         the token (CKM_EC_EDWARDS_KEY_PAIR_GEN) with the label L: the private key is
@@ -64,6 +68,7 @@ struct KeygenCommand: Command {
             passphrase = try Passphrase.obtain(
                 file: arguments.value("passphrase-file"), confirm: true,
                 prompt: "Passphrase for \(base).key: ")
+            try checkStrength(passphrase, allowWeak: arguments.flag("allow-weak-passphrase"))
         }
         let key = try Ed25519SecretKey.generate()
         try KeyFile.writeKeyPair(

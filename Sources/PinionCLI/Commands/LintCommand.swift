@@ -10,13 +10,14 @@ struct LintCommand: Command {
     static let path = ["lint"]
     static let summary = "check a manifest for missing backups, risky rotations and live outages"
     static let options: [OptionSpec] = [
-        .value("previous"), .value("live", repeatable: true), .value("resolve", repeatable: true), .value("cafile"),
+        .value("previous"), .value("live", repeatable: true), .value("resolve", repeatable: true),
+        .value("connect-to", repeatable: true), .value("cafile"),
         .value("certs", repeatable: true), .value("passphrase-file"), .value("poll-interval"), .value("max-lifetime"),
         .value("public-suffix-list"), .value("at"),
     ]
     static let help = """
         usage: pinion lint PAYLOAD_OR_ENVELOPE [--previous ENVELOPE] [--live HOST:PORT ...]
-                           [--resolve HOST=ADDRESS ...] [--cafile F] [--certs FILE ...]
+                           [--connect-to [HOST=]ADDRESS[:PORT] ...] [--cafile F] [--certs FILE ...]
                            [--poll-interval 1h] [--max-lifetime 90d]
                            [--public-suffix-list FILE] [--at TIME]
 
@@ -29,7 +30,8 @@ struct LintCommand: Command {
           polling interval, a lifetime under two polling intervals or over --max-lifetime;
           against --previous: pins removed, domains dropped, revocations lifted;
           against --live servers (X.509 checked against the system store or --cafile;
-          --resolve connects to ADDRESS for HOST): a chain that matches no pin, naming a
+          --connect-to ADDRESS[:PORT] dials ADDRESS for every --live target, HOST=ADDRESS[:PORT]
+          for the target HOST; --resolve is an alias): a chain that matches no pin, naming a
           removed pin the server still presents (an outage).
         Signatures are not checked here (pinion verify does). Exit 1 when an error-level
         finding exists, 0 otherwise; 2 usage, 3 I/O or network.
@@ -39,7 +41,8 @@ struct LintCommand: Command {
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let file = try arguments.positional(["PAYLOAD_OR_ENVELOPE"])[0]
         let now = try VerifiedManifestFile.time(arguments, context: context)
-        let resolve = try LiveProbe.resolveMap(arguments.values("resolve"))
+        let connectTo = try ConnectTo.liveMap(
+            arguments.values("connect-to") + arguments.values("resolve"), option: "--connect-to")
         let (linted, duplicates) = try payload(file)
         var input = LintInput(payload: linted, now: now)
         input.duplicatePins = duplicates
@@ -80,7 +83,8 @@ struct LintCommand: Command {
         for target in arguments.values("live") {
             let host = try SPKICommand.splitHostPort(target, option: "--live").0
             let (checked, result) = try LiveProbe.probe(
-                target, address: resolve[host.lowercased()], serverName: nil, caFile: arguments.value("cafile"))
+                target, address: connectTo.byHost[host.lowercased()] ?? connectTo.all, serverName: nil,
+                caFile: arguments.value("cafile"))
             context.print(
                 "live \(target): \(result.verified ? "verified" : "NOT verified") (\(result.protocolVersion))")
             for line in LiveProbe.chainLines(result) { context.print(line) }

@@ -74,7 +74,7 @@ struct ManifestInitCommand: Command {
             }
             guard payload.lifetime <= root.maxManifestLifetime else {
                 throw CLIError.failure(
-                    "lifetime \(payload.lifetime) s exceeds the root's maxManifestLifetime of \(root.maxManifestLifetime) s"
+                    "lifetime \(HumanDuration.text(payload.lifetime)) exceeds the root's cap of \(HumanDuration.text(root.maxManifestLifetime)) (maxManifestLifetime)"
                 )
             }
         }

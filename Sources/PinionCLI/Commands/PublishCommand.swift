@@ -49,7 +49,7 @@ struct PublishCommand: Command {
         let bytes = try Files.read(envelopePath, limit: maxInputBytes)
         let envelope: Envelope
         do { envelope = try Envelope.parse(bytes) } catch {
-            throw CLIError.failure(error.inFile(envelopePath).description)
+            throw CLIError.document(error, file: envelopePath, bytes: bytes, expected: "a signed envelope (JSON)")
         }
         let scope: String
         do {
@@ -61,6 +61,23 @@ struct PublishCommand: Command {
             throw CLIError.failure(Load.located(error, envelopePath).description)
         }
         let tree = PublishedTree(repo: repo, scope: scope)
+        // A refused publish leaves no directory behind that it created.
+        let created = CreatedDirectories(
+            missingFrom: repo, inside: [tree.scopeDirectory + "/root", tree.scopeDirectory + "/history"])
+        do {
+            try publish(
+                envelope, bytes, envelopePath: envelopePath, tree: tree, now: now, arguments: arguments,
+                context: context)
+        } catch {
+            created.removeIfEmpty()
+            throw error
+        }
+    }
+
+    static func publish(
+        _ envelope: Envelope, _ bytes: [UInt8], envelopePath: String, tree: PublishedTree, now: Timestamp,
+        arguments: ParsedArguments, context: CLIContext
+    ) throws {
         // One publish at a time per tree: a concurrent one could otherwise leave
         // manifest.json behind index.json.
         let lock = try tree.lock()
@@ -135,7 +152,7 @@ struct PublishCommand: Command {
             try chain.checkNewestCurrent(at: now)
             try verified.checkCurrent(at: now)
         } catch {
-            throw CLIError.from(error, file: envelopePath)
+            throw CLIError.manifest(error, file: envelopePath, envelopeBytes: bytes, chain: chain)
         }
         let payload = verified.payload
         // A future issuedAt binds every later version to be at least as late (issuedAt never

@@ -31,7 +31,8 @@ enum Validity {
             expiresAt = issuedAt.adding(seconds: defaultLifetime)
         }
         guard expiresAt > issuedAt else {
-            throw .usage("the expiry \(expiresAt) is not after issuedAt \(issuedAt)")
+            // A lifetime rule, like the root's cap: exit 1 (DESIGN.md §11), not a usage error.
+            throw .failure("the expiry \(expiresAt) is not after issuedAt \(issuedAt)")
         }
         guard expiresAt.secondsSince1970 <= 253_402_300_799 else {
             throw .usage("the expiry is after the year 9999")

@@ -18,7 +18,8 @@ struct SPKICommand: Command {
         Prints the SPKI SHA-256 pin (RFC 7469 §2.4) of every certificate in a PEM bundle or
         DER file, of a certificate signing request (the backup pin of a certificate not yet
         issued), of a public key and of a private key (RSA, EC P-256/P-384, Ed25519).
-        One line per object: the pin, two spaces, the subject or the object kind.
+        One line per object: the pin, two spaces, the subject or the object kind (after
+        `FILE: ` when several files are given).
 
         With --connect, connects over TLS (1.2 or later, SNI, normal X.509 and hostname
         validation against the system trust store or --cafile) and prints the pins of the
@@ -58,7 +59,9 @@ struct SPKICommand: Command {
         for file in arguments.positional {
             let objects = try SPKIReader.objects(inFile: file, passphrase: { try passphrase.get() })
             for object in objects {
-                context.print(format.render(object.spkiSHA256) + "  " + object.label)
+                // With several files, each line says which file it came from.
+                let origin = arguments.positional.count > 1 ? file + ": " : ""
+                context.print(format.render(object.spkiSHA256) + "  " + origin + object.label)
             }
         }
     }
@@ -68,12 +71,7 @@ struct SPKICommand: Command {
     ) throws {
         let (host, port) = try splitHostPort(target)
         var timeout = 10.0
-        if let text = arguments.value("timeout") {
-            guard let value = Double(text), value > 0, value <= 600 else {
-                throw CLIError.usage("--timeout must be a number of seconds in (0, 600], got \"\(text)\"")
-            }
-            timeout = value
-        }
+        if let text = arguments.value("timeout") { timeout = try ClientSetup.timeoutSeconds(text, option: "timeout") }
         let result = try TLSProbe.chain(
             host: host, port: port, serverName: arguments.value("servername"),
             caFile: arguments.value("cafile"),

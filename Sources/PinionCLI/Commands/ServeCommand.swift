@@ -12,13 +12,13 @@ struct ServeCommand: Command {
         [
             .value("repo"), .value("cert"), .value("key"), .value("listen"), .value("workers"),
             .value("max-connections"), .value("header-timeout"), .value("idle-timeout"), .value("write-timeout"),
-            .value("max-requests"), .value("drain-timeout"), .value("access-log"),
+            .value("max-requests"), .value("drain-timeout"), .value("access-log"), .flag("cors"),
         ] + ServeOperations.options
     static let help = """
         usage: pinion serve --repo DIR --cert CERT.pem --key KEY.pem [--listen ADDRESS:PORT]
                             [--workers N] [--max-connections N] [--header-timeout T]
                             [--idle-timeout T] [--write-timeout T] [--max-requests N]
-                            [--drain-timeout T] [--access-log FILE|-|off]
+                            [--drain-timeout T] [--access-log FILE|-|off] [--cors]
                             [--metrics-listen [ADDRESS:]PORT] [--reports DB.sqlite
                              [--reports-retention 30d] [--reports-max-bytes N]
                              [--reports-queue N] [--reports-burst N] [--reports-per-minute N]
@@ -50,7 +50,14 @@ struct ServeCommand: Command {
           --max-requests N       requests per connection (default 1000)
           --drain-timeout T      wait for requests in flight on SIGTERM (default 30s)
           --access-log FILE      one line per request (default -, standard error; off)
+          --cors                 add Access-Control-Allow-Origin: * to GET and HEAD
+                                 answers (404 included), for a browser-based auditor
         Times are seconds with an optional unit: 500ms, 10s, 2m.
+
+        Files are sent with ETag, Last-Modified and Cache-Control; If-None-Match and
+        If-Modified-Since give 304. Errors are {"error": "<reason>"} JSON, as the nginx
+        configuration in deploy/nginx/ answers. ALPN: http/1.1 (or http/1.0); a client
+        offering neither (h2 only) gets the no_application_protocol alert.
 
         operations (docs/OPERATIONS.md):
         \(ServeOperations.help)
@@ -61,6 +68,13 @@ struct ServeCommand: Command {
         var configuration = PublisherConfiguration(
             repository: try arguments.required("repo"), certificateChainFile: try arguments.required("cert"),
             privateKeyFile: try arguments.required("key"))
+        // A certificate or key file that cannot be read is an I/O error (exit 3); what
+        // OpenSSL then refuses in a readable file is a failure (exit 1).
+        for (flag, path) in [("cert", configuration.certificateChainFile), ("key", configuration.privateKeyFile)] {
+            do { _ = try Files.read(path, limit: maxInputBytes) } catch {
+                throw CLIError(exitCode: error.exitCode, "--\(flag) \(error.message)")
+            }
+        }
         (configuration.host, configuration.port) = try SPKICommand.splitHostPort(
             arguments.value("listen") ?? "127.0.0.1:8443", option: "--listen", allowPortZero: true)
         configuration.workers = Int(
@@ -72,6 +86,7 @@ struct ServeCommand: Command {
         if let value = try arguments.integer("max-requests", in: 1...1_000_000_000) {
             configuration.maxRequestsPerConnection = Int(value)
         }
+        configuration.cors = arguments.flag("cors")
         for (name, keyPath) in [
             ("header-timeout", \PublisherConfiguration.headerTimeout), ("idle-timeout", \.idleTimeout),
             ("write-timeout", \.writeTimeout), ("drain-timeout", \.drainTimeout),

@@ -101,7 +101,7 @@ struct SignCommand: Command {
                 }
                 guard manifest.lifetime <= trusted.maxManifestLifetime else {
                     throw CLIError.failure(
-                        "\(input): lifetime \(manifest.lifetime) s exceeds the root's maxManifestLifetime of \(trusted.maxManifestLifetime) s"
+                        "\(input): lifetime \(HumanDuration.text(manifest.lifetime)) exceeds the root's cap of \(HumanDuration.text(trusted.maxManifestLifetime)) (maxManifestLifetime)"
                     )
                 }
                 if manifest.rootVersion != trusted.version {
@@ -145,9 +145,10 @@ struct SignCommand: Command {
                 let passphraseFile = passphraseFiles.isEmpty ? nil : passphraseFiles[fileIndex]
                 fileIndex += 1
                 let passphrase = PassphraseOnce(file: passphraseFile, prompt: "Passphrase for \(keyPath): ")
-                if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
+                // Refused first (a .pub file, not a key), warned about only once it is a key.
                 let (key, encrypted) = try KeyFile.readSecretKeyFile(
                     path: keyPath, passphrase: { try passphrase.get() })
+                if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
                 if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
                 publicKey = key.publicKey
                 signature = { try key.sign(message) }

@@ -38,7 +38,8 @@ struct VerifyCommand: Command {
         do {
             chain = try RootChain(anchor: anchorBytes, crypto: crypto)
         } catch {
-            throw CLIError.from(error, file: rootPath)
+            throw CLIError.document(
+                error, file: rootPath, bytes: anchorBytes, expected: "a signed root envelope (JSON)")
         }
         if let directory = arguments.value("root-chain") {
             try walk(directory, chain: &chain, context: context)
@@ -47,7 +48,7 @@ struct VerifyCommand: Command {
         let targetBytes = try Files.read(target, limit: maxInputBytes)
         let kind: PayloadKind
         do { kind = try Envelope.parse(targetBytes).kind } catch {
-            throw CLIError.failure(error.inFile(target).description)
+            throw CLIError.document(error, file: target, bytes: targetBytes, expected: "a signed envelope (JSON)")
         }
         let versions = chain.roots.map { String($0.version) }.joined(separator: " -> ")
         context.print("root chain  \(versions)  (scope \(chain.newest.payload.scope))")
@@ -58,7 +59,7 @@ struct VerifyCommand: Command {
                 let root = try placeRoot(targetBytes, in: &chain, file: target, context: context)
                 try chain.checkNewestCurrent(at: at)
                 context.print(
-                    "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(root.ownRoleReport.valid.count) of \(root.payload.rootRole.threshold) needed root-role signatures"
+                    "OK: root version \(root.version) of scope \(root.payload.scope) is trusted; \(SignatureCount.rootText(root, previous: chain.root(version: root.version - 1)))"
                 )
                 context.print(
                     "expires \(chain.newest.payload.expiresAt) (newest root, version \(chain.newest.version))"
@@ -87,13 +88,13 @@ struct VerifyCommand: Command {
                     "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
                 )
                 context.print(
-                    "signed by \(manifest.report.valid.count) of \(chain.newest.payload.pinsRole.threshold) needed pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
+                    "signed by \(SignatureCount.text(manifest.report.valid.count, of: chain.newest.payload.pinsRole.threshold)) pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
                 )
                 context.print(
                     "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")
             }
         } catch let error as TrustError {
-            throw CLIError.from(error, file: target)
+            throw CLIError.manifest(error, file: target, envelopeBytes: targetBytes, chain: chain)
         }
     }
 

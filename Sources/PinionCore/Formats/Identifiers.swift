@@ -103,7 +103,8 @@ public enum HostName {
 
 /// The scope of a root and its manifests; it appears in URLs (`v1/{scope}/...`).
 public enum Scope {
-    /// Checks 1-128 characters of `[a-z0-9._-]`, and not `.` or `..`.
+    /// Checks 1-128 characters of `[a-z0-9._-]`, not starting with a dot (`.`, `..`,
+    /// `.app`): the scope is a path component of the tree, and servers refuse hidden ones.
     ///
     /// - Throws: `FormatRule.invalidScope` with the reason.
     public static func validate(_ scope: String) throws(FormatRule) {
@@ -119,6 +120,9 @@ public enum Scope {
             guard allowed else { throw .invalidScope("only a-z 0-9 . _ - are allowed") }
         }
         if scope == "." || scope == ".." { throw .invalidScope("\(scope) is not allowed") }
+        if bytes[0] == UInt8(ascii: ".") {
+            throw .invalidScope("must not start with a dot (a hidden path component is never served)")
+        }
     }
 }
 

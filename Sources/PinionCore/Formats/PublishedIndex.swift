@@ -33,7 +33,9 @@ public struct PublishedIndex: Sendable, Equatable {
         self.manifests = manifests
     }
 
-    /// Parses index.json strictly.
+    /// Parses index.json strictly. `payloadSHA256` is `sha256:<64 lowercase hex>`, the
+    /// form used everywhere else (`previous`, `pinion manifest show`); bare hex, written by
+    /// earlier versions of `pinion publish`, is still read.
     ///
     /// - Throws: `FormatError` naming the member and rule.
     public static func parse(_ bytes: [UInt8], limits: Limits = .standard) throws(FormatError) -> PublishedIndex {
@@ -52,7 +54,8 @@ public struct PublishedIndex: Sendable, Equatable {
             let version = try entry.integer("version")
             let rootVersion = try entry.integer("rootVersion")
             let hashText = try entry.string("payloadSHA256")
-            guard let hash = Hex.decodeLowercase(hashText), hash.count == 32 else {
+            let hexText = hashText.hasPrefix("sha256:") ? String(hashText.dropFirst(7)) : hashText
+            guard let hash = Hex.decodeLowercase(hexText), hash.count == 32 else {
                 throw entry.error("payloadSHA256", .invalidPreviousHash(hashText))
             }
             let issuedAt = try entry.time("issuedAt")
@@ -74,7 +77,7 @@ public struct PublishedIndex: Sendable, Equatable {
                 JSONObject([
                     .init("version", .number(String(entry.version))),
                     .init("rootVersion", .number(String(entry.rootVersion))),
-                    .init("payloadSHA256", .string(Hex.encode(entry.payloadSHA256))),
+                    .init("payloadSHA256", .string("sha256:" + Hex.encode(entry.payloadSHA256))),
                     .init("issuedAt", .string(entry.issuedAt.description)),
                     .init("expiresAt", .string(entry.expiresAt.description)),
                 ]))

@@ -40,11 +40,14 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rootEquivocation(let version):
             return
                 "root version \(version) differs from the trusted root of the same version (equivocation)"
+        case .rootVersionMismatch(let expected, let found) where found > expected:
+            return
+                "manifest rootVersion \(found), newest trusted root is \(expected): publish or pass the roots up to \(found) first"
         case .rootVersionMismatch(let expected, let found):
-            return "rootVersion is \(found), the newest trusted root is version \(expected)"
+            return "manifest rootVersion \(found), newest trusted root is \(expected): re-sign under root \(expected)"
         case .lifetimeExceedsCap(let lifetime, let cap):
             return
-                "lifetime \(lifetime) s (expiresAt - issuedAt) exceeds the root's maxManifestLifetime of \(cap) s"
+                "lifetime \(HumanDuration.text(lifetime)) (expiresAt - issuedAt) exceeds the root's cap of \(HumanDuration.text(cap)) (maxManifestLifetime)"
         case .rootExpired(let version, let expiresAt, let now):
             return "root version \(version) expired at \(expiresAt) (now \(now))"
         case .manifestExpired(let version, let expiresAt, let now):
