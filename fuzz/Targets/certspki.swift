@@ -9,8 +9,9 @@
 // contents the walk does not interpret, like times and OIDs).
 
 import COpenSSL
-@testable import PinionCore
 import PinionCrypto
+
+@testable import PinionCore
 
 private func opensslSPKI(_ der: [UInt8]) -> [UInt8]? {
     let x509: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
@@ -43,8 +44,10 @@ public func fuzzCertificateSPKI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     let spki = result.spkiDER
     expect(result.sha256.count == 32, "a pin of \(result.sha256.count) bytes")
     expect(OpenSSLSupport.sha256(spki) == result.sha256, "the pin is not the SPKI's SHA-256")
-    let isSlice = spki.count <= bytes.count
-        && (0...(bytes.count - spki.count)).contains { start in bytes[start..<(start + spki.count)].elementsEqual(spki) }
+    let isSlice =
+        spki.count <= bytes.count
+        && (0...(bytes.count - spki.count)).contains { start in bytes[start..<(start + spki.count)].elementsEqual(spki)
+        }
     expect(isSlice, "the SPKI is not a slice of the certificate")
     var reader = DERReader(spki, range: 0..<spki.count)
     let element = try? reader.next(tag: 0x30)

@@ -180,15 +180,15 @@ struct FieldElement: Sendable {
         let z2 = squared
         let z9 = self * z2.squared(times: 2)
         let z11 = z2 * z9
-        let z2_5_0 = z9 * z11.squared  // 2^5 - 1
-        let z2_10_0 = z2_5_0.squared(times: 5) * z2_5_0
-        let z2_20_0 = z2_10_0.squared(times: 10) * z2_10_0
-        let z2_40_0 = z2_20_0.squared(times: 20) * z2_20_0
-        let z2_50_0 = z2_40_0.squared(times: 10) * z2_10_0
-        let z2_100_0 = z2_50_0.squared(times: 50) * z2_50_0
-        let z2_200_0 = z2_100_0.squared(times: 100) * z2_100_0
-        let z2_250_0 = z2_200_0.squared(times: 50) * z2_50_0
-        return z2_250_0.squared(times: 2) * self
+        let zTo2Pow5Minus1 = z9 * z11.squared  // z^(2^5 - 1)
+        let zTo2Pow10Minus1 = zTo2Pow5Minus1.squared(times: 5) * zTo2Pow5Minus1
+        let zTo2Pow20Minus1 = zTo2Pow10Minus1.squared(times: 10) * zTo2Pow10Minus1
+        let zTo2Pow40Minus1 = zTo2Pow20Minus1.squared(times: 20) * zTo2Pow20Minus1
+        let zTo2Pow50Minus1 = zTo2Pow40Minus1.squared(times: 10) * zTo2Pow10Minus1
+        let zTo2Pow100Minus1 = zTo2Pow50Minus1.squared(times: 50) * zTo2Pow50Minus1
+        let zTo2Pow200Minus1 = zTo2Pow100Minus1.squared(times: 100) * zTo2Pow100Minus1
+        let zTo2Pow250Minus1 = zTo2Pow200Minus1.squared(times: 50) * zTo2Pow50Minus1
+        return zTo2Pow250Minus1.squared(times: 2) * self
     }
 
     /// `self^(p - 2)`, the inverse (zero for zero), by square-and-multiply.
