@@ -1,9 +1,9 @@
 // Ed25519 point checks libsodium makes and BouncyCastle/JDK do not: canonical y, small order, prime-order subgroup.
 //
 // Written here because no Debian-packaged Java library exposes these checks: BouncyCastle's
-// rfc8032.Ed25519 keeps point decoding private and accepts small-order keys and R. Plain affine
-// twisted-Edwards arithmetic with BigInteger (RFC 8032 §5.1): slow (about a millisecond per
-// subgroup check) but simple, and only run on public keys and R values, never on secrets.
+// rfc8032.Ed25519 keeps point decoding private and accepts small-order keys and R. Plain
+// twisted-Edwards arithmetic with BigInteger in extended coordinates (RFC 8032 §5.1.4): slow next
+// to native code but simple, and only run on public keys and R values, never on secrets.
 package org.pinion.crypto;
 
 import java.math.BigInteger;
@@ -56,25 +56,32 @@ final class Ed25519Points {
         return new BigInteger[] {x, y};
     }
 
+    private static final BigInteger D2 = D.shiftLeft(1).mod(P);
+
+    /** Unified addition in extended coordinates (X:Y:Z:T), complete for a = -1 (HWCD 2008, add-2008-hwcd-3). */
     static BigInteger[] add(BigInteger[] a, BigInteger[] b) {
-        BigInteger x1x2 = a[0].multiply(b[0]).mod(P);
-        BigInteger y1y2 = a[1].multiply(b[1]).mod(P);
-        BigInteger t = D.multiply(x1x2).multiply(y1y2).mod(P);
-        BigInteger x3 = a[0].multiply(b[1]).add(a[1].multiply(b[0])).multiply(BigInteger.ONE.add(t).modInverse(P)).mod(P);
-        BigInteger y3 = y1y2.add(x1x2).multiply(BigInteger.ONE.subtract(t).mod(P).modInverse(P)).mod(P);
-        return new BigInteger[] {x3, y3};
+        BigInteger pa = a[1].subtract(a[0]).multiply(b[1].subtract(b[0])).mod(P);
+        BigInteger pb = a[1].add(a[0]).multiply(b[1].add(b[0])).mod(P);
+        BigInteger pc = a[3].multiply(D2).multiply(b[3]).mod(P);
+        BigInteger pd = a[2].shiftLeft(1).multiply(b[2]).mod(P);
+        BigInteger e = pb.subtract(pa);
+        BigInteger f = pd.subtract(pc);
+        BigInteger g = pd.add(pc);
+        BigInteger h = pb.add(pa);
+        return new BigInteger[] {e.multiply(f).mod(P), g.multiply(h).mod(P), f.multiply(g).mod(P), e.multiply(h).mod(P)};
     }
 
     static BigInteger[] multiply(BigInteger[] point, BigInteger scalar) {
-        BigInteger[] result = {BigInteger.ZERO, BigInteger.ONE};
+        BigInteger[] extended = {point[0], point[1], BigInteger.ONE, point[0].multiply(point[1]).mod(P)};
+        BigInteger[] result = {BigInteger.ZERO, BigInteger.ONE, BigInteger.ONE, BigInteger.ZERO};
         for (int i = scalar.bitLength() - 1; i >= 0; i--) {
             result = add(result, result);
-            if (scalar.testBit(i)) result = add(result, point);
+            if (scalar.testBit(i)) result = add(result, extended);
         }
         return result;
     }
 
-    static boolean isIdentity(BigInteger[] point) { return point[0].signum() == 0 && point[1].equals(BigInteger.ONE); }
+    static boolean isIdentity(BigInteger[] point) { return point[0].signum() == 0 && point[1].equals(point[2]); }
 
     /** @param point a decoded point @return whether [8]point is the identity (order 1, 2, 4 or 8) */
     static boolean hasSmallOrder(BigInteger[] point) { return isIdentity(multiply(point, BigInteger.valueOf(8))); }
