@@ -94,13 +94,17 @@ public final class PinningClient implements PolicySource {
     }
 
     private TrustedState loadState(List<ClientEvent> events) {
-        StateStore.Load load;
         try (StateStore.Held held = store.lock()) {
-            load = store.load();
+            return loadLocked(events);
         } catch (IOException e) {
             events.add(ClientEvent.storageUnavailable(e.getMessage()));
             return null;
         }
+    }
+
+    /** Loads and restores the stored state; the caller holds the store's lock. */
+    private TrustedState loadLocked(List<ClientEvent> events) {
+        StateStore.Load load = store.load();
         switch (load.status) {
             case LOADED: {
                 TrustCore.Restored restored = core.restore(load.state);
@@ -119,7 +123,7 @@ public final class PinningClient implements PolicySource {
     }
 
     private TrustedState loadOrInitial(List<ClientEvent> events) {
-        TrustedState state = loadState(events);
+        TrustedState state = loadLocked(events);
         return state != null ? state : view == null ? core.initialState(List.of()) : null;
     }
 
@@ -240,7 +244,7 @@ public final class PinningClient implements PolicySource {
                 return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
             }
             RefreshResult result = core.refresh(start, t0, fetcher);
-            if (result.stateChanged) {
+            if (result.stateChanged && config.persist) {
                 try {
                     store.save(result.state.persisted());
                 } catch (IOException e) {

@@ -9,11 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-final class OpenSslServer implements AutoCloseable {
+public final class OpenSslServer implements AutoCloseable {
     final Process process;
-    final int port;
+    public final int port;
 
-    OpenSslServer(TestPki pki, String cert, String key, String chain) throws IOException {
+    public OpenSslServer(TestPki pki, String cert, String key, String chain) throws IOException {
         List<String> command = new ArrayList<>(List.of("openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", cert, "-key", key, "-www"));
         if (chain != null) command.addAll(List.of("-cert_chain", chain));
         process = new ProcessBuilder(command).directory(pki.dir.toFile()).redirectErrorStream(true).start();

@@ -11,17 +11,17 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 
-final class TestPki {
-    final Path dir;
+public final class TestPki {
+    public final Path dir;
 
-    TestPki(Path dir) throws IOException, InterruptedException {
+    public TestPki(Path dir) throws IOException, InterruptedException {
         this.dir = dir;
         run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "root.key", "-out", "root.pem",
                 "-days", "30", "-subj", "/CN=Pinion Test Root", "-addext", "basicConstraints=critical,CA:TRUE",
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign");
         Files.writeString(dir.resolve("ca.ext"), "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n");
         issue("int", "/CN=Pinion Test Intermediate", "root", "ca.ext");
-        String names = "DNS:api.example.test,DNS:sub.api.example.test,DNS:notapi.example.test,DNS:report.example.test";
+        String names = "DNS:api.example.test,DNS:sub.api.example.test,DNS:notapi.example.test,DNS:report.example.test,IP:127.0.0.1";
         Files.writeString(dir.resolve("leaf.ext"), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
                 + "extendedKeyUsage=serverAuth\nsubjectAltName=" + names + "\n");
         issue("leaf", "/CN=api.example.test", "int", "leaf.ext");
@@ -49,7 +49,7 @@ final class TestPki {
                 "-extfile", ext, "-out", name + ".pem");
     }
 
-    void run(String... args) throws IOException, InterruptedException {
+    public void run(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add("openssl");
         command.addAll(List.of(args));
@@ -58,11 +58,11 @@ final class TestPki {
         if (p.waitFor() != 0) throw new IOException("openssl " + String.join(" ", args) + ": " + new String(out, StandardCharsets.UTF_8));
     }
 
-    X509Certificate cert(String name) throws Exception {
+    public X509Certificate cert(String name) throws Exception {
         try (InputStream in = Files.newInputStream(dir.resolve(name + ".pem"))) {
             return (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
         }
     }
 
-    Path path(String name) { return dir.resolve(name); }
+    public Path path(String name) { return dir.resolve(name); }
 }
