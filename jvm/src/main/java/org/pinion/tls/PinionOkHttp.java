@@ -60,6 +60,19 @@ public final class PinionOkHttp {
         return new Installed(trustManager, pool);
     }
 
+    /**
+     * Sets up the update channel's client: X.509, host name and the publisher pins only, on every
+     * connection (fresh SSLContext), never the manifest's pins.
+     *
+     * @param builder the update channel's builder
+     * @param platform the platform trust manager
+     * @param publisherPins the app's publisher pins (empty: X.509 only)
+     */
+    public static void installUpdateChannel(OkHttpClient.Builder builder, X509TrustManager platform, List<org.pinion.trust.Pin> publisherPins) {
+        PinionTrustManager trustManager = new PinionTrustManager(platform, publisherPins);
+        builder.sslSocketFactory(new FreshContextSocketFactory(trustManager), trustManager);
+    }
+
     /** Re-checks the connection's verified chain against the current policy before the request is sent. */
     static final class RecheckInterceptor implements Interceptor {
         private final PolicySource policy;

@@ -30,6 +30,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
 
     private final X509TrustManager platform;
     private final PolicySource policy;
+    private final List<org.pinion.trust.Pin> fixedPins;
 
     /**
      * @param platform the platform trust manager (system store or the app's CA file)
@@ -38,6 +39,21 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
     public PinionTrustManager(X509TrustManager platform, PolicySource policy) {
         this.platform = platform;
         this.policy = policy;
+        this.fixedPins = null;
+    }
+
+    /**
+     * The update channel's trust manager: X.509 and host name, then (when {@code publisherPins} is not
+     * empty) at least one of those pins on the verified chain, whatever the host (an IP literal
+     * included); manifest pins never apply (DESIGN.md §6).
+     *
+     * @param platform the platform trust manager
+     * @param publisherPins the app's publisher pins, possibly empty
+     */
+    public PinionTrustManager(X509TrustManager platform, List<org.pinion.trust.Pin> publisherPins) {
+        this.platform = platform;
+        this.policy = null;
+        this.fixedPins = List.copyOf(publisherPins);
     }
 
     @Override
@@ -83,6 +99,13 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
         }
         List<X509Certificate> verified = VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
         List<byte[]> digests = VerifiedChain.spkiDigests(verified);
+        if (fixedPins != null && !fixedPins.isEmpty()) {
+            boolean found = false;
+            for (byte[] digest : digests) {
+                for (org.pinion.trust.Pin pin : fixedPins) found = found || pin.matches(digest);
+            }
+            if (!found) throw new CertificateException("no publisher pin in the verified chain of " + host);
+        }
         if (policy != null) {
             PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
             if (evaluation.verdict == PinEvaluation.Verdict.REJECTED || evaluation.verdict == PinEvaluation.Verdict.REPORT_ONLY) {

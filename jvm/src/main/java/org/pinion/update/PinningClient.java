@@ -23,7 +23,6 @@ import org.pinion.trust.ClientEvent;
 import org.pinion.trust.ClientException;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
-import org.pinion.trust.PinnedDomain;
 import org.pinion.trust.PolicySnapshot;
 import org.pinion.trust.RefreshResult;
 import org.pinion.trust.Timestamp;
@@ -165,28 +164,11 @@ public final class PinningClient implements PolicySource {
     synchronized OkHttpClient updateClient() {
         if (updateClient != null) return updateClient;
         HttpUrl base = HttpUrl.parse(config.baseUrl);
-        PolicySource publisher = null;
-        if (base != null && !config.publisherPins.isEmpty()) {
-            MergedPolicy pins = new MergedPolicy(List.of(new PinnedDomain(base.host(), false, true, config.publisherPins)));
-            publisher = new PolicySource() {
-                @Override
-                public MergedPolicy currentPolicy() { return pins; }
-
-                @Override
-                public void onPinFailure(PinEvaluation e, int port, List<X509Certificate> s, List<X509Certificate> v) { }
-            };
-        }
         OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(config.timeoutSeconds, TimeUnit.SECONDS)
                 .readTimeout(config.timeoutSeconds, TimeUnit.SECONDS).callTimeout(config.timeoutSeconds * 2, TimeUnit.SECONDS)
                 .followRedirects(false).followSslRedirects(false).retryOnConnectionFailure(false);
         if (config.publisherConnectTo != null && base != null) builder.dns(connectTo(base.host(), config.publisherConnectTo));
-        PinionOkHttp.install(builder, platform, publisher != null ? publisher : new PolicySource() {
-            @Override
-            public MergedPolicy currentPolicy() { return MergedPolicy.EMPTY; }
-
-            @Override
-            public void onPinFailure(PinEvaluation e, int port, List<X509Certificate> s, List<X509Certificate> v) { }
-        });
+        PinionOkHttp.installUpdateChannel(builder, platform, config.publisherPins);
         updateClient = builder.build();
         return updateClient;
     }

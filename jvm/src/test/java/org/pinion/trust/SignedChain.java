@@ -9,8 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.bouncycastle.math.ec.rfc8032.Ed25519;
 
-final class SignedChain {
-    static final String SCOPE = "org.pinion.test";
+public final class SignedChain {
+    public static final String SCOPE = "org.pinion.test";
     private final List<byte[]> roots = new ArrayList<>();
 
     static byte[] seed(int n) {
@@ -27,7 +27,7 @@ final class SignedChain {
 
     static String keyId(int n) { return Codec.hex(Fixtures.CRYPTO.sha256(publicKey(n))); }
 
-    static byte[] envelope(PayloadKind kind, byte[] payload, int... signers) {
+    public static byte[] envelope(PayloadKind kind, byte[] payload, int... signers) {
         byte[] pae = Envelope.pae(kind.mediaType, payload);
         List<JsonValue> sigs = new ArrayList<>();
         for (int signer : signers) {
@@ -49,7 +49,7 @@ final class SignedChain {
     }
 
     /** A root payload; pinsRoleSince 0 means absent. */
-    static byte[] rootPayload(String scope, long version, long pinsRoleSince, long cap, int[] rootKeys, int[] pinsKeys) {
+    public static byte[] rootPayload(String scope, long version, long pinsRoleSince, long cap, int[] rootKeys, int[] pinsKeys) {
         List<JsonValue.Member> keys = new ArrayList<>();
         java.util.Set<Integer> all = new java.util.TreeSet<>();
         for (int k : rootKeys) all.add(k);
