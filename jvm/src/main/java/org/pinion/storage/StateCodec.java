@@ -72,8 +72,9 @@ public final class StateCodec {
         m.add(member("manifestETag", state.manifestETag == null ? JsonValue.NULL : JsonValue.string(state.manifestETag)));
         byte[] body = JsonWriter.write(JsonValue.object(m));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(body);
-        out.writeBytes(("sha256 " + Codec.hex(Sha256.digest(body)) + "\n").getBytes(StandardCharsets.US_ASCII));
+        byte[] trailer = ("sha256 " + Codec.hex(Sha256.digest(body)) + "\n").getBytes(StandardCharsets.US_ASCII);
+        out.write(body, 0, body.length);
+        out.write(trailer, 0, trailer.length);
         return out.toByteArray();
     }
 

@@ -53,7 +53,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
     public PinionTrustManager(X509TrustManager platform, List<org.pinion.trust.Pin> publisherPins) {
         this.platform = platform;
         this.policy = null;
-        this.fixedPins = List.copyOf(publisherPins);
+        this.fixedPins = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(publisherPins));
     }
 
     @Override
@@ -123,6 +123,6 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
         /** SPKI SHA-256 digests, leaf first. */
         public final List<byte[]> digests;
 
-        DigestList(List<byte[]> digests) { this.digests = List.copyOf(digests); }
+        DigestList(List<byte[]> digests) { this.digests = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(digests)); }
     }
 }

@@ -89,10 +89,12 @@ public final class Envelope {
     public static byte[] pae(String type, byte[] body) {
         byte[] typeBytes = type.getBytes(StandardCharsets.UTF_8);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(("DSSEv1 " + typeBytes.length + " ").getBytes(StandardCharsets.US_ASCII));
-        out.writeBytes(typeBytes);
-        out.writeBytes((" " + body.length + " ").getBytes(StandardCharsets.US_ASCII));
-        out.writeBytes(body);
+        byte[] head = ("DSSEv1 " + typeBytes.length + " ").getBytes(StandardCharsets.US_ASCII);
+        byte[] middle = (" " + body.length + " ").getBytes(StandardCharsets.US_ASCII);
+        out.write(head, 0, head.length);
+        out.write(typeBytes, 0, typeBytes.length);
+        out.write(middle, 0, middle.length);
+        out.write(body, 0, body.length);
         return out.toByteArray();
     }
 }

@@ -24,6 +24,6 @@ public final class JsonLimits {
         this.maxBytes = maxBytes;
         this.maxDepth = maxDepth;
         this.maxElements = maxElements;
-        this.maxElementsByMember = Map.copyOf(maxElementsByMember);
+        this.maxElementsByMember = java.util.Collections.unmodifiableMap(new java.util.HashMap<>(maxElementsByMember));
     }
 }

@@ -53,7 +53,13 @@ public final class Pin implements Comparable<Pin> {
     public int hashCode() { return Arrays.hashCode(digest); }
 
     @Override
-    public int compareTo(Pin other) { return Arrays.compareUnsigned(digest, other.digest); }
+    public int compareTo(Pin other) {
+        for (int i = 0; i < 32; i++) {
+            int c = Integer.compare(digest[i] & 0xff, other.digest[i] & 0xff);
+            if (c != 0) return c;
+        }
+        return 0;
+    }
 
     /** @return {@code sha256/<base64>} */
     @Override
