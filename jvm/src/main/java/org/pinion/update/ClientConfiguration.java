@@ -32,6 +32,8 @@ public final class ClientConfiguration {
     public LongSupplier clock = () -> System.currentTimeMillis() / 1000;
     /** Connect and read timeouts of the update channel, in seconds. */
     public long timeoutSeconds = 30;
+    /** Where pin-failure reports are POSTed as JSON (RFC 7469 §3), or null; sent over the update channel's client, never with manifest pins (DESIGN.md §14). */
+    public String reportUri;
     /** False for a rehearsal ({@code --at}): refreshes never write the state. */
     public boolean persist = true;
     /** An address to dial for the publisher instead of its host (as curl --connect-to), or null. */

@@ -66,6 +66,8 @@ public final class PinningClient implements PolicySource {
     private final X509TrustManager platform;
     private volatile View view;
     private OkHttpClient updateClient;
+    /** Guards {@link #updateClient} apart from the refresh lock, so a handshake reporting a failure never waits for a refresh. */
+    private final Object updateClientLock = new Object();
 
     /**
      * Loads the stored state and re-verifies it from the embedded root.
@@ -142,9 +144,32 @@ public final class PinningClient implements PolicySource {
     /** @return the verified state */
     public TrustedState trustedState() { return view.state; }
 
+    private final org.pinion.tls.ReportThrottle throttle = new org.pinion.tls.ReportThrottle(1000);
+
     @Override
     public void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified) {
         if (onPinFailure != null) onPinFailure.onPinFailure(evaluation, port, served, verified);
+        if (config.reportUri == null) return;
+        HttpUrl target = HttpUrl.parse(config.reportUri);
+        if (target == null || !target.isHttps()) return;
+        Timestamp now = effectiveNow();
+        org.pinion.tls.PinFailureReport report = new org.pinion.tls.PinFailureReport(evaluation, port, now, served, verified,
+                view.snapshot.manifestExpiresAt);
+        synchronized (throttle) {
+            if (!throttle.shouldSend(report, now)) return;
+        }
+        okhttp3.RequestBody body = okhttp3.RequestBody.create(okhttp3.MediaType.parse("application/json"), report.jsonBytes());
+        updateClient().newCall(new okhttp3.Request.Builder().url(target).post(body).build()).enqueue(new okhttp3.Callback() {
+            @Override
+            public void onFailure(okhttp3.Call call, IOException e) {
+                onEvent.accept(ClientEvent.networkFailure("pin failure report: " + e.getMessage()));
+            }
+
+            @Override
+            public void onResponse(okhttp3.Call call, okhttp3.Response response) {
+                response.close();
+            }
+        });
     }
 
     /** @param listener called after a refresh that may have removed trust (evict connection pools there) */
@@ -161,7 +186,13 @@ public final class PinningClient implements PolicySource {
     }
 
     /** @return the update channel's client: X.509 with the system store or CA file, publisher pins only */
-    synchronized OkHttpClient updateClient() {
+    OkHttpClient updateClient() {
+        synchronized (updateClientLock) {
+            return makeUpdateClient();
+        }
+    }
+
+    private OkHttpClient makeUpdateClient() {
         if (updateClient != null) return updateClient;
         HttpUrl base = HttpUrl.parse(config.baseUrl);
         OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(config.timeoutSeconds, TimeUnit.SECONDS)
@@ -251,7 +282,7 @@ public final class PinningClient implements PolicySource {
     /** Cancels the update channel's calls in flight (used by {@link Updater#stop()}). */
     void cancelCalls() {
         OkHttpClient client;
-        synchronized (this) {
+        synchronized (updateClientLock) {
             client = updateClient;
         }
         if (client != null) client.dispatcher().cancelAll();

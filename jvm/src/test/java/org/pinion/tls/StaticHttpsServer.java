@@ -25,6 +25,8 @@ public final class StaticHttpsServer implements AutoCloseable {
     private final Path root;
     /** Request lines and If-None-Match values received, in order. */
     public final List<String> requests = new CopyOnWriteArrayList<>();
+    /** Bodies of POST requests (pin-failure reports), in order. */
+    public final List<String> posts = new CopyOnWriteArrayList<>();
     /** Status to answer for every path under this prefix instead of the file (e.g. a 500), or null. */
     public volatile String failPrefix;
 
@@ -73,9 +75,26 @@ public final class StaticHttpsServer implements AutoCloseable {
             String requestLine;
             while ((requestLine = in.readLine()) != null) {
                 String ifNoneMatch = null;
+                int contentLength = 0;
                 String line;
                 while ((line = in.readLine()) != null && !line.isEmpty()) {
-                    if (line.toLowerCase(java.util.Locale.ROOT).startsWith("if-none-match:")) ifNoneMatch = line.substring(14).trim();
+                    String lower = line.toLowerCase(java.util.Locale.ROOT);
+                    if (lower.startsWith("if-none-match:")) ifNoneMatch = line.substring(14).trim();
+                    if (lower.startsWith("content-length:")) contentLength = Integer.parseInt(line.substring(15).trim());
+                }
+                if (requestLine.startsWith("POST ")) {
+                    char[] posted = new char[contentLength];
+                    int read = 0;
+                    while (read < contentLength) {
+                        int n = in.read(posted, read, contentLength - read);
+                        if (n < 0) break;
+                        read += n;
+                    }
+                    posts.add(new String(posted, 0, read));
+                    requests.add(requestLine);
+                    out.write("HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    continue;
                 }
                 requests.add(requestLine + (ifNoneMatch == null ? "" : " If-None-Match: " + ifNoneMatch));
                 String path = requestLine.split(" ")[1];

@@ -182,6 +182,33 @@ public class PinningClientTest {
     }
 
     @Test
+    public void pinFailuresAreReportedToTheReportUriOncePerDay() throws Exception {
+        Path tree = tree(manifest(1, List.of(pinOf("leaf2")), List.of(), null));
+        try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
+            ClientConfiguration c = config(server.port(), work.resolve("state-8"));
+            c.reportUri = "https://127.0.0.1:" + server.port() + "/reports";
+            List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            PinningClient client = new PinningClient(c, null, (e, port, served, verified) -> seen.add(e.host + ":" + port));
+            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            OkHttpClient http = client.pinnedOkHttp(new OkHttpClient.Builder().dns(h -> List.of(InetAddress.getByName("127.0.0.1"))));
+            for (int i = 0; i < 2; i++) {
+                try {
+                    get(http, server.port());
+                    fail("leaf is not pinned");
+                } catch (IOException e) {
+                    assertTrue(e.toString().length() > 0);
+                }
+            }
+            assertEquals(2, seen.size());
+            http.dispatcher().executorService().shutdown();
+            for (int i = 0; i < 100 && server.posts.isEmpty(); i++) Thread.sleep(50);
+            Thread.sleep(200);
+            assertEquals("identical reports within a day are sent once", 1, server.posts.size());
+            assertTrue(server.posts.get(0).contains("\"noted-hostname\": \"api.example.test\""));
+        }
+    }
+
+    @Test
     public void updaterRefreshesAtStartAndStopCancels() throws Exception {
         Path tree = tree(manifest(1, List.of(pinOf("leaf")), List.of(), null));
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
