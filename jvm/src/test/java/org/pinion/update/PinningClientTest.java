@@ -201,8 +201,11 @@ public class PinningClientTest {
             }
             assertEquals(2, seen.size());
             http.dispatcher().executorService().shutdown();
-            for (int i = 0; i < 100 && server.posts.isEmpty(); i++) Thread.sleep(50);
-            Thread.sleep(200);
+            okhttp3.Dispatcher reports = client.updateClient().dispatcher();
+            for (int i = 0; i < 600 && (server.posts.isEmpty() || reports.runningCallsCount() + reports.queuedCallsCount() > 0); i++) {
+                Thread.sleep(50);
+            }
+            assertEquals("every report call has finished", 0, reports.runningCallsCount() + reports.queuedCallsCount());
             assertEquals("identical reports within a day are sent once", 1, server.posts.size());
             assertTrue(server.posts.get(0).contains("\"noted-hostname\": \"api.example.test\""));
         }
