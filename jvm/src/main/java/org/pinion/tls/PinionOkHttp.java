@@ -73,6 +73,17 @@ public final class PinionOkHttp {
         builder.sslSocketFactory(new FreshContextSocketFactory(trustManager), trustManager);
     }
 
+    /**
+     * A socket factory that makes every TLS socket from a new {@link SSLContext} with {@code trustManager}
+     * (no session is ever resumed), for clients other than OkHttp such as {@code HttpsURLConnection}.
+     *
+     * @param trustManager the trust manager
+     * @return the factory
+     */
+    public static SSLSocketFactory freshContextSocketFactory(PinionTrustManager trustManager) {
+        return new FreshContextSocketFactory(trustManager);
+    }
+
     /** Re-checks the connection's verified chain against the current policy before the request is sent. */
     static final class RecheckInterceptor implements Interceptor {
         private final PolicySource policy;

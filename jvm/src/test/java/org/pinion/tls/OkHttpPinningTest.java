@@ -2,6 +2,7 @@
 package org.pinion.tls;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -171,6 +172,30 @@ public class OkHttpPinningTest {
             policy.policy = new MergedPolicy(List.of(entry("api.example.test", false, true, pinOf("leaf2"))));
             refused(client, "api.example.test", server.port(), "leaf was revoked while the connection was pooled");
             assertEquals("refused before a request was written", 2, server.requests());
+        }
+    }
+
+    @Test
+    public void httpsUrlConnectionWithTheFreshContextFactoryIsPinnedToo() throws Exception {
+        try (OpenSslServer server = new OpenSslServer(pki, "leaf.pem", "leaf.key", "chain.pem")) {
+            for (boolean pinned : new boolean[] {true, false}) {
+                MutablePolicy policy = new MutablePolicy(entry("api.example.test", false, true, pinOf(pinned ? "leaf" : "leaf2")));
+                PinionTrustManager tm = new PinionTrustManager(platform, policy);
+                javax.net.ssl.HttpsURLConnection c = (javax.net.ssl.HttpsURLConnection) new java.net.URL("https://api.example.test:" + server.port + "/")
+                        .openConnection(java.net.Proxy.NO_PROXY);
+                // api.example.test resolves to 127.0.0.1 through src/test/resources/hosts (jdk.net.hosts.file, pom.xml).
+                c.setSSLSocketFactory(PinionOkHttp.freshContextSocketFactory(tm));
+                c.setRequestProperty("Connection", "close");
+                try {
+                    assertEquals(200, c.getResponseCode());
+                    assertTrue("the leaf pin is accepted", pinned);
+                } catch (IOException e) {
+                    assertFalse("refused only when leaf2 is pinned: " + e, pinned);
+                } finally {
+                    c.disconnect();
+                }
+                assertEquals(pinned ? 0 : 1, policy.failures.size());
+            }
         }
     }
 
