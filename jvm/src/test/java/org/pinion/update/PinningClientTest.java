@@ -212,6 +212,38 @@ public class PinningClientTest {
     }
 
     @Test
+    public void stopCancelsARefreshStuckOnAPublisherThatNeverAnswers() throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 8, InetAddress.getByName("127.0.0.1"))) {
+            List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) held.add(silent.accept());
+                } catch (IOException e) {
+                    return;
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            ClientConfiguration c = config(silent.getLocalPort(), work.resolve("state-9"));
+            c.timeoutSeconds = 300;
+            List<ClientEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+            PinningClient client = new PinningClient(c, events::add, null);
+            Updater updater = client.makeUpdater(UpdateSchedule.DEFAULT);
+            updater.start();
+            for (int i = 0; i < 200 && held.isEmpty(); i++) Thread.sleep(50);
+            assertFalse("the refresh connected and is waiting", held.isEmpty());
+            long start = System.nanoTime();
+            updater.stop();
+            // The cancelled call ends the refresh as a network failure, long before the 300 s timeout.
+            for (int i = 0; i < 200 && events.stream().noneMatch(e -> e.kind == ClientEvent.Kind.NETWORK_FAILURE); i++) Thread.sleep(50);
+            assertTrue(events.toString(), events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.NETWORK_FAILURE));
+            assertTrue(System.nanoTime() - start < java.util.concurrent.TimeUnit.SECONDS.toNanos(60));
+            assertTrue("nothing was stored", !Files.exists(work.resolve("state-9").resolve("state-a")));
+            for (java.net.Socket s : held) s.close();
+        }
+    }
+
+    @Test
     public void updaterRefreshesAtStartAndStopCancels() throws Exception {
         Path tree = tree(manifest(1, List.of(pinOf("leaf")), List.of(), null));
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
