@@ -234,6 +234,27 @@ public class StateStoreTest {
     }
 
     @Test
+    public void theCommittedFormatVersion1CopyStillLoadsAndRestores() throws Exception {
+        byte[] bytes;
+        try (var in = StateStoreTest.class.getResourceAsStream("/state/state-v1")) {
+            bytes = in.readAllBytes();
+        }
+        ClientState state = StateCodec.decode(bytes, Limits.STANDARD);
+        assertEquals(new ManifestOrder(2, 4), state.floor);
+        assertEquals(1, state.acceptedRoots.size());
+        assertEquals(List.of("api.example.com", "example.net"), state.manifestDomainNames);
+        org.pinion.trust.TrustCore core;
+        try (var in = StateStoreTest.class.getResourceAsStream("/state/root-1.json")) {
+            core = new org.pinion.trust.TrustCore("com.example.app", in.readAllBytes(), org.pinion.crypto.StrictEd25519.INSTANCE, Limits.STANDARD);
+        }
+        org.pinion.trust.TrustCore.Restored restored = core.restore(state);
+        assertTrue(restored.events.toString(), restored.events.isEmpty());
+        assertTrue(restored.state.manifestValid);
+        assertEquals(2, restored.state.chain.newest().version());
+        assertArrayEquals("encoding is stable", bytes, StateCodec.encode(state));
+    }
+
+    @Test
     public void lockSerialisesSavesAcrossThreads() throws Exception {
         java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
