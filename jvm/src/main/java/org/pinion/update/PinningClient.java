@@ -89,7 +89,9 @@ public final class PinningClient implements PolicySource {
             throw ClientException.storage("CA file: " + e.getMessage());
         }
         List<ClientEvent> events = new ArrayList<>();
-        TrustedState state = loadState(events);
+        TrustedState loaded = loadState(events);
+        // Unreadable (not lost) state: start from the embedded root; refreshes are skipped until it reads.
+        TrustedState state = loaded != null ? loaded : core.initialState(List.of());
         this.view = new View(state, state.snapshot(config.baseline, config.staleGrace));
         for (ClientEvent e : events) this.onEvent.accept(e);
     }

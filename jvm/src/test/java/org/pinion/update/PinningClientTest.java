@@ -167,6 +167,27 @@ public class PinningClientTest {
     }
 
     @Test
+    public void anUnreadableStateIsReportedAtStartAndEveryRefreshIsSkippedWithNothingDropped() throws Exception {
+        Path tree = tree(manifest(1, List.of(pinOf("leaf")), List.of(), null));
+        try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
+            Path state = work.resolve("state-10");
+            assertEquals(RefreshResult.Outcome.UPDATED, new PinningClient(config(server.port(), state), null, null).refresh().outcome);
+            byte[] copyB = Files.readAllBytes(state.resolve("state-b"));
+            Files.delete(state.resolve("state-a"));
+            Files.createDirectory(state.resolve("state-a"));
+            List<ClientEvent> events = new ArrayList<>();
+            PinningClient client = new PinningClient(config(server.port(), state), events::add, null);
+            assertTrue(events.toString(), events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.STORAGE_UNAVAILABLE));
+            int requestsBefore = server.requests.size();
+            PinningClient.Report report = client.refresh();
+            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, report.outcome);
+            assertEquals(ClientException.Kind.STORAGE, report.error.kind());
+            assertEquals("the refresh was skipped: no request", requestsBefore, server.requests.size());
+            assertTrue(java.util.Arrays.equals(copyB, Files.readAllBytes(state.resolve("state-b"))));
+        }
+    }
+
+    @Test
     public void twoClientsSharingADirectoryBuildOnEachOthersFloor() throws Exception {
         Path tree = tree(manifest(5, List.of(pinOf("leaf")), List.of(), null));
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
