@@ -126,6 +126,10 @@ public final class Main {
         } catch (Failure e) {
             err.print("pinion-jvm: error: " + TerminalText.escape(e.getMessage()) + "\n");
             return e.code;
+        } catch (RuntimeException e) {
+            // A bug, never an answer: reported as such, with a non-zero exit.
+            err.print("pinion-jvm: internal error: " + TerminalText.escape(String.valueOf(e)) + "\n");
+            return IO;
         }
     }
 
@@ -145,7 +149,11 @@ public final class Main {
         String rootPath = a.required("root");
         ClientConfiguration c = new ClientConfiguration();
         c.scope = a.required("scope");
-        c.stateDirectory = Path.of(a.required("state"));
+        try {
+            c.stateDirectory = Path.of(a.required("state"));
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new UsageException("--state: not a usable path");
+        }
         c.baseUrl = baseUrl;
         c.embeddedRoot = read(rootPath);
         if (a.value("baseline") != null) {
@@ -175,7 +183,13 @@ public final class Main {
             if (!(t > 0 && t <= 600)) throw new UsageException("--timeout must be a number of seconds in (0, 600], got \"" + a.value("timeout") + "\"");
             c.timeoutSeconds = Math.max(1, (long) Math.ceil(t));
         }
-        if (a.value("cafile") != null) c.caFile = Path.of(a.value("cafile"));
+        if (a.value("cafile") != null) {
+            try {
+                c.caFile = Path.of(a.value("cafile"));
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new UsageException("--cafile: not a usable path");
+            }
+        }
         if (a.value("at") != null) {
             try {
                 long at = org.pinion.trust.Timestamp.parse(a.value("at")).seconds;
@@ -302,7 +316,12 @@ public final class Main {
         List<ClientEvent> events = new CopyOnWriteArrayList<>();
         PinningClient client = client(a, null, events);
         for (ClientEvent e : events) out.println("event       " + e);
-        HttpUrl url = new HttpUrl.Builder().scheme("https").host(host).port(port).build();
+        HttpUrl url;
+        try {
+            url = new HttpUrl.Builder().scheme("https").host(host).port(port).build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(target + ": not a usable host name");
+        }
         List<PinEvaluation> seen = new CopyOnWriteArrayList<>();
         OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(30, TimeUnit.SECONDS).readTimeout(30, TimeUnit.SECONDS)
                 .retryOnConnectionFailure(false).followRedirects(false);

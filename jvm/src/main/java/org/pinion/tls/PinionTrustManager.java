@@ -91,6 +91,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
     public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
 
     private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
+        if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");
         String host = session == null ? null : session.getPeerHost();
         if (host == null || host.isEmpty()) throw new CertificateException("no host name for the pin check");
         platform.checkServerTrusted(chain, authType);

@@ -105,6 +105,11 @@ public class CliTest {
         assertEquals(2, run("client", "refresh", "--publisher-pin", "sha256/x", "--url", "https://x/", "--root", root, "--scope", "com.example.app", "--state", "d").code);
         assertEquals(2, run("client", "refresh", "--json", "--json").code);
         assertEquals(0, run("client", "refresh", "--help").code);
+        Run badHost = run("client", "connect", "--root", work.resolve("root-1.json").toString(), "--scope", "com.example.app", "--state",
+                work.resolve("s-host").toString(), "bad host!:443");
+        assertEquals(badHost.err, 2, badHost.code);
+        assertEquals(2, run("client", "connect", "--root", work.resolve("root-1.json").toString(), "--scope", "com.example.app", "--state",
+                "nul\u0000byte", "h.example:443").code);
     }
 
     @Test
