@@ -1,0 +1,106 @@
+// Something a refresh or start-up observed that an app should log or act on (DESIGN.md §6).
+package org.pinion.trust;
+
+/** An event; {@link #toString()} gives the words {@code pinion client} prints for it. */
+public final class ClientEvent {
+    /** The kinds of event, as the Swift {@code ClientEvent} cases. */
+    public enum Kind {
+        /** A new manifest was accepted. */
+        UPDATED,
+        /** Nothing new. */
+        UNCHANGED,
+        /** A root rotation was accepted. */
+        ROOT_ACCEPTED,
+        /** A fetched document was refused. */
+        REJECTED,
+        /** The publisher could not be reached or answered unexpectedly. */
+        NETWORK_FAILURE,
+        /** The wall clock is more than 5 minutes behind lastKnownTime. */
+        CLOCK_STEPPED_BACK,
+        /** issuedAt more than a day after the start time. */
+        FUTURE_DATED,
+        /** Equivocation: report loudly. */
+        EQUIVOCATION,
+        /** Stored state (or part of it) was dropped at start-up. */
+        STORE_DROPPED,
+        /** The stored manifest does not count as current. */
+        MANIFEST_NOT_CURRENT,
+        /** A state read failed with an error other than loss: the refresh was skipped. */
+        STORAGE_UNAVAILABLE
+    }
+
+    /** The kind. */
+    public final Kind kind;
+    /** The order for UPDATED and EQUIVOCATION, else null. */
+    public final ManifestOrder order;
+    /** The root version for ROOT_ACCEPTED, else 0. */
+    public final long version;
+    /** The refusal for REJECTED, else null. */
+    public final ClientException error;
+    private final String text;
+
+    private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text) {
+        this.kind = kind;
+        this.order = order;
+        this.version = version;
+        this.error = error;
+        this.text = TerminalText.escape(text);
+    }
+
+    /** @param order accepted order @return the event */
+    public static ClientEvent updated(ManifestOrder order) { return new ClientEvent(Kind.UPDATED, order, 0, null, "updated to " + order); }
+
+    /** @return the event */
+    public static ClientEvent unchanged() { return new ClientEvent(Kind.UNCHANGED, null, 0, null, "unchanged"); }
+
+    /** @param version accepted root version @return the event */
+    public static ClientEvent rootAccepted(long version) {
+        return new ClientEvent(Kind.ROOT_ACCEPTED, null, version, null, "accepted root version " + version);
+    }
+
+    /** @param error the refusal @return the event */
+    public static ClientEvent rejected(ClientException error) {
+        return new ClientEvent(Kind.REJECTED, null, 0, error, "rejected: " + error.getMessage());
+    }
+
+    /** @param reason what failed @return the event */
+    public static ClientEvent networkFailure(String reason) {
+        return new ClientEvent(Kind.NETWORK_FAILURE, null, 0, null, "network failure: " + reason);
+    }
+
+    /** @param wall wall clock @param last lastKnownTime @return the event */
+    public static ClientEvent clockSteppedBack(Timestamp wall, Timestamp last) {
+        return new ClientEvent(Kind.CLOCK_STEPPED_BACK, null, 0, null,
+                "clock stepped back: wall clock " + wall + ", last known time " + last);
+    }
+
+    /** @param issuedAt manifest issuedAt @param start refresh start @return the event */
+    public static ClientEvent futureDated(Timestamp issuedAt, Timestamp start) {
+        return new ClientEvent(Kind.FUTURE_DATED, null, 0, null,
+                "future-dated manifest: issuedAt " + issuedAt + ", start " + start);
+    }
+
+    /** @param order the order @return the event */
+    public static ClientEvent equivocation(ManifestOrder order) {
+        return new ClientEvent(Kind.EQUIVOCATION, order, 0, null,
+                "EQUIVOCATION at " + order + ": report this to the security team");
+    }
+
+    /** @param reason what was dropped @return the event */
+    public static ClientEvent storeDropped(String reason) {
+        return new ClientEvent(Kind.STORE_DROPPED, null, 0, null, "stored state dropped: " + reason);
+    }
+
+    /** @param reason why @return the event */
+    public static ClientEvent manifestNotCurrent(String reason) {
+        return new ClientEvent(Kind.MANIFEST_NOT_CURRENT, null, 0, null, "manifest not current: " + reason);
+    }
+
+    /** @param reason the read error @return the event */
+    public static ClientEvent storageUnavailable(String reason) {
+        return new ClientEvent(Kind.STORAGE_UNAVAILABLE, null, 0, null, "state unavailable, refresh skipped: " + reason);
+    }
+
+    @Override
+    public String toString() { return text; }
+}

@@ -1,0 +1,103 @@
+// The JSON value tree of the strict parser: ordered members, numbers kept as their exact text.
+package org.pinion.trust;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** A parsed JSON value. Objects keep member order; numbers keep their text (no double rounding). */
+public final class JsonValue {
+    /** The JSON type of a value. */
+    public enum Kind { NULL, BOOL, NUMBER, STRING, ARRAY, OBJECT }
+
+    /** One {@code "name": value} pair of an object. */
+    public static final class Member {
+        /** The member name. */
+        public final String name;
+        /** The member value. */
+        public final JsonValue value;
+
+        /**
+         * @param name member name
+         * @param value member value
+         */
+        public Member(String name, JsonValue value) {
+            this.name = name;
+            this.value = value;
+        }
+    }
+
+    /** The JSON null. */
+    public static final JsonValue NULL = new JsonValue(Kind.NULL, null, false, null, null);
+    private final Kind kind;
+    private final String text;
+    private final boolean flag;
+    private final List<JsonValue> elements;
+    private final List<Member> members;
+
+    private JsonValue(Kind kind, String text, boolean flag, List<JsonValue> elements, List<Member> members) {
+        this.kind = kind;
+        this.text = text;
+        this.flag = flag;
+        this.elements = elements;
+        this.members = members;
+    }
+
+    /** @param value a boolean @return the JSON boolean */
+    public static JsonValue bool(boolean value) { return new JsonValue(Kind.BOOL, null, value, null, null); }
+
+    /** @param text the number as written (RFC 8259 §6 grammar) @return the JSON number */
+    public static JsonValue number(String text) { return new JsonValue(Kind.NUMBER, text, false, null, null); }
+
+    /** @param value an integer @return the JSON number */
+    public static JsonValue number(long value) { return number(Long.toString(value)); }
+
+    /** @param text the string @return the JSON string */
+    public static JsonValue string(String text) { return new JsonValue(Kind.STRING, text, false, null, null); }
+
+    /** @param elements the elements @return the JSON array */
+    public static JsonValue array(List<JsonValue> elements) {
+        return new JsonValue(Kind.ARRAY, null, false, Collections.unmodifiableList(new ArrayList<>(elements)), null);
+    }
+
+    /** @param members the members, unique names @return the JSON object */
+    public static JsonValue object(List<Member> members) {
+        return new JsonValue(Kind.OBJECT, null, false, null, Collections.unmodifiableList(new ArrayList<>(members)));
+    }
+
+    /** @return the JSON type */
+    public Kind kind() { return kind; }
+
+    /** @return the string value or the number text; null for other kinds */
+    public String text() { return text; }
+
+    /** @return the boolean value (false for other kinds) */
+    public boolean flag() { return flag; }
+
+    /** @return the array elements; empty for other kinds */
+    public List<JsonValue> elements() { return elements == null ? List.of() : elements; }
+
+    /** @return the object members in order; empty for other kinds */
+    public List<Member> members() { return members == null ? List.of() : members; }
+
+    /** @param name member name @return the member's value, or null when absent or not an object */
+    public JsonValue get(String name) {
+        if (members == null) return null;
+        for (Member member : members) {
+            if (member.name.equals(name)) return member.value;
+        }
+        return null;
+    }
+
+    /** @return a short name of the type for messages */
+    public String typeName() {
+        switch (kind) {
+            case NULL: return "null";
+            case BOOL: return "boolean";
+            case NUMBER: return "number";
+            case STRING: return "string";
+            case ARRAY: return "array";
+            default: return "object";
+        }
+    }
+}

@@ -1,0 +1,100 @@
+// The fail-closed merge of baseline B, last manifest M and revoked set R (DESIGN.md §7).
+package org.pinion.trust;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Both merges of DESIGN.md §7 for one (B, M, R), and the instant from which the expired one applies;
+ * expiry is then one comparison per connection.
+ */
+public final class PolicySnapshot {
+    /** The merge while M is current. */
+    public final MergedPolicy current;
+    /** The merge once M is expired or not valid (M only takes trust away). */
+    public final MergedPolicy expired;
+    /** M counts as current strictly before this instant; null when never. */
+    public final Timestamp manifestCurrentUntil;
+    /** M's expiresAt (valid or not), or null without M. */
+    public final Timestamp manifestExpiresAt;
+
+    /**
+     * @param baseline B
+     * @param manifest M, or null
+     * @param manifestValid M verifies under the newest root
+     * @param revoked R
+     * @param staleGrace seconds M counts as current after expiry (negative = 0)
+     * @param forcedDomains names of a lost manifest: enforced, subdomains included, no pins
+     * @param rootExpiresAt the newest root's expiry (M stops counting as current then), or null
+     */
+    public PolicySnapshot(Baseline baseline, ManifestPayload manifest, boolean manifestValid, Set<Pin> revoked,
+            long staleGrace, List<String> forcedDomains, Timestamp rootExpiresAt) {
+        Map<String, PinnedDomain> base = index(baseline.domains);
+        Map<String, PinnedDomain> fromManifest = manifest == null ? Map.of() : index(manifest.domains);
+        this.expired = merge(base, fromManifest, false, revoked, forcedDomains);
+        if (manifest != null && manifestValid) {
+            this.current = merge(base, fromManifest, true, revoked, forcedDomains);
+            Timestamp graceEnd = manifest.expiresAt.plus(Math.max(0, staleGrace));
+            this.manifestCurrentUntil = rootExpiresAt != null && rootExpiresAt.compareTo(graceEnd) < 0 ? rootExpiresAt : graceEnd;
+        } else {
+            this.current = expired;
+            this.manifestCurrentUntil = null;
+        }
+        this.manifestExpiresAt = manifest == null ? null : manifest.expiresAt;
+    }
+
+    /** @param now effective time @return whether M counts as current ({@code now < expiresAt + staleGrace}) */
+    public boolean isManifestCurrent(Timestamp now) {
+        return manifestCurrentUntil != null && now.compareTo(manifestCurrentUntil) < 0;
+    }
+
+    /** @param now effective time of the connection @return the policy to evaluate it against */
+    public MergedPolicy policy(Timestamp now) { return isManifestCurrent(now) ? current : expired; }
+
+    private static Map<String, PinnedDomain> index(List<PinnedDomain> domains) {
+        Map<String, PinnedDomain> map = new HashMap<>();
+        for (PinnedDomain d : domains) {
+            PinnedDomain existing = map.get(d.name);
+            map.put(d.name, existing == null ? d : MergedPolicy.strictest(existing, d));
+        }
+        return map;
+    }
+
+    private static MergedPolicy merge(Map<String, PinnedDomain> base, Map<String, PinnedDomain> manifest, boolean manifestCurrent,
+            Set<Pin> revoked, List<String> forced) {
+        Set<String> names = new TreeSet<>(base.keySet());
+        names.addAll(manifest.keySet());
+        List<PinnedDomain> entries = new ArrayList<>();
+        for (String name : names) {
+            PinnedDomain b = base.get(name);
+            PinnedDomain m = manifest.get(name);
+            List<Pin> pins;
+            if (m != null && manifestCurrent) {
+                pins = new ArrayList<>(m.pins);
+            } else if (b != null && m != null) {
+                Set<Pin> granted = new HashSet<>(m.pins);
+                pins = new ArrayList<>();
+                for (Pin pin : b.pins) {
+                    if (granted.contains(pin)) pins.add(pin);
+                }
+            } else if (b != null) {
+                pins = new ArrayList<>(b.pins);
+            } else {
+                pins = new ArrayList<>();
+            }
+            pins.removeIf(revoked::contains);
+            boolean sub = (b != null && b.includeSubdomains) || (m != null && m.includeSubdomains);
+            boolean enforce = (b != null && b.enforce) || (m != null && m.enforce);
+            entries.add(new PinnedDomain(name, sub, enforce, pins));
+        }
+        Map<String, PinnedDomain> byName = new HashMap<>();
+        for (PinnedDomain d : entries) byName.put(d.name, d);
+        for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, List.of()));
+        return new MergedPolicy(new ArrayList<>(byName.values()));
+    }
+}

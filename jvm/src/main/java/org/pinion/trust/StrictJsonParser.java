@@ -1,0 +1,362 @@
+// Strict RFC 8259 JSON parser with the same rules, limits and errors as the Swift one (DESIGN.md §5).
+//
+// Written here rather than taken from a library: org.json, Jackson and Gson all accept what
+// Pinion must refuse (duplicate member names, lone surrogates) or lose the exact text of
+// integers. Limits are enforced while reading, so hostile input cannot cause unbounded work.
+package org.pinion.trust;
+
+import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Parses JSON strictly: valid UTF-8 (no BOM), no duplicate member names (compared as Swift
+ * compares strings, by canonical equivalence), no lone surrogates, no leading zeros, only
+ * whitespace after the value; byte, depth and element limits checked while reading.
+ */
+public final class StrictJsonParser {
+    private final byte[] bytes;
+    private final JsonLimits limits;
+    private int index;
+    private final List<Object> path = new ArrayList<>();
+
+    private StrictJsonParser(byte[] bytes, JsonLimits limits) {
+        this.bytes = bytes;
+        this.limits = limits;
+    }
+
+    /**
+     * @param bytes the document, UTF-8
+     * @param limits byte, depth and element limits
+     * @return the value tree
+     * @throws FormatException with the path of the offending value and the rule broken
+     */
+    public static JsonValue parse(byte[] bytes, JsonLimits limits) throws FormatException {
+        if (bytes.length > limits.maxBytes) {
+            throw new FormatException("", FormatRule.TOO_LARGE,
+                    bytes.length + " bytes is over the limit of " + limits.maxBytes + " bytes");
+        }
+        int bad = firstInvalidUtf8Offset(bytes);
+        if (bad >= 0) throw new FormatException("", FormatRule.INVALID_UTF8, "invalid UTF-8 at byte " + bad);
+        StrictJsonParser parser = new StrictJsonParser(bytes, limits);
+        parser.skipWhitespace();
+        JsonValue value = parser.parseValue(1);
+        parser.skipWhitespace();
+        if (parser.index < bytes.length) {
+            throw new FormatException("", FormatRule.TRAILING_BYTES,
+                    "unexpected bytes after the JSON value at byte " + parser.index);
+        }
+        return value;
+    }
+
+    /** @param bytes any bytes @return offset of the first byte breaking RFC 3629 UTF-8, or -1 */
+    static int firstInvalidUtf8Offset(byte[] bytes) {
+        int i = 0;
+        int count = bytes.length;
+        while (i < count) {
+            int lead = bytes[i] & 0xff;
+            if (lead < 0x80) {
+                i++;
+                continue;
+            }
+            int length;
+            int lower = 0x80;
+            int upper = 0xBF;
+            if (lead >= 0xC2 && lead <= 0xDF) {
+                length = 2;
+            } else if (lead == 0xE0) {
+                length = 3;
+                lower = 0xA0;
+            } else if ((lead >= 0xE1 && lead <= 0xEC) || lead == 0xEE || lead == 0xEF) {
+                length = 3;
+            } else if (lead == 0xED) {
+                length = 3;
+                upper = 0x9F;
+            } else if (lead == 0xF0) {
+                length = 4;
+                lower = 0x90;
+            } else if (lead >= 0xF1 && lead <= 0xF3) {
+                length = 4;
+            } else if (lead == 0xF4) {
+                length = 4;
+                upper = 0x8F;
+            } else {
+                return i;
+            }
+            if (i + length > count) return i;
+            int second = bytes[i + 1] & 0xff;
+            if (second < lower || second > upper) return i;
+            for (int k = 2; k < length; k++) {
+                if ((bytes[i + k] & 0xC0) != 0x80) return i;
+            }
+            i += length;
+        }
+        return -1;
+    }
+
+    private String pathText() {
+        StringBuilder text = new StringBuilder();
+        for (Object component : path) {
+            if (component instanceof String) {
+                if (text.length() > 0) text.append('.');
+                text.append((String) component);
+            } else {
+                text.append('[').append(component).append(']');
+            }
+        }
+        return text.toString();
+    }
+
+    private FormatException fail(FormatRule rule, String detail) {
+        return new FormatException(pathText(), rule, detail);
+    }
+
+    private FormatException syntax(String expected) {
+        return fail(FormatRule.SYNTAX, "JSON syntax error at byte " + index + ": expected " + expected);
+    }
+
+    private void skipWhitespace() {
+        while (index < bytes.length) {
+            byte b = bytes[index];
+            if (b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D) {
+                index++;
+            } else {
+                return;
+            }
+        }
+    }
+
+    private JsonValue parseValue(int depth) throws FormatException {
+        if (index >= bytes.length) throw syntax("a value");
+        byte b = bytes[index];
+        switch (b) {
+            case '{': return parseObject(depth);
+            case '[': return parseArray(depth);
+            case '"': return JsonValue.string(parseString());
+            case 't':
+                expectLiteral("true");
+                return JsonValue.bool(true);
+            case 'f':
+                expectLiteral("false");
+                return JsonValue.bool(false);
+            case 'n':
+                expectLiteral("null");
+                return JsonValue.NULL;
+            default:
+                if (b == '-' || (b >= '0' && b <= '9')) return JsonValue.number(parseNumber());
+                throw syntax("a value");
+        }
+    }
+
+    private void expectLiteral(String literal) throws FormatException {
+        byte[] expected = literal.getBytes(StandardCharsets.US_ASCII);
+        if (index + expected.length > bytes.length) throw syntax(literal);
+        for (int k = 0; k < expected.length; k++) {
+            if (bytes[index + k] != expected[k]) throw syntax(literal);
+        }
+        index += expected.length;
+    }
+
+    private JsonValue parseObject(int depth) throws FormatException {
+        if (depth > limits.maxDepth) {
+            throw fail(FormatRule.NESTING_TOO_DEEP, "nesting deeper than " + limits.maxDepth + " levels");
+        }
+        index++;
+        List<JsonValue.Member> members = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        skipWhitespace();
+        if (index < bytes.length && bytes[index] == '}') {
+            index++;
+            return JsonValue.object(members);
+        }
+        while (true) {
+            skipWhitespace();
+            if (index >= bytes.length || bytes[index] != '"') throw syntax("a member name");
+            String name = parseString();
+            // Swift compares strings by canonical equivalence; NFC makes Java agree.
+            if (!seen.add(Normalizer.normalize(name, Normalizer.Form.NFC))) {
+                throw fail(FormatRule.DUPLICATE_KEY, "duplicate member \"" + name + "\"");
+            }
+            if (members.size() >= limits.maxElements) {
+                throw fail(FormatRule.TOO_MANY_ELEMENTS, "more than " + limits.maxElements + " elements");
+            }
+            skipWhitespace();
+            if (index >= bytes.length || bytes[index] != ':') throw syntax("':'");
+            index++;
+            skipWhitespace();
+            path.add(name);
+            JsonValue value = parseValue(depth + 1);
+            path.remove(path.size() - 1);
+            members.add(new JsonValue.Member(name, value));
+            skipWhitespace();
+            if (index >= bytes.length) throw syntax("',' or '}'");
+            if (bytes[index] == ',') {
+                index++;
+                continue;
+            }
+            if (bytes[index] == '}') {
+                index++;
+                return JsonValue.object(members);
+            }
+            throw syntax("',' or '}'");
+        }
+    }
+
+    private int arrayLimit() {
+        if (!path.isEmpty() && path.get(path.size() - 1) instanceof String) {
+            Integer limit = limits.maxElementsByMember.get((String) path.get(path.size() - 1));
+            if (limit != null) return Math.min(limit, limits.maxElements);
+        }
+        return limits.maxElements;
+    }
+
+    private JsonValue parseArray(int depth) throws FormatException {
+        int limit = arrayLimit();
+        if (depth > limits.maxDepth) {
+            throw fail(FormatRule.NESTING_TOO_DEEP, "nesting deeper than " + limits.maxDepth + " levels");
+        }
+        index++;
+        List<JsonValue> elements = new ArrayList<>();
+        skipWhitespace();
+        if (index < bytes.length && bytes[index] == ']') {
+            index++;
+            return JsonValue.array(elements);
+        }
+        while (true) {
+            skipWhitespace();
+            if (elements.size() >= limit) {
+                throw fail(FormatRule.TOO_MANY_ELEMENTS, "more than " + limit + " elements");
+            }
+            path.add(elements.size());
+            JsonValue value = parseValue(depth + 1);
+            path.remove(path.size() - 1);
+            elements.add(value);
+            skipWhitespace();
+            if (index >= bytes.length) throw syntax("',' or ']'");
+            if (bytes[index] == ',') {
+                index++;
+                continue;
+            }
+            if (bytes[index] == ']') {
+                index++;
+                return JsonValue.array(elements);
+            }
+            throw syntax("',' or ']'");
+        }
+    }
+
+    private static boolean isDigit(byte b) { return b >= '0' && b <= '9'; }
+
+    private String parseNumber() throws FormatException {
+        int start = index;
+        if (bytes[index] == '-') index++;
+        if (index >= bytes.length || !isDigit(bytes[index])) throw syntax("a digit");
+        if (bytes[index] == '0') {
+            index++;
+            if (index < bytes.length && isDigit(bytes[index])) {
+                throw fail(FormatRule.LEADING_ZERO, "number with a leading zero");
+            }
+        } else {
+            while (index < bytes.length && isDigit(bytes[index])) index++;
+        }
+        if (index < bytes.length && bytes[index] == '.') {
+            index++;
+            if (index >= bytes.length || !isDigit(bytes[index])) throw syntax("a digit after '.'");
+            while (index < bytes.length && isDigit(bytes[index])) index++;
+        }
+        if (index < bytes.length && (bytes[index] == 'e' || bytes[index] == 'E')) {
+            index++;
+            if (index < bytes.length && (bytes[index] == '+' || bytes[index] == '-')) index++;
+            if (index >= bytes.length || !isDigit(bytes[index])) throw syntax("a digit in the exponent");
+            while (index < bytes.length && isDigit(bytes[index])) index++;
+        }
+        return new String(bytes, start, index - start, StandardCharsets.US_ASCII);
+    }
+
+    private String parseString() throws FormatException {
+        index++;
+        StringBuilder text = new StringBuilder();
+        int runStart = index;
+        while (true) {
+            if (index >= bytes.length) throw syntax("'\"' to end the string");
+            byte b = bytes[index];
+            if (b == '"') {
+                text.append(new String(bytes, runStart, index - runStart, StandardCharsets.UTF_8));
+                index++;
+                return text.toString();
+            }
+            if ((b & 0xff) < 0x20) throw syntax("an escaped control character");
+            if (b == '\\') {
+                text.append(new String(bytes, runStart, index - runStart, StandardCharsets.UTF_8));
+                index++;
+                parseEscape(text);
+                runStart = index;
+                continue;
+            }
+            index++;
+        }
+    }
+
+    private void parseEscape(StringBuilder text) throws FormatException {
+        if (index >= bytes.length) throw syntax("an escape character");
+        byte b = bytes[index];
+        index++;
+        switch (b) {
+            case '"': text.append('"'); return;
+            case '\\': text.append('\\'); return;
+            case '/': text.append('/'); return;
+            case 'b': text.append('\b'); return;
+            case 'f': text.append('\f'); return;
+            case 'n': text.append('\n'); return;
+            case 'r': text.append('\r'); return;
+            case 't': text.append('\t'); return;
+            case 'u': {
+                int first = parseHex4();
+                if (first >= 0xDC00 && first <= 0xDFFF) {
+                    throw fail(FormatRule.LONE_SURROGATE, "lone UTF-16 surrogate in \\u escape");
+                }
+                if (first >= 0xD800 && first <= 0xDBFF) {
+                    if (!(index + 1 < bytes.length && bytes[index] == '\\' && bytes[index + 1] == 'u')) {
+                        throw fail(FormatRule.LONE_SURROGATE, "lone UTF-16 surrogate in \\u escape");
+                    }
+                    index += 2;
+                    int second = parseHex4();
+                    if (second < 0xDC00 || second > 0xDFFF) {
+                        throw fail(FormatRule.LONE_SURROGATE, "lone UTF-16 surrogate in \\u escape");
+                    }
+                    text.append((char) first).append((char) second);
+                } else {
+                    text.append((char) first);
+                }
+                return;
+            }
+            default:
+                index--;
+                throw syntax("a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+        }
+    }
+
+    private int parseHex4() throws FormatException {
+        if (index + 4 > bytes.length) throw syntax("4 hex digits");
+        int value = 0;
+        for (int k = 0; k < 4; k++) {
+            byte b = bytes[index];
+            int digit;
+            if (b >= '0' && b <= '9') {
+                digit = b - '0';
+            } else if (b >= 'a' && b <= 'f') {
+                digit = b - 'a' + 10;
+            } else if (b >= 'A' && b <= 'F') {
+                digit = b - 'A' + 10;
+            } else {
+                throw syntax("4 hex digits");
+            }
+            value = (value << 4) | digit;
+            index++;
+        }
+        return value;
+    }
+}

@@ -1,0 +1,406 @@
+// The client's pure trust decisions (DESIGN.md §4-§6): state + fetched bytes + explicit time -> new state.
+package org.pinion.trust;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The trust rules of the client for one scope and embedded root. No I/O and no clock: callers pass
+ * bytes and the start time, so tests and conformance runners drive it directly.
+ */
+public final class TrustCore {
+    /** Seconds the wall clock may lag lastKnownTime before it is reported. */
+    public static final long CLOCK_STEP_TOLERANCE = 300;
+    /** Seconds issuedAt may lead the start time before it is reported. */
+    public static final long FUTURE_DATED_TOLERANCE = 86_400;
+
+    /** The app's scope. */
+    public final String scope;
+    private final CryptoProvider crypto;
+    private final Limits limits;
+    private final RootChain anchor;
+
+    /**
+     * @param scope the app's scope; the embedded root must name it
+     * @param embeddedRoot exact envelope bytes of the root compiled into the app
+     * @param crypto strict Ed25519 and SHA-256
+     * @param limits document limits
+     * @throws ClientException INVALID_EMBEDDED_ROOT when it does not verify or names another scope
+     */
+    public TrustCore(String scope, byte[] embeddedRoot, CryptoProvider crypto, Limits limits) throws ClientException {
+        try {
+            anchor = RootChain.anchor(embeddedRoot, crypto, limits);
+        } catch (TrustException e) {
+            throw ClientException.invalidEmbeddedRoot(e.getMessage());
+        }
+        if (!anchor.newest().payload.scope.equals(scope)) {
+            throw ClientException.invalidEmbeddedRoot("its scope is " + anchor.newest().payload.scope + ", the app's is " + scope);
+        }
+        this.scope = scope;
+        this.crypto = crypto;
+        this.limits = limits;
+    }
+
+    /** @return the embedded root's chain */
+    public RootChain anchor() { return anchor; }
+
+    /**
+     * @param forcedDomains names of a lost manifest (enforced with no pins)
+     * @return the state of a first run: the embedded root, no manifest, no floor
+     */
+    public TrustedState initialState(List<String> forcedDomains) {
+        ClientState persisted = new ClientState(scope);
+        persisted.revokedSince = anchor.newest().payload.pinsRoleSince;
+        persisted.manifestDomainNames = new ArrayList<>(forcedDomains);
+        return new TrustedState(persisted, anchor, null, false, forcedDomains);
+    }
+
+    // ---- Start-up ----
+
+    /** The result of {@link #restore}: the state and the events found. */
+    public static final class Restored {
+        /** The trusted state. */
+        public final TrustedState state;
+        /** What was found (dropped roots, a non-current manifest...). */
+        public final List<ClientEvent> events;
+
+        Restored(TrustedState state, List<ClientEvent> events) {
+            this.state = state;
+            this.events = events;
+        }
+    }
+
+    /**
+     * Re-checks a stored state from the embedded root (DESIGN.md §6 start-up): stored roots newer than
+     * the embedded one are re-verified in order (one that fails ends the chain; a stored root that
+     * differs from a trusted one of the same version is a fork and drops the floor it set); the stored
+     * manifest is re-verified under the NEWEST root of the chain. One that does not verify there but
+     * did verify under the root it names, or that names a root older than the embedded one, is kept as
+     * the non-current M (it only takes trust away); one that verifies under nothing is dropped and its
+     * domains stay enforced with no pins.
+     *
+     * @param stored the loaded state
+     * @return the trusted state and events
+     */
+    public Restored restore(ClientState stored) {
+        List<ClientEvent> events = new ArrayList<>();
+        if (!stored.scope.equals(scope)) {
+            events.add(ClientEvent.storeDropped("the stored state belongs to scope " + stored.scope));
+            return new Restored(initialState(stored.manifestDomainNames), events);
+        }
+        RootChain chain = anchor;
+        List<byte[]> kept = new ArrayList<>();
+        boolean diverged = false;
+        for (byte[] bytes : stored.acceptedRoots) {
+            long version;
+            try {
+                version = RootChain.peekVersion(bytes, limits);
+            } catch (FormatException e) {
+                events.add(ClientEvent.storeDropped("a stored root is unreadable; the chain ends at " + chain.newest().version()));
+                diverged = true;
+                break;
+            }
+            if (version <= chain.newest().version()) {
+                VerifiedRoot trusted = chain.root(version);
+                if (trusted != null && !Arrays.equals(payloadHash(bytes), trusted.payloadSha256())) {
+                    events.add(ClientEvent.storeDropped("stored root " + version + " differs from the trusted root "
+                            + version + " (a fork of the root chain)"));
+                    diverged = true;
+                }
+                continue;
+            }
+            try {
+                chain = chain.append(bytes, crypto, limits);
+                kept.add(bytes);
+            } catch (TrustException e) {
+                events.add(ClientEvent.storeDropped("stored root " + version + " no longer verifies: " + e.getMessage()));
+                diverged = true;
+                break;
+            }
+        }
+        ClientState persisted = stored.copy();
+        persisted.acceptedRoots = kept;
+        if (diverged && persisted.floor != null && persisted.floor.rootVersion >= chain.roots().get(0).version()) {
+            events.add(ClientEvent.storeDropped("the rollback floor " + persisted.floor + " came from roots this build does not trust"));
+            persisted.floor = null;
+            persisted.floorPayloadSha256 = null;
+        }
+        if (persisted.revokedSince == 0) persisted.revokedSince = chain.newest().payload.pinsRoleSince;
+        if (stored.manifest == null) {
+            return new Restored(new TrustedState(persisted, chain, null, false, stored.manifestDomainNames), events);
+        }
+        ManifestPayload payload = null;
+        boolean valid = false;
+        String reason;
+        try {
+            payload = ManifestVerifier.verify(stored.manifest, chain.newest(), crypto, limits).payload;
+            valid = true;
+            reason = null;
+        } catch (TrustException e) {
+            reason = e.getMessage();
+            payload = verifiesUnderOwnRoot(stored.manifest, chain);
+        }
+        if (payload == null) {
+            persisted.manifest = null;
+            persisted.manifestETag = null;
+            events.add(ClientEvent.storeDropped("the stored manifest no longer verifies: " + reason));
+            return new Restored(new TrustedState(persisted, chain, null, false, stored.manifestDomainNames), events);
+        }
+        if (!valid) {
+            events.add(ClientEvent.manifestNotCurrent("it does not verify under the newest root " + chain.newest().version()
+                    + ": " + reason));
+        }
+        ManifestOrder order = payload.order();
+        if (persisted.floor == null || persisted.floor.compareTo(order) < 0) {
+            persisted.floor = order;
+            persisted.floorPayloadSha256 = payloadHash(stored.manifest);
+        }
+        return new Restored(new TrustedState(persisted, chain, payload, valid, List.of()), events);
+    }
+
+    /** The payload of a stored manifest that verifies under the root it names, or names one older than the chain. */
+    private ManifestPayload verifiesUnderOwnRoot(byte[] bytes, RootChain chain) {
+        ManifestPayload payload;
+        try {
+            payload = ManifestPayload.parse(Envelope.parse(bytes, limits).payload(), limits);
+        } catch (FormatException e) {
+            return null;
+        }
+        if (payload.rootVersion < chain.roots().get(0).version()) return payload;
+        VerifiedRoot own = chain.root(payload.rootVersion);
+        if (own == null) return null;
+        try {
+            Envelope envelope = Envelope.parse(bytes, limits);
+            Signatures.Report report = Signatures.check(envelope, own.payload.pinsRole, own.payload, crypto);
+            if (report.meets(own.payload.pinsRole.threshold) && payload.scope.equals(scope)) return payload;
+        } catch (FormatException e) {
+            return null;
+        }
+        return null;
+    }
+
+    private byte[] payloadHash(byte[] envelopeBytes) {
+        try {
+            return crypto.sha256(Envelope.parse(envelopeBytes, limits).payload());
+        } catch (FormatException e) {
+            return new byte[0];
+        }
+    }
+
+    // ---- Refresh steps ----
+
+    /**
+     * Accepts the next root (DESIGN.md §4) and re-verifies the stored manifest under it: it stays
+     * valid when it meets the new root's pins rule and cap.
+     *
+     * @param bytes the fetched root envelope
+     * @param state the current state (unchanged)
+     * @return the new state
+     * @throws ClientException TRUST naming the rule
+     */
+    public TrustedState acceptRoot(byte[] bytes, TrustedState state) throws ClientException {
+        RootChain chain;
+        try {
+            chain = state.chain.append(bytes, crypto, limits);
+        } catch (TrustException e) {
+            throw ClientException.trust(e);
+        }
+        ClientState persisted = state.persisted();
+        persisted.acceptedRoots.add(bytes.clone());
+        boolean valid = false;
+        if (persisted.manifest != null && state.manifest != null) {
+            try {
+                ManifestVerifier.verify(persisted.manifest, chain.newest(), crypto, limits);
+                valid = true;
+            } catch (TrustException e) {
+                valid = false;
+            }
+        }
+        return new TrustedState(persisted, chain, state.manifest, valid, state.forcedDomains);
+    }
+
+    /** What {@link #acceptManifest} decided: a new state, or unchanged (the same payload again). */
+    public static final class ManifestStep {
+        /** The new state, or null when unchanged. */
+        public final TrustedState state;
+        /** Events (a future-dated issuedAt, the update). */
+        public final List<ClientEvent> events;
+
+        ManifestStep(TrustedState state, List<ClientEvent> events) {
+            this.state = state;
+            this.events = events;
+        }
+    }
+
+    /**
+     * Checks a fetched manifest in the order of DESIGN.md §6 steps 3-5 against one start time:
+     * verification under the newest root, order against the floor (rollback, equivocation, no-op;
+     * at the floor with no stored envelope the recorded payload hash decides), then the newest root's
+     * and the manifest's expiry at {@code max(t0, lastKnownTime)}.
+     *
+     * @param bytes the fetched envelope
+     * @param etag the response's ETag
+     * @param state the current state (unchanged)
+     * @param t0 the refresh start time
+     * @return the step
+     * @throws ClientException TRUST, ROLLBACK or EQUIVOCATION
+     */
+    public ManifestStep acceptManifest(byte[] bytes, String etag, TrustedState state, Timestamp t0) throws ClientException {
+        ClientState old = state.persisted();
+        Timestamp now = old.lastKnownTime == null ? t0 : Timestamp.max(t0, old.lastKnownTime);
+        ManifestVerifier.Verified verified;
+        try {
+            verified = ManifestVerifier.verify(bytes, state.chain.newest(), crypto, limits);
+        } catch (TrustException e) {
+            throw ClientException.trust(e);
+        }
+        ManifestPayload payload = verified.payload;
+        ManifestOrder order = payload.order();
+        if (old.floor != null) {
+            int c = order.compareTo(old.floor);
+            if (c < 0) throw ClientException.rollback(order, old.floor);
+            if (c == 0) {
+                if (old.manifest != null) {
+                    if (Arrays.equals(payloadHash(old.manifest), verified.payloadSha256())) {
+                        try {
+                            verified.checkCurrent(now);
+                        } catch (TrustException e) {
+                            throw ClientException.trust(e);
+                        }
+                        return new ManifestStep(null, List.of());
+                    }
+                    throw ClientException.equivocation(order);
+                }
+                if (old.floorPayloadSha256 != null && !Arrays.equals(old.floorPayloadSha256, verified.payloadSha256())) {
+                    throw ClientException.equivocation(order);
+                }
+            }
+        }
+        try {
+            state.chain.checkNewestCurrent(now);
+            verified.checkCurrent(now);
+        } catch (TrustException e) {
+            throw ClientException.trust(e);
+        }
+        List<ClientEvent> events = new ArrayList<>();
+        if (payload.issuedAt.after(t0.plus(FUTURE_DATED_TOLERANCE))) events.add(ClientEvent.futureDated(payload.issuedAt, t0));
+        ClientState next = old.copy();
+        next.manifest = bytes.clone();
+        next.manifestETag = storableETag(etag);
+        next.floor = order;
+        next.floorPayloadSha256 = verified.payloadSha256();
+        next.lastKnownTime = old.lastKnownTime == null ? t0 : Timestamp.max(old.lastKnownTime, t0);
+        long since = state.chain.newest().payload.pinsRoleSince;
+        List<Pin> revoked = since > next.revokedSince ? new ArrayList<>() : new ArrayList<>(next.revokedPins);
+        for (Pin pin : payload.revokedPins) {
+            if (!revoked.contains(pin)) revoked.add(pin);
+        }
+        next.revokedPins = revoked;
+        next.revokedSince = Math.max(since, next.revokedSince);
+        List<String> names = new ArrayList<>();
+        for (PinnedDomain domain : payload.domains) names.add(domain.name);
+        next.manifestDomainNames = names;
+        events.add(ClientEvent.updated(order));
+        return new ManifestStep(new TrustedState(next, state.chain, payload, true, List.of()), events);
+    }
+
+    /**
+     * @param etag a response ETag
+     * @return it when at most 1,024 printable ASCII bytes, else null (the next fetch is unconditional)
+     */
+    static String storableETag(String etag) {
+        if (etag == null || etag.isEmpty() || etag.length() > 1024) return null;
+        for (int i = 0; i < etag.length(); i++) {
+            char c = etag.charAt(i);
+            if (c < 0x20 || c >= 0x7f) return null;
+        }
+        return etag;
+    }
+
+    // ---- Whole refresh ----
+
+    /**
+     * One refresh (DESIGN.md §6): the root walk ({@code root/{n+1}.json} until a 404, at most 256
+     * rotations; any other answer fails the refresh keeping the verified prefix), then the conditional
+     * manifest fetch and its checks. Any failure keeps the previous state of that step.
+     *
+     * @param state the current state
+     * @param t0 the start time (wall clock), read once by the caller
+     * @param source the update channel
+     * @return the result
+     */
+    public RefreshResult refresh(TrustedState state, Timestamp t0, Fetch.Source source) {
+        List<ClientEvent> events = new ArrayList<>();
+        Timestamp last = state.lastKnownTime();
+        if (last != null && t0.compareTo(last.plus(-CLOCK_STEP_TOLERANCE)) < 0) events.add(ClientEvent.clockSteppedBack(t0, last));
+        TrustedState current = state;
+        int rotations = 0;
+        while (true) {
+            long version = current.chain.newest().version() + 1;
+            Fetch fetch = source.root(version);
+            if (fetch.status == Fetch.Status.NOT_FOUND) break;
+            if (fetch.status != Fetch.Status.FOUND) {
+                ClientException error = ClientException.fetchFailed("root/" + version + ".json",
+                        fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
+                events.add(ClientEvent.networkFailure(error.getMessage()));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+            }
+            if (rotations >= RootChain.MAX_ROTATIONS_PER_WALK) {
+                ClientException error = ClientException.tooManyRotations(RootChain.MAX_ROTATIONS_PER_WALK);
+                events.add(ClientEvent.rejected(error));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+            }
+            try {
+                current = acceptRoot(fetch.body(), current);
+                rotations++;
+                events.add(ClientEvent.rootAccepted(version));
+                if (current.manifest != null && !current.manifestValid) {
+                    events.add(ClientEvent.manifestNotCurrent("root " + version + " was accepted; the manifest must be re-signed"));
+                }
+            } catch (ClientException error) {
+                events.add(ClientEvent.rejected(error));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+            }
+        }
+        Fetch fetch = source.manifest(current.persisted().manifestETag);
+        switch (fetch.status) {
+            case NOT_MODIFIED:
+                return unchanged(state, current, t0, null, events, fetch.maxAge);
+            case FOUND:
+                try {
+                    ManifestStep step = acceptManifest(fetch.body(), fetch.etag, current, t0);
+                    if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
+                    events.addAll(step.events);
+                    return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
+                            fetch.maxAge);
+                } catch (ClientException error) {
+                    if (error.kind() == ClientException.Kind.EQUIVOCATION) events.add(ClientEvent.equivocation(error.order()));
+                    events.add(ClientEvent.rejected(error));
+                    return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
+                }
+            default: {
+                ClientException error = ClientException.fetchFailed("manifest.json", fetch.reason);
+                events.add(ClientEvent.networkFailure(error.getMessage()));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+            }
+        }
+    }
+
+    private RefreshResult unchanged(TrustedState start, TrustedState current, Timestamp t0, String etag,
+            List<ClientEvent> events, long maxAge) {
+        ClientState persisted = current.persisted();
+        persisted.lastKnownTime = persisted.lastKnownTime == null ? t0 : Timestamp.max(persisted.lastKnownTime, t0);
+        String storable = storableETag(etag);
+        if (storable != null) persisted.manifestETag = storable;
+        TrustedState next = new TrustedState(persisted, current.chain, current.manifest, current.manifestValid,
+                current.forcedDomains);
+        events.add(ClientEvent.unchanged());
+        Timestamp now = persisted.lastKnownTime;
+        if (current.manifest != null && !current.manifest.expiresAt.after(now)) {
+            events.add(ClientEvent.manifestNotCurrent("version " + current.manifest.version + " expired at "
+                    + current.manifest.expiresAt + " and the publisher offers nothing newer"));
+        }
+        return RefreshResult.of(start, next, RefreshResult.Outcome.UNCHANGED, null, null, events, maxAge);
+    }
+}

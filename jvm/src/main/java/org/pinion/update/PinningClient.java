@@ -1,0 +1,295 @@
+// The SDK's entry point: loads and re-verifies state, refreshes over the update channel, serves the effective policy.
+package org.pinion.update;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import javax.net.ssl.X509TrustManager;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import org.pinion.crypto.StrictEd25519;
+import org.pinion.storage.StateStore;
+import org.pinion.tls.PinionOkHttp;
+import org.pinion.tls.PolicySource;
+import org.pinion.tls.TrustManagers;
+import org.pinion.trust.ClientEvent;
+import org.pinion.trust.ClientException;
+import org.pinion.trust.MergedPolicy;
+import org.pinion.trust.PinEvaluation;
+import org.pinion.trust.PolicySnapshot;
+import org.pinion.trust.RefreshResult;
+import org.pinion.trust.Timestamp;
+import org.pinion.trust.TrustCore;
+import org.pinion.trust.TrustedState;
+
+/**
+ * One scope's client (DESIGN.md §6-§8). Readers ({@link #currentPolicy()}, the TLS layer) never block
+ * on a refresh: the verified state and its merged policy are swapped together after the new state is
+ * persisted. Refreshes run one at a time and reload the stored state first under the directory lock,
+ * so two processes sharing a directory build on each other's saves.
+ */
+public final class PinningClient implements PolicySource {
+    /** Receives pin failures (enforced and report-only). */
+    public interface PinFailureListener {
+        /**
+         * @param evaluation the failure
+         * @param port the port, or -1
+         * @param served the chain the server sent
+         * @param verified the chain PKIX built
+         */
+        void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified);
+    }
+
+    private static final class View {
+        final TrustedState state;
+        final PolicySnapshot snapshot;
+
+        View(TrustedState state, PolicySnapshot snapshot) {
+            this.state = state;
+            this.snapshot = snapshot;
+        }
+    }
+
+    private final ClientConfiguration config;
+    private final TrustCore core;
+    private final StateStore store;
+    private final Consumer<ClientEvent> onEvent;
+    private final PinFailureListener onPinFailure;
+    private final List<Runnable> trustRemovedListeners = new CopyOnWriteArrayList<>();
+    private final X509TrustManager platform;
+    private volatile View view;
+    private OkHttpClient updateClient;
+    /** Guards {@link #updateClient} apart from the refresh lock, so a handshake reporting a failure never waits for a refresh. */
+    private final Object updateClientLock = new Object();
+
+    /**
+     * Loads the stored state and re-verifies it from the embedded root.
+     *
+     * @param config the configuration
+     * @param onEvent receives every event (may be null)
+     * @param onPinFailure receives pin failures (may be null)
+     * @throws ClientException INVALID_EMBEDDED_ROOT, or STORAGE when the CA file cannot be read
+     */
+    public PinningClient(ClientConfiguration config, Consumer<ClientEvent> onEvent, PinFailureListener onPinFailure) throws ClientException {
+        this.config = config;
+        this.onEvent = onEvent == null ? e -> { } : onEvent;
+        this.onPinFailure = onPinFailure;
+        this.core = new TrustCore(config.scope, config.embeddedRoot, StrictEd25519.INSTANCE, config.limits);
+        this.store = new StateStore(config.stateDirectory, config.scope, config.limits);
+        try {
+            this.platform = TrustManagers.platform(config.caFile);
+        } catch (IOException | GeneralSecurityException e) {
+            throw ClientException.storage("CA file: " + e.getMessage());
+        }
+        List<ClientEvent> events = new ArrayList<>();
+        TrustedState loaded = loadState(events);
+        // Unreadable (not lost) state: start from the embedded root; refreshes are skipped until it reads.
+        TrustedState state = loaded != null ? loaded : core.initialState(List.of());
+        this.view = new View(state, state.snapshot(config.baseline, config.staleGrace));
+        for (ClientEvent e : events) this.onEvent.accept(e);
+    }
+
+    private TrustedState loadState(List<ClientEvent> events) {
+        try (StateStore.Held held = store.lock()) {
+            return loadLocked(events);
+        } catch (IOException e) {
+            events.add(ClientEvent.storageUnavailable(e.getMessage()));
+            return null;
+        }
+    }
+
+    /** Loads and restores the stored state; the caller holds the store's lock. */
+    private TrustedState loadLocked(List<ClientEvent> events) {
+        StateStore.Load load = store.load();
+        switch (load.status) {
+            case LOADED: {
+                TrustCore.Restored restored = core.restore(load.state);
+                events.addAll(restored.events);
+                return restored.state;
+            }
+            case LOST:
+                events.add(ClientEvent.storeDropped(String.join("; ", load.notes)));
+                return core.initialState(load.domainNames);
+            case UNAVAILABLE:
+                events.add(ClientEvent.storageUnavailable(String.join("; ", load.notes)));
+                return null;
+            default:
+                return core.initialState(List.of());
+        }
+    }
+
+    private TrustedState loadOrInitial(List<ClientEvent> events) {
+        TrustedState state = loadLocked(events);
+        return state != null ? state : view == null ? core.initialState(List.of()) : null;
+    }
+
+    /** @return the effective time: {@code max(wall clock, lastKnownTime)} */
+    public Timestamp effectiveNow() {
+        Timestamp wall = new Timestamp(config.clock.getAsLong());
+        Timestamp last = view.state.lastKnownTime();
+        return last == null ? wall : Timestamp.max(wall, last);
+    }
+
+    @Override
+    public MergedPolicy currentPolicy() { return view.snapshot.policy(effectiveNow()); }
+
+    /** @return whether the accepted manifest counts as current now */
+    public boolean isManifestCurrent() { return view.snapshot.isManifestCurrent(effectiveNow()); }
+
+    /** @return the verified state */
+    public TrustedState trustedState() { return view.state; }
+
+    private final org.pinion.tls.ReportThrottle throttle = new org.pinion.tls.ReportThrottle(1000);
+
+    @Override
+    public void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified) {
+        if (onPinFailure != null) onPinFailure.onPinFailure(evaluation, port, served, verified);
+        if (config.reportUri == null) return;
+        HttpUrl target = HttpUrl.parse(config.reportUri);
+        if (target == null || !target.isHttps()) return;
+        Timestamp now = effectiveNow();
+        org.pinion.tls.PinFailureReport report = new org.pinion.tls.PinFailureReport(evaluation, port, now, served, verified,
+                view.snapshot.manifestExpiresAt);
+        synchronized (throttle) {
+            if (!throttle.shouldSend(report, now)) return;
+        }
+        okhttp3.RequestBody body = okhttp3.RequestBody.create(okhttp3.MediaType.parse("application/json"), report.jsonBytes());
+        updateClient().newCall(new okhttp3.Request.Builder().url(target).post(body).build()).enqueue(new okhttp3.Callback() {
+            @Override
+            public void onFailure(okhttp3.Call call, IOException e) {
+                onEvent.accept(ClientEvent.networkFailure("pin failure report: " + e.getMessage()));
+            }
+
+            @Override
+            public void onResponse(okhttp3.Call call, okhttp3.Response response) {
+                response.close();
+            }
+        });
+    }
+
+    /** @param listener called after a refresh that may have removed trust (evict connection pools there) */
+    public void addTrustRemovedListener(Runnable listener) { trustRemovedListeners.add(listener); }
+
+    /**
+     * @param builder the app's OkHttp builder
+     * @return the builder's client, checking pins; its pool is evicted whenever trust is removed
+     */
+    public OkHttpClient pinnedOkHttp(OkHttpClient.Builder builder) {
+        PinionOkHttp.Installed installed = PinionOkHttp.install(builder, platform, this);
+        addTrustRemovedListener(installed::evictConnections);
+        return builder.build();
+    }
+
+    /** @return the update channel's client: X.509 with the system store or CA file, publisher pins only */
+    OkHttpClient updateClient() {
+        synchronized (updateClientLock) {
+            return makeUpdateClient();
+        }
+    }
+
+    private OkHttpClient makeUpdateClient() {
+        if (updateClient != null) return updateClient;
+        HttpUrl base = HttpUrl.parse(config.baseUrl);
+        OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(config.timeoutSeconds, TimeUnit.SECONDS)
+                .readTimeout(config.timeoutSeconds, TimeUnit.SECONDS).callTimeout(config.timeoutSeconds * 2, TimeUnit.SECONDS)
+                .followRedirects(false).followSslRedirects(false).retryOnConnectionFailure(false);
+        if (config.publisherConnectTo != null && base != null) builder.dns(connectTo(base.host(), config.publisherConnectTo));
+        PinionOkHttp.installUpdateChannel(builder, platform, config.publisherPins);
+        updateClient = builder.build();
+        return updateClient;
+    }
+
+    /**
+     * @param host the host to redirect
+     * @param address the address to dial instead
+     * @return a resolver that answers {@code address} for {@code host} and the system's answer otherwise
+     */
+    public static okhttp3.Dns connectTo(String host, String address) {
+        return name -> {
+            if (!name.equalsIgnoreCase(host)) return okhttp3.Dns.SYSTEM.lookup(name);
+            try {
+                return List.of(InetAddress.getByName(address));
+            } catch (UnknownHostException e) {
+                throw e;
+            }
+        };
+    }
+
+    /** The outcome of {@link #refresh()}: the trust core's result, or a storage failure. */
+    public static final class Report {
+        /** The refresh result (null when the state could not be read or saved). */
+        public final RefreshResult result;
+        /** The outcome (NETWORK_FAILURE also for storage failures). */
+        public final RefreshResult.Outcome outcome;
+        /** The error, or null. */
+        public final ClientException error;
+
+        Report(RefreshResult result, RefreshResult.Outcome outcome, ClientException error) {
+            this.result = result;
+            this.outcome = outcome;
+            this.error = error;
+        }
+    }
+
+    /**
+     * One refresh, synchronously (blocks on the network). Any failure keeps the previous policy.
+     *
+     * @return what happened
+     */
+    public synchronized Report refresh() {
+        if (config.baseUrl == null || HttpUrl.parse(config.baseUrl) == null) {
+            ClientException error = ClientException.fetchFailed("publisher", "no base URL configured");
+            return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+        }
+        HttpFetcher fetcher = new HttpFetcher(updateClient(), HttpUrl.parse(config.baseUrl), config.scope, config.limits.maxEnvelopeBytes);
+        Timestamp t0 = new Timestamp(config.clock.getAsLong());
+        try (StateStore.Held held = store.lock()) {
+            List<ClientEvent> events = new ArrayList<>();
+            TrustedState start = loadOrInitial(events);
+            if (start == null) {
+                for (ClientEvent e : events) onEvent.accept(e);
+                ClientException error = ClientException.storage("the stored state is unavailable; refresh skipped");
+                return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+            }
+            RefreshResult result = core.refresh(start, t0, fetcher);
+            if (result.stateChanged && config.persist) {
+                try {
+                    store.save(result.state.persisted());
+                } catch (IOException e) {
+                    ClientException error = ClientException.storage(store.directory() + ": " + e.getMessage());
+                    onEvent.accept(ClientEvent.networkFailure(error.getMessage()));
+                    return new Report(result, RefreshResult.Outcome.NETWORK_FAILURE, error);
+                }
+            }
+            View old = view;
+            view = new View(result.state, result.state.snapshot(config.baseline, config.staleGrace));
+            for (ClientEvent e : result.events) onEvent.accept(e);
+            if (!old.snapshot.policy(t0).equals(view.snapshot.policy(t0))) {
+                for (Runnable listener : trustRemovedListeners) listener.run();
+            }
+            return new Report(result, result.outcome, result.error);
+        } catch (IOException e) {
+            ClientException error = ClientException.storage(store.directory() + ": " + e.getMessage());
+            return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+        }
+    }
+
+    /** Cancels the update channel's calls in flight (used by {@link Updater#stop()}). */
+    void cancelCalls() {
+        OkHttpClient client;
+        synchronized (updateClientLock) {
+            client = updateClient;
+        }
+        if (client != null) client.dispatcher().cancelAll();
+    }
+
+    /** @param schedule the polling schedule @return an updater for this client (not started) */
+    public Updater makeUpdater(UpdateSchedule schedule) { return new Updater(this, schedule); }
+}
