@@ -4,6 +4,7 @@
 import COpenSSL
 import CPinionShims
 import Foundation
+import PinionCore
 import PinionCrypto
 import PinionTrust
 
@@ -551,13 +552,15 @@ private final class HTTPSConnection {
             }
             ders.append(der)
             if withDigests {
-                guard let pubkey = X509_get_X509_PUBKEY(x509), let spki = OpenSSLSupport.spkiDER(of: pubkey),
-                    let digest = OpenSSLSupport.sha256(spki)
-                else {
+                // The one pin computation of every platform: SHA-256 of the SubjectPublicKeyInfo
+                // exactly as the certificate carries it (PinionCore's strict DER walk), never
+                // OpenSSL's re-encoding of the key.
+                let pin: CertificateSPKI
+                do { pin = try CertificateSPKI.fromCertificateDER(der, hasher: SodiumSHA256()) } catch {
                     throw HTTPSError.certificateVerificationFailed(
-                        host: host, port: port, reason: "certificate #\(index) has no usable SubjectPublicKeyInfo")
+                        host: host, port: port, reason: "certificate #\(index) is not strict DER: \(error)")
                 }
-                digests.append(digest)
+                digests.append(pin.sha256)
             }
         }
         return (ders, digests)

@@ -365,19 +365,17 @@ public final class PinningClient: Sendable {
         if let reportURI = configuration.reportURI { post(report, to: reportURI) }
     }
 
-    /// POSTs a report in the background. The report host's connection is checked against
-    /// the policy like any other, but its own failures are not reported again.
+    /// POSTs a report in the background on the update channel's trust: X.509 validation and
+    /// the app's publisher pins, never manifest pins (docs/DESIGN.md §14), so a bad pin in a
+    /// manifest cannot silence the reports about it. Failures of the POST are not reported.
     private func post(_ report: PinFailureReport, to uri: URL) {
         let client = transport
-        let policy = policyNow()
+        let pins = Set(configuration.publisherPins.map(\.digest))
         DispatchQueue.global().async {
             _ = try? client.post(uri, body: report.jsonBytes(), contentType: "application/json") { chain in
-                if case .rejected(let failure) = evaluate(
-                    host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: policy)
-                {
-                    return .refuse(reason: failure.reason.description)
-                }
-                return .proceed
+                guard !pins.isEmpty else { return .proceed }
+                return chain.verifiedSPKISHA256.contains(where: pins.contains)
+                    ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
             }
         }
     }

@@ -185,6 +185,9 @@ enum DocumentBlocks {
         return directory
     }
 
+    /// Seconds one document's blocks may take together.
+    static let blockTimeLimit = 300
+
     /// Runs the inputs script (in a fresh directory) and `document`'s shell blocks in
     /// `directory`; throws with the output when a block fails.
     @discardableResult
@@ -202,8 +205,16 @@ enum DocumentBlocks {
         for block in blocks where block.notRun == nil {
             script += "printf '\\n### %s\\n' '\(document):\(block.line)' >&2\n" + block.text + "\n"
         }
+        // Bounded: a documented command that serves or waits (a listener) must carry a
+        // not-run marker, and must not hang the suite when it does not.
         let result = try runProgram(
-            "/bin/bash", ["-c", script], in: directory, environment: environment(directory), mergeStandardError: true)
+            "/usr/bin/timeout", ["--kill-after=10", "\(blockTimeLimit)", "/bin/bash", "-c", script], in: directory,
+            environment: environment(directory), mergeStandardError: true)
+        guard result.status != 124 else {
+            throw TestSetupError(
+                description: "\(document): its shell blocks ran longer than \(blockTimeLimit) s (a server or a wait "
+                    + "without a not-run marker?):\n\(result.out.suffix(2000))")
+        }
         guard result.status == 0 else {
             let lastBlock = result.out.components(separatedBy: "### ").last.map { "### " + $0 } ?? result.out
             throw TestSetupError(

@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionPublisher
 import PinionTestSupport
 import Testing
 
@@ -70,8 +71,9 @@ import Testing
             contentsOf: URL(fileURLWithPath: "\(tree.directory)/v1/\(tree.scope)/manifest.json"))
         let rootBytes = try Data(contentsOf: URL(fileURLWithPath: "\(tree.directory)/v1/\(tree.scope)/root/1.json"))
         let bodies = samples.value("pinion_http_response_body_bytes_total") ?? -1
-        // The two files, plus the text bodies of the two 404s and the 405 (the 304 has none).
-        let textBodies = 2 * "Not Found\n".utf8.count + "Method Not Allowed\n".utf8.count
+        // The two files, plus the JSON error bodies of the two 404s and the 405 (the 304 has
+        // none); the body shape itself is specified by the server tests.
+        let textBodies = 2 * PublisherErrorBody.text(404).utf8.count + PublisherErrorBody.text(405).utf8.count
         #expect(bodies == Double(manifestBytes.count + rootBytes.count + textBodies))
         #expect(samples.value("pinion_tls_handshakes_total") == 6)
         #expect(samples.value("pinion_tls_handshake_failures_total") == 0)
