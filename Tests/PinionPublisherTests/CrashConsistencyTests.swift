@@ -129,8 +129,16 @@ func crashSeed() -> UInt64 {
             "client", "refresh", "--root", world.rootFile, "--scope", "com.example.app", "--url",
             "https://127.0.0.1:\(server.port)/", "--state", stateDirectory, "--cafile", credentials.certificate,
         ]
-        let (duration, status) = try timedRun(refresh)
+        let (firstDuration, status) = try timedRun(refresh)
         #expect(status == 0, "a refresh that is not killed succeeds")
+        var duration = firstDuration
+        // The first run pays for process start-up caches; the kill moments are drawn within
+        // the shortest of three runs, so that most land inside a run on a busy machine too.
+        for _ in 0..<2 {
+            let (again, againStatus) = try timedRun(refresh)
+            #expect(againStatus == 0)
+            duration = min(duration, again)
+        }
         let store = StateStore(
             storage: try DirectoryStorage(path: stateDirectory), scope: "com.example.app", hasher: SodiumSHA256())
         guard case .loaded(let first) = store.load() else {
@@ -143,7 +151,7 @@ func crashSeed() -> UInt64 {
         var killedDuringRun = 0
         for kill in 0..<Self.kills {
             try world.publishInProcess(try world.signNext())
-            let delay = Double.random(in: 0...(duration * 1.2), using: &generator)
+            let delay = Double.random(in: 0...duration, using: &generator)
             if try runAndKill(refresh, after: delay) { killedDuringRun += 1 }
             switch store.load() {
             case .loaded(let state):
