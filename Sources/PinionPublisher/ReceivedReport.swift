@@ -63,10 +63,12 @@ public struct ReceivedReport: Sendable, Equatable {
     public var servedPin: String
 
     private static let requiredMembers: Set<String> = [
-        "date-time", "hostname", "port", "effective-expiration-date", "include-subdomains", "noted-hostname",
+        "date-time", "hostname", "port", "include-subdomains", "noted-hostname",
         "served-certificate-chain", "validated-certificate-chain", "known-pins",
     ]
     private static let optionalMembers: Set<String> = [
+        // A date, or absent (or null) when no expiring pins applied (baseline pins).
+        "effective-expiration-date",
         "app-bundle-id", "app-version", "app-platform", "validation-result",
     ]
     private static let trustKitRequired: Set<String> = [
@@ -118,7 +120,7 @@ public struct ReceivedReport: Sendable, Equatable {
             expiration = try day(object, "known-pins-expiration-date")
             served = ([], nil)
         } else {
-            if case .null = object["effective-expiration-date"] {
+            if object["effective-expiration-date"] == nil || object["effective-expiration-date"] == .null {
                 expiration = nil
             } else {
                 expiration = try time(object, "effective-expiration-date")

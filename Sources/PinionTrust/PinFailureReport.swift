@@ -23,8 +23,9 @@ public struct PinFailureReport: Sendable, Equatable {
     /// The pins that applied (`known-pins`, written `pin-sha256="<base64>"`).
     public var knownPins: [Pin]
     /// When the applied pins stop counting (`effective-expiration-date`): the manifest's
-    /// `expiresAt` (plus staleGrace); nil for pins that do not expire (baseline only),
-    /// written as JSON `null`.
+    /// `expiresAt` (plus staleGrace) when the entry whose pins applied is the current
+    /// manifest's; nil when the baseline's pins applied (they do not expire), and then the
+    /// member is left out of the JSON, since RFC 7469 §3 defines it as a date.
     public var effectiveExpirationDate: Timestamp?
 
     /// - Parameters:
@@ -106,7 +107,9 @@ public struct PinFailureReport: Sendable, Equatable {
         [
             .init("hostname", .string(hostname)),
             .init("port", .number(String(port))),
-            .init("effective-expiration-date", effectiveExpirationDate.map { .string($0.description) } ?? .null),
+        ]
+            + (effectiveExpirationDate.map { [.init("effective-expiration-date", .string($0.description))] } ?? [])
+            + [
             .init("include-subdomains", .bool(includeSubdomains)),
             .init("noted-hostname", .string(notedHostname)),
             .init("served-certificate-chain", .array(servedCertificateChain.map { .string($0) })),

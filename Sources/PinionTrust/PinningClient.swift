@@ -359,10 +359,22 @@ public final class PinningClient: Sendable {
             failure: failure, port: Int(chain.port), dateTime: configuration.clock(),
             servedCertificateChain: chain.servedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
             validatedCertificateChain: chain.verifiedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
-            effectiveExpirationDate: snapshot.isManifestCurrent(at: now) ? snapshot.manifestCurrentUntil : nil)
+            effectiveExpirationDate: Self.expiration(of: failure.entry, snapshot: snapshot, state: trustedState, at: now))
         guard throttle.withLock({ $0.shouldSend(report, at: now) }) else { return }
         onPinFailure(report)
         if let reportURI = configuration.reportURI { post(report, to: reportURI) }
+    }
+
+    /// RFC 7469 §3 `effective-expiration-date` of the entry whose pins applied: the current
+    /// manifest's expiry (plus staleGrace) when that entry is the manifest's; nil when the
+    /// baseline's entry applied (its pins do not expire), also under a manifest parent.
+    static func expiration(of entry: String, snapshot: PolicySnapshot, state: TrustedState, at now: Timestamp)
+        -> Timestamp?
+    {
+        guard snapshot.isManifestCurrent(at: now), let manifest = state.manifest,
+            manifest.domains.contains(where: { $0.name == entry })
+        else { return nil }
+        return snapshot.manifestCurrentUntil
     }
 
     /// POSTs a report in the background on the update channel's trust: X.509 validation and

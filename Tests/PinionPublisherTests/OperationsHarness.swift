@@ -232,7 +232,7 @@ func reportBody(
     }
     var members = [
         "\"date-time\": \"2026-11-30T09:00:00Z\"", "\"hostname\": \(quoted(hostname))", "\"port\": \(port)",
-        "\"effective-expiration-date\": null", "\"include-subdomains\": false",
+        "\"include-subdomains\": false",
         "\"noted-hostname\": \"api.example.com\"",
         "\"served-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",
         "\"validated-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",

@@ -81,14 +81,19 @@ public final class PinFailureReport {
         for (String s : validatedCertificateChain) validated.add(JsonValue.string(s));
         List<JsonValue> pins = new ArrayList<>();
         for (Pin p : knownPins) pins.add(JsonValue.string("pin-sha256=\"" + Codec.base64(p.digest()) + "\""));
-        return List.of(new JsonValue.Member("hostname", JsonValue.string(hostname)),
-                new JsonValue.Member("port", JsonValue.number(port)),
-                new JsonValue.Member("effective-expiration-date", effectiveExpirationDate == null ? JsonValue.NULL : JsonValue.string(effectiveExpirationDate.toString())),
-                new JsonValue.Member("include-subdomains", JsonValue.bool(includeSubdomains)),
-                new JsonValue.Member("noted-hostname", JsonValue.string(notedHostname)),
-                new JsonValue.Member("served-certificate-chain", JsonValue.array(served)),
-                new JsonValue.Member("validated-certificate-chain", JsonValue.array(validated)),
-                new JsonValue.Member("known-pins", JsonValue.array(pins)));
+        List<JsonValue.Member> members = new ArrayList<>();
+        members.add(new JsonValue.Member("hostname", JsonValue.string(hostname)));
+        members.add(new JsonValue.Member("port", JsonValue.number(port)));
+        // RFC 7469 §3 defines it as a date: left out when baseline pins (which never expire) applied.
+        if (effectiveExpirationDate != null) {
+            members.add(new JsonValue.Member("effective-expiration-date", JsonValue.string(effectiveExpirationDate.toString())));
+        }
+        members.add(new JsonValue.Member("include-subdomains", JsonValue.bool(includeSubdomains)));
+        members.add(new JsonValue.Member("noted-hostname", JsonValue.string(notedHostname)));
+        members.add(new JsonValue.Member("served-certificate-chain", JsonValue.array(served)));
+        members.add(new JsonValue.Member("validated-certificate-chain", JsonValue.array(validated)));
+        members.add(new JsonValue.Member("known-pins", JsonValue.array(pins)));
+        return members;
     }
 
     /** @return the report as JSON bytes (RFC 7469 §3 member names, date-time first) */

@@ -23,6 +23,7 @@ import org.pinion.trust.ClientEvent;
 import org.pinion.trust.ClientException;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
+import org.pinion.trust.PinnedDomain;
 import org.pinion.trust.PolicySnapshot;
 import org.pinion.trust.RefreshResult;
 import org.pinion.trust.Timestamp;
@@ -45,6 +46,23 @@ public final class PinningClient implements PolicySource {
          * @param verified the chain PKIX built
          */
         void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified);
+    }
+
+    /**
+     * RFC 7469 §3 effective-expiration-date of the entry whose pins applied: the current
+     * manifest's (plus staleGrace) when that entry is the manifest's; null when the baseline's
+     * entry applied (its pins do not expire), also under a manifest parent. Null leaves the
+     * member out of the report.
+     */
+    private Timestamp expiration(PinEvaluation evaluation, Timestamp now) {
+        View current = view;
+        if (evaluation.entry == null || current.state.manifest == null || !current.snapshot.isManifestCurrent(now)) {
+            return null;
+        }
+        for (PinnedDomain domain : current.state.manifest.domains) {
+            if (domain.name.equals(evaluation.entry.name)) return current.snapshot.manifestCurrentUntil;
+        }
+        return null;
     }
 
     private static final class View {
@@ -156,7 +174,7 @@ public final class PinningClient implements PolicySource {
         if (target == null || !target.isHttps()) return;
         Timestamp now = effectiveNow();
         org.pinion.tls.PinFailureReport report = new org.pinion.tls.PinFailureReport(evaluation, port, now, served, verified,
-                view.snapshot.manifestExpiresAt);
+                expiration(evaluation, now));
         synchronized (throttle) {
             if (!throttle.shouldSend(report, now)) return;
         }
