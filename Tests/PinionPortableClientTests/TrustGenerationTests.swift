@@ -101,13 +101,14 @@ import Testing
         #expect(isTrusted(client.verdict(for: "api.example.test", verifiedChainDER: chain)))
         #expect(client.trustGeneration == before)
         // At expiresAt the manifest-only domain loses its pins (no baseline). The first
-        // evaluation, whatever host it is for, raises the generation and announces it.
+        // evaluation, whatever host it is for, raises the generation and announces it (the
+        // generation is not read in between, so the evaluation is what raised it).
         harness.clock.set(t0.adding(seconds: day))
-        #expect(client.trustGeneration == before)
+        #expect(trustRemovedEvents.count == removedBefore)
         #expect(client.verdict(for: "www.other.test", verifiedChainDER: chain) == .notPinned)
-        #expect(client.trustGeneration == before + 1)
         #expect(trustRemovedEvents.dropFirst(removedBefore) == [.trustRemoved(generation: before + 1)])
         #expect(pool.pooledHosts.isEmpty)
+        #expect(client.trustGeneration == before + 1)
         guard case .refused(.rejected) = pool.request("api.example.test", verifiedChainDER: chain) else {
             Issue.record("expected the expired pin to be refused")
             return
@@ -115,6 +116,29 @@ import Testing
         // Evaluating again under the same expired policy does not raise it again.
         _ = client.verdict(for: "api.example.test", verifiedChainDER: chain)
         #expect(client.trustGeneration == before + 1)
+    }
+
+    @Test func aPoolAskingBeforeReusePastExpiresAtDoesNotReuse() throws {
+        let leaf = try certificates.pin("leaf.der")
+        let client = try pooledClient(pins: [leaf], lifetime: day)
+        let before = client.trustGeneration
+        let chain = certificates.chain(certificates.leaf)
+        guard case .opened(let connection, .trusted) = pool.request("api.example.test", verifiedChainDER: chain)
+        else {
+            Issue.record("expected a trusted connection")
+            return
+        }
+        harness.clock.set(t0.adding(seconds: day - 1))
+        #expect(pool.request("api.example.test", verifiedChainDER: chain) == .reused(connection: connection))
+        // Expired, and no connection evaluated since: reading the generation is what tells the
+        // pool, so its next request makes a new connection, which the narrowed policy refuses.
+        harness.clock.set(t0.adding(seconds: day))
+        guard case .refused(.rejected) = pool.request("api.example.test", verifiedChainDER: chain) else {
+            Issue.record("a connection made under the current manifest was reused after it expired")
+            return
+        }
+        #expect(client.trustGeneration == before + 1)
+        #expect(trustRemovedEvents.last == .trustRemoved(generation: before + 1))
     }
 
     @Test func aManifestThatOnlyAddsAPinKeepsTheGeneration() throws {
