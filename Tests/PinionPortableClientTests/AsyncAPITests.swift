@@ -42,7 +42,7 @@ import Testing
         #expect(streamed == delivered)
     }
 
-    @Test func twoStreamsEachSeeEveryEventAndADroppedOneIsForgotten() async throws {
+    @Test func twoStreamsEachSeeEveryEventBesideADroppedOne() async throws {
         try harness.publishManifest(version: 1, pins: [try harness.certificates.pin("leaf.der")])
         let client = try harness.client()
         let first = client.events()
