@@ -26,14 +26,16 @@ struct Harness {
     ///
     /// - Parameters:
     ///   - baseline: the pins compiled into the app.
+    ///   - publisherPins: the app's pins for the publisher host (the update channel).
     ///   - onEvent: called after the recorder saw each event.
-    func client(baseline: Baseline = .empty, onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in })
-        throws -> PinningClient
-    {
+    func client(
+        baseline: Baseline = .empty, publisherPins: [Pin] = [],
+        onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in }
+    ) throws -> PinningClient {
         let configuration = ClientConfiguration(
             scope: scope, baseURL: URL(string: "https://publisher.example.test/"),
             embeddedRoot: try publisher.embeddedRoot(), baseline: baseline, stateDirectory: "",
-            clock: clock.function)
+            publisherPins: publisherPins, clock: clock.function)
         let recorder = self.recorder
         return try PinningClient(
             configuration: configuration, crypto: PortableCrypto.provider, transport: transport, storage: storage,

@@ -42,6 +42,7 @@ final class FakeTransport: HTTPSTransport {
         var status: Int
         var etag: String?
         var body: [UInt8]
+        var headers: [(String, String)] = []
     }
 
     /// One request as the transport received it.
@@ -63,9 +64,12 @@ final class FakeTransport: HTTPSTransport {
         self.hasher = hasher
     }
 
-    /// Serves `body` with status 200 (and an ETag) at `path` under the scope.
-    func serve(_ resource: String, _ body: [UInt8], etag: String? = nil) {
-        state.withLock { $0.routes["/v1/\(scope)/\(resource)"] = Route(status: 200, etag: etag, body: body) }
+    /// Serves `body` with status 200 (and an ETag, and more header fields) at `resource` under
+    /// the scope.
+    func serve(_ resource: String, _ body: [UInt8], etag: String? = nil, headers: [(String, String)] = []) {
+        state.withLock {
+            $0.routes["/v1/\(scope)/\(resource)"] = Route(status: 200, etag: etag, body: body, headers: headers)
+        }
     }
 
     /// Answers `status` with an empty body at `path` under the scope.
@@ -113,7 +117,7 @@ final class FakeTransport: HTTPSTransport {
         {
             return HTTPSResponse(url: url, status: 304, headers: etagHeader, body: [])
         }
-        return HTTPSResponse(url: url, status: route.status, headers: etagHeader, body: route.body)
+        return HTTPSResponse(url: url, status: route.status, headers: etagHeader + route.headers, body: route.body)
     }
 
     func post(_ url: URL, body: [UInt8], contentType: String, pinCheck: @Sendable (PeerChain) -> PinDecision)
@@ -129,6 +133,13 @@ final class FakeTransport: HTTPSTransport {
 /// whole file at once.
 final class MemoryStorage: StateStorage {
     private let files = Guarded<[String: [UInt8]]>([:])
+    private let full = Guarded(false)
+
+    /// While set, every write fails as a full disk would (`ENOSPC`), leaving the files as they were.
+    func setFull(_ value: Bool) { full.withLock { $0 = value } }
+
+    /// Replaces a file's bytes directly, as damage outside the client would.
+    func overwrite(_ name: String, _ bytes: [UInt8]) { files.withLock { $0[name] = bytes } }
 
     /// A copy of every file, to compare before and after.
     var snapshot: [String: [UInt8]] { files.withLock { $0 } }
@@ -138,6 +149,7 @@ final class MemoryStorage: StateStorage {
     }
 
     func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
+        if full.withLock({ $0 }) { throw StorageError(.write, name, code: 28, detail: "No space left on device") }
         files.withLock { $0[name] = bytes }
     }
 
