@@ -52,7 +52,7 @@ final class FakeTransport: HTTPSTransport {
         var headers: [(String, String)]
     }
 
-    private let state = Guarded<(routes: [String: Route], requests: [Request])>(([:], []))
+    private let state = Guarded<(routes: [String: Route], requests: [Request], statuses: [Int])>(([:], [], []))
     private let verifiedChain: [[UInt8]]
     private let hasher: any SHA256Hasher
 
@@ -85,8 +85,21 @@ final class FakeTransport: HTTPSTransport {
     /// Every request so far, in order.
     var requests: [Request] { state.withLock { $0.requests } }
 
-    /// Forgets the requests so far.
-    func clearRequests() { state.withLock { $0.requests = [] } }
+    /// The status of every response so far, in order.
+    var statuses: [Int] { state.withLock { $0.statuses } }
+
+    /// Forgets the requests and statuses so far.
+    func clearRequests() {
+        state.withLock {
+            $0.requests = []
+            $0.statuses = []
+        }
+    }
+
+    private func answer(_ url: URL, _ status: Int, _ headers: [(String, String)], _ body: [UInt8]) -> HTTPSResponse {
+        state.withLock { $0.statuses.append(status) }
+        return HTTPSResponse(url: url, status: status, headers: headers, body: body)
+    }
 
     private func connect(_ url: URL, pinCheck: @Sendable (PeerChain) -> PinDecision) throws(HTTPSError) {
         let host = url.host ?? ""
@@ -110,14 +123,14 @@ final class FakeTransport: HTTPSTransport {
         }
         hook.withLock { $0 }?()
         try connect(url, pinCheck: pinCheck)
-        guard let route else { return HTTPSResponse(url: url, status: 404, headers: [], body: []) }
+        guard let route else { return answer(url, 404, [], []) }
         let etagHeader = route.etag.map { [("etag", $0)] } ?? []
         if let etag = route.etag,
             headers.contains(where: { $0.0.lowercased() == "if-none-match" && $0.1 == etag })
         {
-            return HTTPSResponse(url: url, status: 304, headers: etagHeader, body: [])
+            return answer(url, 304, etagHeader, [])
         }
-        return HTTPSResponse(url: url, status: route.status, headers: etagHeader + route.headers, body: route.body)
+        return answer(url, route.status, etagHeader + route.headers, route.body)
     }
 
     func post(_ url: URL, body: [UInt8], contentType: String, pinCheck: @Sendable (PeerChain) -> PinDecision)
@@ -125,7 +138,7 @@ final class FakeTransport: HTTPSTransport {
     {
         state.withLock { $0.requests.append(Request(method: "POST", path: url.path, headers: [])) }
         try connect(url, pinCheck: pinCheck)
-        return HTTPSResponse(url: url, status: 204, headers: [], body: [])
+        return answer(url, 204, [], [])
     }
 }
 

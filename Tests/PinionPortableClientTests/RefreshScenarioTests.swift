@@ -38,6 +38,7 @@ import Testing
         #expect(etag != nil)
         let manifestRequest = harness.transport.requests.last { $0.path.hasSuffix("manifest.json") }
         #expect(manifestRequest?.headers.contains { $0.0 == "If-None-Match" && $0.1 == etag } == true)
+        #expect(harness.transport.statuses == [404, 304])
         #expect(client.policyNow() == policy)
         #expect(harness.recorder.events.last == .unchanged)
         // A 304 is a successful refresh: the last known time moves to its start.
