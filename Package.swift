@@ -105,6 +105,12 @@ let package = Package(
         .testTarget(
             name: "PinionPortableCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "CSodium", "COpenSSL"],
             exclude: ["Fixtures"]),
+        // The SDK's client built only from its seams, as an Apple app builds it: libsodium called
+        // directly as the CryptoProvider (the verifier wrapped in StrictEd25519Verifier), a fake
+        // HTTPSTransport and in-memory StateStorage. Must compile unchanged on macOS.
+        .testTarget(
+            name: "PinionPortableClientTests", dependencies: ["PinionCore", "PinionTrust", "CSodium"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [

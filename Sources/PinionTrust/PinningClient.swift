@@ -115,8 +115,9 @@ public final class PinningClient: Sendable {
     /// Subscribers of `events()`, by a number.
     let subscribers = Locked<(next: Int, continuations: [Int: AsyncStream<ClientEvent>.Continuation])>(
         (0, [:]))
-    /// The policy connections were last evaluated under, and how often trust was removed.
-    let observed = Locked<(policy: MergedPolicy?, generation: UInt64)>((nil, 0))
+    /// The policy connections were last evaluated under, how often trust was removed, and the
+    /// instant that policy stops applying (the manifest's end of currency; nil: never by time).
+    let observed = Locked<(policy: MergedPolicy?, generation: UInt64, until: Timestamp?)>((nil, 0, nil))
 
     /// Loads and re-verifies the stored state (docs/DESIGN.md §6, start-up), or starts from the
     /// embedded root; computes the effective policy. Every platform builds its client here,
@@ -167,7 +168,7 @@ public final class PinningClient: Sendable {
         }
         current = Locked((state, PinningClient.snapshot(state, configuration)))
         for event in events { emit(event) }
-        observe(policyNow())
+        observe(policy, at: effectiveNow)
     }
 
     static func snapshot(_ state: TrustedState, _ configuration: ClientConfiguration) -> PolicySnapshot {
@@ -201,7 +202,7 @@ public final class PinningClient: Sendable {
         // Events are delivered after the lock is released, so a handler may call back in.
         let (report, events) = refreshLocked()
         for event in events { emit(event) }
-        observe(policyNow())
+        observe(policy, at: effectiveNow)
         return report
     }
 
@@ -341,7 +342,7 @@ public final class PinningClient: Sendable {
         let now = effectiveNow
         let snapshot = policy
         let merged = snapshot.policy(at: now)
-        observe(merged)
+        observe(snapshot, at: now)
         switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged) {
         case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
         case .notPinned: return .notPinned

@@ -81,9 +81,19 @@ extension PinningClient {
     /// A connection pool or TLS session cache that skips the pin check for reused connections
     /// (URLSession, OkHttp, JSSE) must drop every connection made under an older generation:
     /// a policy change that removes trust applies from the next request on (docs/DESIGN.md §8).
-    /// It grows on a refresh that narrows the policy and at the first evaluation after an
-    /// expiry, and each increase is also announced as `ClientEvent.trustRemoved`.
-    public var trustGeneration: UInt64 { observed.withLock { $0.generation } }
+    /// It grows on a refresh that narrows the policy, and once the manifest stops being current
+    /// (expiry, staleGrace, root expiry) at the first evaluation or the first read of this
+    /// property from then on, whichever comes first: a pool that reads it before reusing a
+    /// connection learns of an expiry even when no connection was evaluated since. Each increase
+    /// is also announced as `ClientEvent.trustRemoved`, on the thread that caused it.
+    /// Non-blocking: a lock held for a comparison, never across a refresh.
+    public var trustGeneration: UInt64 {
+        let (generation, until) = observed.withLock { ($0.generation, $0.until) }
+        let now = effectiveNow
+        guard let until, now >= until else { return generation }
+        observe(policy, at: now)
+        return observed.withLock { $0.generation }
+    }
 
     /// Delivers an event to `onEvent` and to every `events()` stream.
     func emit(_ event: ClientEvent) {
@@ -92,11 +102,17 @@ extension PinningClient {
         for continuation in continuations { continuation.yield(event) }
     }
 
-    /// Compares `policy` with the one connections were last evaluated under; a change that
-    /// removes trust raises the generation and announces it.
-    func observe(_ policy: MergedPolicy) {
+    /// Compares the policy `snapshot` gives at `now` with the one connections were last
+    /// evaluated under; a change that removes trust raises the generation and announces it.
+    /// Also records when that policy stops applying by time, for `trustGeneration`.
+    func observe(_ snapshot: PolicySnapshot, at now: Timestamp) {
+        let policy = snapshot.policy(at: now)
+        let until = snapshot.isManifestCurrent(at: now) ? snapshot.manifestCurrentUntil : nil
         let raised = observed.withLock { observed -> UInt64? in
-            defer { observed.policy = policy }
+            defer {
+                observed.policy = policy
+                observed.until = until
+            }
             guard let previous = observed.policy, policy.removesTrust(comparedTo: previous) else { return nil }
             observed.generation += 1
             return observed.generation
