@@ -95,13 +95,15 @@ let package = Package(
             name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
+            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [
                 "PinionClient", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
                 "PinionCLI",
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(

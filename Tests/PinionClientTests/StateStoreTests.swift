@@ -1,6 +1,6 @@
-// The client state store (docs/DESIGN.md §6 step 6 and the start-up rules): round trips, a crash
-// or a failure at every step of a save, corrupt and foreign stores dropped with their domain
-// names kept, and the directory storage's modes and refusals.
+// The client state store (docs/DESIGN.md §6 step 6 and the start-up rules): the codec's refusals,
+// round trips, a crash or a failure at every step of a save of the two copies, and the
+// directory storage's modes and refusals. Losing copies: StateCopiesTests.swift.
 
 import Foundation
 import PinionClient
@@ -78,98 +78,6 @@ private func saveError(_ store: StateStore, _ state: ClientState) -> StateError?
     }
 }
 
-/// An in-memory `StateStorage` that can fail or "crash" at a chosen step.
-///
-/// Steps: each `read` is one; `writeAtomically` is two (write the temporary file, then
-/// rename it over the target); `remove` is one. `.fail(errno)` makes that step throw and the
-/// storage goes on working (a failed rename removes its temporary file, as DirectoryStorage
-/// does). `.crash` makes that step and every later one throw without touching the files, as
-/// when the process dies at that instant; a crash at the rename leaves the temporary file.
-private final class MemoryStateStorage: StateStorage {
-    enum Fault: Sendable {
-        case fail(Int32)
-        case crash
-    }
-
-    private struct Inner: Sendable {
-        var files: [String: [UInt8]] = [:]
-        var steps = 0
-        var faultAt: Int?
-        var fault = Fault.crash
-        var dead = false
-    }
-
-    private let inner: Mutex<Inner>
-
-    init(files: [String: [UInt8]] = [:]) {
-        inner = Mutex(Inner(files: files))
-    }
-
-    var files: [String: [UInt8]] { inner.withLock { $0.files } }
-    var steps: Int { inner.withLock { $0.steps } }
-
-    func arm(at step: Int, _ fault: Fault) {
-        inner.withLock {
-            $0.faultAt = step
-            $0.fault = fault
-        }
-    }
-
-    /// The process starts again: no fault, the files as the crash left them.
-    func restart() {
-        inner.withLock {
-            $0.faultAt = nil
-            $0.dead = false
-        }
-    }
-
-    func set(_ name: String, _ bytes: [UInt8]?) { inner.withLock { $0.files[name] = bytes } }
-    func get(_ name: String) -> [UInt8]? { inner.withLock { $0.files[name] } }
-
-    /// Counts a step; returns the errno to fail it with, marks death on a crash.
-    private func step(_ inner: inout Inner, _ operation: StorageError.Operation, _ name: String) throws(StorageError) {
-        if inner.dead { throw StorageError(operation, name, code: EIO, detail: "process is dead") }
-        defer { inner.steps += 1 }
-        guard inner.steps == inner.faultAt else { return }
-        switch inner.fault {
-        case .fail(let code): throw StorageError.posix(operation, name, code: code)
-        case .crash:
-            inner.dead = true
-            throw StorageError(operation, name, code: EIO, detail: "crash")
-        }
-    }
-
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) -> [UInt8]? in
-            try step(&inner, .read, name)
-            return inner.files[name].map { Array($0.prefix(maxBytes + 1)) }
-        }
-    }
-
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) in
-            let temporary = ".\(name).tmp"
-            try step(&inner, .write, name)
-            inner.files[temporary] = bytes
-            do throws(StorageError) {
-                try step(&inner, .rename, name)
-            } catch {
-                if !inner.dead { inner.files[temporary] = nil }
-                throw error
-            }
-            inner.files[name] = bytes
-            inner.files[temporary] = nil
-        }
-    }
-
-    func remove(_ name: String) throws(StorageError) {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) in
-            try step(&inner, .remove, name)
-            inner.files[name] = nil
-        }
-    }
-}
-
 /// A fresh directory under the system's temporary directory, removed at the end.
 private final class StateTestDirectory {
     let path: String
@@ -192,7 +100,7 @@ private func mode(_ path: String) -> mode_t? {
     return info.st_mode & 0o7777
 }
 
-/// One way to damage `state.json`, and the reason the store must give (nil: any reason).
+/// One way to damage a state copy, and the reason the codec must give (nil: any reason).
 struct StateFileDamage: Sendable, CustomTestStringConvertible {
     let name: String
     let reason: StateError?
@@ -208,7 +116,7 @@ struct StateFileDamage: Sendable, CustomTestStringConvertible {
 }
 
 private func corrupt(_ path: String, _ rule: FormatRule) -> StateError {
-    .corrupt(FormatError(file: StateStore.stateFileName, path: path, rule: rule))
+    .corrupt(FormatError(file: StateStore.copyFileNames[0], path: path, rule: rule))
 }
 
 private func replacing(_ old: String, _ new: String) -> @Sendable ([UInt8]) throws -> [UInt8] {
@@ -263,7 +171,7 @@ let stateFileDamages: [StateFileDamage] = [
                 .object(
                     JSONObject([
                         .init("rootVersion", .number("3")), .init("version", .number("7")),
-                        .init("epoch", .number("1")),
+                        .init("payloadSHA256", .null), .init("epoch", .number("1")),
                     ])))
         }($0)
     },
@@ -272,14 +180,35 @@ let stateFileDamages: [StateFileDamage] = [
     },
     StateFileDamage(
         "a newer formatVersion",
-        reason: .unsupportedFormatVersion(file: StateStore.stateFileName, found: 2, supported: 1)
-    ) { try editing { $0.set("formatVersion", .number("2")) }($0) },
+        reason: .unsupportedFormatVersion(file: StateStore.copyFileNames[0], found: 3, supported: 2)
+    ) { try editing { $0.set("formatVersion", .number("3")) }($0) },
+    StateFileDamage(
+        "formatVersion 1 with the floor's payload hash (a member it did not have)",
+        reason: corrupt("floor", .unknownMember("payloadSHA256"))
+    ) { try editing { $0.set("formatVersion", .number("1")) }($0) },
+    StateFileDamage(
+        "a floor payload hash that is not 64 lowercase hex characters",
+        reason: corrupt("floor.payloadSHA256", .wrongType(expected: "64 lowercase hex characters"))
+    ) {
+        try editing {
+            $0.set(
+                "floor",
+                .object(
+                    JSONObject([
+                        .init("rootVersion", .number("3")), .init("version", .number("7")),
+                        .init("payloadSHA256", .string(String(repeating: "AB", count: 32))),
+                    ])))
+        }($0)
+    },
+    StateFileDamage(
+        "white space changed outside the values (the checksum covers every byte)",
+        reason: .checksumMismatch(file: StateStore.copyFileNames[0]), replacing("\"scope\": ", "\"scope\":  ")),
     StateFileDamage(
         "the floor edited down without the checksum (rollback by editing the file)",
-        reason: .checksumMismatch(file: StateStore.stateFileName), replacing("\"version\": 7", "\"version\": 6")),
+        reason: .checksumMismatch(file: StateStore.copyFileNames[0]), replacing("\"version\": 7", "\"version\": 6")),
     StateFileDamage(
         "a domain name removed without the checksum",
-        reason: .checksumMismatch(file: StateStore.stateFileName),
+        reason: .checksumMismatch(file: StateStore.copyFileNames[0]),
         replacing("\"api.example.com\",\n", "")),
     StateFileDamage("the checksum member removed", reason: corrupt("", .missingMember("contentSHA256"))) {
         let value = try object($0)
@@ -343,7 +272,7 @@ struct StateStoreTests {
         #expect(members.dropFirst().first == "formatVersion")
         #expect(members.last == "contentSHA256")
         #expect(try object(bytes)["type"] == .string("pinion.client-state"))
-        #expect(try object(bytes)["formatVersion"] == .number("1"))
+        #expect(try object(bytes)["formatVersion"] == .number("2"))
     }
 
     @Test func envelopesAreStoredAsTheirExactBytes() throws {
@@ -401,6 +330,14 @@ struct StateStoreTests {
         #expect(store.load() == .loaded(new))
     }
 
+    @Test func saveWritesTwoIdenticalCopiesAndNothingElse() throws {
+        let storage = MemoryStateStorage()
+        let state = try fullState()
+        try StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).save(state)
+        let encoded = StateCodec.encode(state, hasher: SodiumSHA256())
+        #expect(storage.files == [StateStore.copyFileNames[0]: encoded, StateStore.copyFileNames[1]: encoded])
+    }
+
     @Test func clearRemovesBothFiles() throws {
         let storage = MemoryStateStorage()
         let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
@@ -441,6 +378,13 @@ struct StateStoreTests {
             let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             #expect(load == .loaded(old) || load == .loaded(new), "crash at step \(step): \(load)")
             outcomes.insert(load == .loaded(old) ? "old" : "new")
+            // Each copy on its own holds the old state or the new one, and B is never ahead of A.
+            let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
+            let copies = StateStore.copyFileNames.map(store.readCopy)
+            for (file, copy) in zip(StateStore.copyFileNames, copies) {
+                #expect(copy == .valid(old) || copy == .valid(new), "crash at step \(step): \(file) \(copy)")
+            }
+            #expect(copies[1] != .valid(new) || copies[0] == .valid(new), "crash at step \(step): B before A")
             if storage.files.keys.contains(where: { $0.hasPrefix(".") }) { crashesLeavingATemporaryFile += 1 }
         }
         #expect(outcomes == ["old", "new"])
@@ -453,8 +397,8 @@ struct StateStoreTests {
         var outcomes = Set<String>()
         try atEveryStep(of: [:], saving: new, fault: .crash) { step, storage, _ in
             let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-            // In particular never `.dropped`: the domains file written before a crash is not
-            // mistaken for a lost state.
+            // In particular never `.dropped`: a copy A written before a crash is not mistaken
+            // for a lost state, whatever B holds.
             #expect(load == .empty || load == .loaded(new), "crash at step \(step): \(load)")
             outcomes.insert(load == .empty ? "empty" : "new")
         }
@@ -492,141 +436,10 @@ struct StateStoreTests {
                 #expect(storage.files.isEmpty, "step \(step)")
                 #expect(load == .empty)
             } else {
-                // Only the best-effort note after the commit may fail without failing the save.
+                // Only the read of the previous copy A may fail without failing the save.
                 #expect(load == .loaded(new), "step \(step)")
             }
         }
-    }
-
-    // MARK: Corrupt and foreign stores
-
-    @Test(arguments: stateFileDamages)
-    func damagedStateFileIsDroppedWithItsDomainNamesKept(damage: StateFileDamage) throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.stateFileName, try damage.apply(storage.get(StateStore.stateFileName) ?? []))
-        guard case .dropped(let reason, let kept) = store.load() else {
-            Issue.record("\(damage.name): not dropped")
-            return
-        }
-        #expect(kept == state.manifestDomainNames)
-        if let expected = damage.reason { #expect(reason == expected) }
-    }
-
-    @Test func truncationAtEvery97thByteIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        let bytes = storage.get(StateStore.stateFileName) ?? []
-        // Up to, not including, the final newline: without it the document is still whole.
-        for length in stride(from: 0, to: bytes.count - 1, by: 97) {
-            storage.set(StateStore.stateFileName, Array(bytes.prefix(length)))
-            guard case .dropped(.corrupt, let kept) = store.load() else {
-                Issue.record("truncated to \(length) bytes: not dropped as corrupt")
-                continue
-            }
-            #expect(kept == state.manifestDomainNames)
-        }
-        storage.set(StateStore.stateFileName, Array(bytes.dropLast()))
-        #expect(store.load() == .loaded(state))
-    }
-
-    @Test func bitFlippedStateFilesAreDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        let bytes = storage.get(StateStore.stateFileName) ?? []
-        for offset in stride(from: 0, to: bytes.count, by: 11) {
-            var flipped = bytes
-            flipped[offset] ^= UInt8(1 << (offset % 8))
-            storage.set(StateStore.stateFileName, flipped)
-            guard case .dropped(_, let kept) = store.load() else {
-                Issue.record("bit flip at byte \(offset) not detected")
-                continue
-            }
-            #expect(kept == state.manifestDomainNames)
-        }
-    }
-
-    @Test func bothFilesCorruptIsDroppedWithNoNames() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        try store.save(try fullState())
-        storage.set(StateStore.stateFileName, Array("garbage".utf8))
-        storage.set(StateStore.enforcedDomainsFileName, Array("{\"type\": \"pinion.enforced-dom".utf8))
-        guard case .dropped(.corrupt, let kept) = store.load() else {
-            Issue.record("not dropped as corrupt")
-            return
-        }
-        #expect(kept.isEmpty)
-    }
-
-    @Test func corruptDomainsFileAloneStillLoadsAndTheNextSaveRepairsIt() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.enforcedDomainsFileName, [0xFF])
-        #expect(store.load() == .loaded(state))
-        try store.save(state)
-        storage.set(StateStore.stateFileName, [])
-        guard case .dropped(_, let kept) = store.load() else {
-            Issue.record("not dropped")
-            return
-        }
-        #expect(kept == state.manifestDomainNames)
-    }
-
-    @Test func lostStateFileAfterACommittedSaveIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.stateFileName, nil)
-        #expect(store.load() == .dropped(reason: .stateFileMissing, keptDomainNames: state.manifestDomainNames))
-    }
-
-    @Test func unreadableStateFileIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.arm(at: storage.steps, .fail(EIO))
-        guard case .dropped(.storage(let error), let kept) = store.load() else {
-            Issue.record("not dropped for a read error")
-            return
-        }
-        #expect(error.code == EIO)
-        #expect(kept == state.manifestDomainNames)
-    }
-
-    @Test func stateOfAnotherScopeIsDroppedAndItsDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let foreign = try fullState(scope: "com.other.app", names: ["other.example.net"])
-        try StateStore(storage: storage, scope: "com.other.app", hasher: SodiumSHA256()).save(foreign)
-        #expect(
-            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-                == .dropped(
-                    reason: .foreignScope(expected: scope, found: "com.other.app"),
-                    keptDomainNames: ["other.example.net"]))
-    }
-
-    @Test func foreignStateOverOurDomainsFileKeepsTheNamesOfBoth() throws {
-        let storage = MemoryStateStorage()
-        try StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).save(
-            try fullState(names: ["api.example.com"]))
-        let foreign = StateCodec.encode(
-            try fullState(scope: "com.other.app", names: ["other.example.net"]), hasher: SodiumSHA256())
-        storage.set(StateStore.stateFileName, foreign)
-        #expect(
-            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-                == .dropped(
-                    reason: .foreignScope(expected: scope, found: "com.other.app"),
-                    keptDomainNames: ["other.example.net", "api.example.com"]))
     }
 
     // MARK: Save refusals
@@ -694,8 +507,7 @@ struct StateStoreTests {
         #expect(mode(path) == 0o700)
         #expect(mode(temporary.path + "/missing") == 0o700)
         try store.save(try fullState())
-        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
-        #expect(mode(path + "/" + StateStore.enforcedDomainsFileName) == 0o600)
+        for file in StateStore.copyFileNames { #expect(mode(path + "/" + file) == 0o600) }
     }
 
     @Test func roundTripOnDiskLeavesNoTemporaryFiles() throws {
@@ -712,8 +524,7 @@ struct StateStoreTests {
             storage: try DirectoryStorage(path: temporary.path + "/state"), scope: scope, hasher: SodiumSHA256())
         #expect(reopened.load() == .loaded(new))
         #expect(
-            try temporary.entries(temporary.path + "/state")
-                == [StateStore.enforcedDomainsFileName, StateStore.stateFileName].sorted())
+            try temporary.entries(temporary.path + "/state") == StateStore.copyFileNames.sorted())
     }
 
     @Test func refusesASymlinkedStateDirectory() throws {
@@ -739,7 +550,7 @@ struct StateStoreTests {
         try store.save(try fullState())
         #expect(rename(path, temporary.path + "/elsewhere") == 0)
         #expect(symlink(temporary.path + "/elsewhere", path) == 0)
-        guard case .dropped(.storage(let error), _) = store.load() else {
+        guard case .unreadable(let error) = store.load() else {
             Issue.record("followed a symbolic link to the state directory")
             return
         }
@@ -821,13 +632,11 @@ struct StateStoreTests {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
         let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
-        try FileManager.default.createDirectory(
-            atPath: path + "/" + StateStore.stateFileName, withIntermediateDirectories: false)
-        #expect(
-            saveError(store, try fullState())
-                == .storage(StorageError.posix(.rename, StateStore.stateFileName, code: EISDIR)))
-        // The enforced-domains file written first was removed again: there was none before.
-        #expect(try temporary.entries(path) == [StateStore.stateFileName])
+        let copyB = StateStore.copyFileNames[1]
+        try FileManager.default.createDirectory(atPath: path + "/" + copyB, withIntermediateDirectories: false)
+        #expect(saveError(store, try fullState()) == .storage(StorageError.posix(.rename, copyB, code: EISDIR)))
+        // Copy A, written first, was removed again: there was none before.
+        #expect(try temporary.entries(path) == [copyB])
     }
 
     @Test func refusesASymlinkedStateFileAndTheNextSaveReplacesTheLink() throws {
@@ -838,9 +647,10 @@ struct StateStoreTests {
         try elsewhere.save(planted)
         let path = temporary.path + "/state"
         let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
-        let target = temporary.path + "/elsewhere/" + StateStore.stateFileName
-        #expect(symlink(target, path + "/" + StateStore.stateFileName) == 0)
-        guard case .dropped(.storage(let error), _) = store.load() else {
+        let copyA = StateStore.copyFileNames[0]
+        let target = temporary.path + "/elsewhere/" + copyA
+        #expect(symlink(target, path + "/" + copyA) == 0)
+        guard case .unreadable(let error) = store.load() else {
             Issue.record("followed a symbolic link to the state file")
             return
         }
@@ -848,15 +658,21 @@ struct StateStoreTests {
         let state = try fullState()
         try store.save(state)
         #expect(store.load() == .loaded(state))
-        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
+        #expect(mode(path + "/" + copyA) == 0o600)
         #expect(elsewhere.load() == .loaded(planted))
     }
 
     @Test func refusesAFIFOWithoutHanging() throws {
         let temporary = try StateTestDirectory()
         let storage = try DirectoryStorage(path: temporary.path + "/state")
-        #expect(mkfifo(temporary.path + "/state/" + StateStore.stateFileName, 0o600) == 0)
-        #expect(throws: StorageError.self) { try storage.read(StateStore.stateFileName, maxBytes: 100) }
+        let copyA = StateStore.copyFileNames[0]
+        #expect(mkfifo(temporary.path + "/state/" + copyA, 0o600) == 0)
+        #expect(throws: StorageError.self) { try storage.read(copyA, maxBytes: 100) }
+        // A FIFO is not absence: the store concludes nothing.
+        guard case .unreadable = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load() else {
+            Issue.record("a FIFO in place of a copy was not reported as unreadable")
+            return
+        }
     }
 
     @Test func refusesAWorldWritableDirectory() throws {
