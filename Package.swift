@@ -116,7 +116,8 @@ let package = Package(
             dependencies: [
                 "PinionClient", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
                 "PinionCLI",
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
         .testTarget(

@@ -19,6 +19,10 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRotations(limit: Int)
     /// A fetch failed (status other than 200/304/404 where allowed, or a network error).
     case fetchFailed(resource: String, reason: String)
+    /// The stored state exists but could not be read (permission, I/O error, a device still
+    /// locked): the refresh was skipped and nothing was dropped or overwritten
+    /// (docs/DESIGN.md §6). Delivered as a `.networkFailure` outcome (exit 3 in the CLI).
+    case stateUnreadable(StorageError)
 
     public var description: String {
         switch self {
@@ -29,6 +33,8 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidEmbeddedRoot(let reason): return "the embedded root is invalid: \(reason)"
         case .tooManyRotations(let limit): return "more than \(limit) root rotations in one refresh"
         case .fetchFailed(let resource, let reason): return "\(resource): \(reason)"
+        case .stateUnreadable(let error):
+            return "the stored state cannot be read (\(error)); refresh skipped, nothing dropped"
         }
     }
 }
@@ -53,12 +59,21 @@ public enum ClientEvent: Sendable, Equatable {
     case futureDated(issuedAt: Timestamp, startTime: Timestamp)
     /// Equivocation: reported loudly (also delivered as `.rejected(.equivocation)`).
     case equivocation(ManifestOrder)
-    /// The stored state was refused at start-up and dropped; domains it named stay enforced.
+    /// The stored state was refused at start-up and dropped (every copy lost, or a part that
+    /// no longer verifies); domains it named stay enforced.
     case storeDropped(String)
     /// The effective policy removed trust (a pin dropped or revoked, a domain newly pinned or
     /// enforced, a manifest expired): connections and TLS sessions made before must not be
     /// reused (`PinningClient.trustGeneration` is now `generation`).
     case trustRemoved(generation: UInt64)
+    /// One copy of the stored state was missing, corrupt, of another scope or of a newer
+    /// format, and was rewritten from the surviving record; nothing was dropped. `file` is
+    /// the copy's name, `reason` why it was lost.
+    case stateCopyLost(file: String, reason: String)
+    /// The stored state exists but could not be read (permission, I/O error, a device still
+    /// locked). At start-up the client runs on its baseline and loads the state at the next
+    /// refresh; a refresh is skipped. Nothing is dropped or overwritten.
+    case stateUnreadable(StorageError)
     /// The stored manifest no longer verifies as current (root rotated, expired or
     /// re-check failed); it keeps taking trust away as a non-current manifest.
     case manifestNotCurrent(String)

@@ -15,6 +15,11 @@ public struct ClientState: Sendable, Equatable {
     public var manifest: [UInt8]?
     /// The floor (rootVersion, version) of the last accepted manifest; never goes down.
     public var floor: ManifestOrder?
+    /// SHA-256 (FIPS 180-4) of the payload accepted at the floor, 32 bytes; nil when no
+    /// floor is set or the state was written by formatVersion 1, which did not record it.
+    /// A manifest offered at the floor while no envelope is stored is accepted only with this
+    /// hash; another payload at the floor is equivocation (docs/DESIGN.md §6).
+    public var floorPayloadSHA256: [UInt8]?
     /// Highest start time of a successful refresh (never moved by a future-dated issuedAt).
     public var lastKnownTime: Timestamp?
     /// The revoked set R: union of `revokedPins` of every manifest accepted since the pins
@@ -28,15 +33,17 @@ public struct ClientState: Sendable, Equatable {
     /// ETag of the last `manifest.json` response, for If-None-Match.
     public var manifestETag: String?
 
+    /// A state with every member given; absent members default to a first run's.
     public init(
         scope: String, acceptedRoots: [[UInt8]] = [], manifest: [UInt8]? = nil, floor: ManifestOrder? = nil,
         lastKnownTime: Timestamp? = nil, revokedPins: [Pin] = [], revokedSetPinsRole: [String] = [],
-        manifestDomainNames: [String] = [], manifestETag: String? = nil
+        manifestDomainNames: [String] = [], manifestETag: String? = nil, floorPayloadSHA256: [UInt8]? = nil
     ) {
         self.scope = scope
         self.acceptedRoots = acceptedRoots
         self.manifest = manifest
         self.floor = floor
+        self.floorPayloadSHA256 = floorPayloadSHA256
         self.lastKnownTime = lastKnownTime
         self.revokedPins = revokedPins
         self.revokedSetPinsRole = revokedSetPinsRole

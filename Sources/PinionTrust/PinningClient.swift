@@ -107,6 +107,9 @@ public final class PinningClient: Sendable {
     private let transport: any HTTPSTransport
     private let current: Locked<(state: TrustedState, policy: PolicySnapshot)>
     private let refreshing = Locked<Void>(())
+    /// True while the stored state has not been loaded (it was unreadable at start-up): the
+    /// next refresh loads it first, and nothing is saved over it before.
+    private let loadPending = Locked<Bool>(false)
     private let throttle: Locked<ReportThrottle>
     let onEventHandler: @Sendable (ClientEvent) -> Void
     private let onPinFailure: @Sendable (PinFailureReport) -> Void
@@ -120,7 +123,11 @@ public final class PinningClient: Sendable {
     let observed = Locked<(policy: MergedPolicy?, generation: UInt64, until: Timestamp?)>((nil, 0, nil))
 
     /// Loads and re-verifies the stored state (docs/DESIGN.md §6, start-up), or starts from the
-    /// embedded root; computes the effective policy. Every platform builds its client here,
+    /// embedded root; computes the effective policy. Of the two stored copies the valid one
+    /// with the higher floor is used and the other rewritten (`.stateCopyLost`); when both
+    /// are lost, the domains they name stay refused (`.storeDropped`); when the state cannot
+    /// be read (permission, I/O error, a locked device) the client starts on its baseline,
+    /// reports `.stateUnreadable`, writes nothing, and loads the state at the next refresh. Every platform builds its client here,
     /// plugging in its own crypto, TLS stack and storage (on Linux PinionClient's
     /// `init(configuration:storage:onEvent:onPinFailure:)` does).
     ///
@@ -155,20 +162,40 @@ public final class PinningClient: Sendable {
             storage: storage, scope: configuration.scope, limits: configuration.limits, hasher: crypto.hasher)
         throttle = Locked(ReportThrottle(hasher: crypto.hasher))
         self.transport = transport
-        let state: TrustedState
+        let (state, events, pending) = PinningClient.startUp(store.recover(), core: core)
+        current = Locked((state, PinningClient.snapshot(state, configuration)))
+        loadPending.withLock { $0 = pending }
+        for event in events { emit(event) }
+        observe(policy, at: effectiveNow)
+    }
+
+    /// The start-up rules (docs/DESIGN.md §6) applied to what the store recovered: the state
+    /// to run on, its events, and whether the load is still pending (unreadable state).
+    static func startUp(_ recovery: StateRecovery, core: TrustCore) -> (TrustedState, [ClientEvent], Bool) {
         var events: [ClientEvent] = []
-        switch store.load() {
+        let state: TrustedState
+        var pending = false
+        switch recovery.load {
         case .empty:
             state = core.initialState()
         case .loaded(let stored):
-            (state, events) = core.restore(stored)
+            if recovery.migratedFromFormatVersion == nil {
+                for loss in recovery.rewritten {
+                    events.append(.stateCopyLost(file: loss.file, reason: loss.reason?.description ?? "missing"))
+                }
+            }
+            let (restored, restoreEvents) = core.restore(stored)
+            state = restored
+            events += restoreEvents
         case .dropped(let reason, let names):
             state = core.initialState(forcedDomains: names)
             events = [.storeDropped(reason.description)]
+        case .unreadable(let error):
+            state = core.initialState()
+            events = [.stateUnreadable(error)]
+            pending = true
         }
-        current = Locked((state, PinningClient.snapshot(state, configuration)))
-        for event in events { emit(event) }
-        observe(policy, at: effectiveNow)
+        return (state, events, pending)
     }
 
     static func snapshot(_ state: TrustedState, _ configuration: ClientConfiguration) -> PolicySnapshot {
@@ -216,20 +243,60 @@ public final class PinningClient: Sendable {
                 return (RefreshReport(outcome: .networkFailure(failure)), [.networkFailure(failure.description)])
             }
             defer { withExtendedLifetime(directoryLock) {} }
-            if case .loaded(let stored) = store.load(), stored != trustedState.persisted {
-                let (reloaded, _) = core.restore(stored)
-                if (reloaded.floor ?? ManifestOrder(rootVersion: 0, version: 0))
-                    >= (trustedState.floor ?? ManifestOrder(rootVersion: 0, version: 0))
-                {
-                    let snapshot = PinningClient.snapshot(reloaded, configuration)
-                    current.withLock { $0 = (reloaded, snapshot) }
+            var startEvents: [ClientEvent] = []
+            // Whether the stored copies must be rewritten from memory even if the refresh
+            // changes nothing: they were lost or are behind the state in memory.
+            var rewrite = false
+            let recovery = store.recover()
+            let zero = ManifestOrder(rootVersion: 0, version: 0)
+            if loadPending.withLock({ $0 }) {
+                if case .unreadable(let error) = recovery.load {
+                    let failure = ClientError.stateUnreadable(error)
+                    return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
+                }
+                let (state, events, _) = PinningClient.startUp(recovery, core: core)
+                current.withLock { $0 = (state, PinningClient.snapshot(state, configuration)) }
+                loadPending.withLock { $0 = false }
+                startEvents = events
+            } else {
+                switch recovery.load {
+                case .unreadable(let error):
+                    // Another process may have written a higher floor there: refresh nothing,
+                    // overwrite nothing.
+                    let failure = ClientError.stateUnreadable(error)
+                    return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
+                case .loaded(let stored) where stored != trustedState.persisted:
+                    let (reloaded, _) = core.restore(stored)
+                    if (reloaded.floor ?? zero) >= (trustedState.floor ?? zero) {
+                        let snapshot = PinningClient.snapshot(reloaded, configuration)
+                        current.withLock { $0 = (reloaded, snapshot) }
+                    } else {
+                        rewrite = true
+                    }
+                case .loaded: break
+                case .dropped(let reason, _):
+                    // Lost while running: the state in memory is the last surviving record.
+                    if trustedState.persisted.floor != nil || trustedState.persisted.manifest != nil {
+                        startEvents.append(.storeDropped("\(reason); rewritten from the state in memory"))
+                    }
+                    rewrite = true
+                case .empty:
+                    rewrite = trustedState.persisted != core.initialState().persisted
+                }
+                if case .loaded = recovery.load, recovery.migratedFromFormatVersion == nil {
+                    for loss in recovery.rewritten {
+                        startEvents.append(
+                            .stateCopyLost(file: loss.file, reason: loss.reason?.description ?? "missing"))
+                    }
                 }
             }
             let start = trustedState
             let t0 = configuration.clock()
             guard let baseURL = configuration.baseURL else {
                 let error = ClientError.fetchFailed(resource: "manifest.json", reason: "no publisher URL configured")
-                return (RefreshReport(outcome: .networkFailure(error)), [.networkFailure(error.description)])
+                return (
+                    RefreshReport(outcome: .networkFailure(error)), startEvents + [.networkFailure(error.description)]
+                )
             }
             let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
             let deadline =
@@ -263,8 +330,8 @@ public final class PinningClient: Sendable {
                     }
                 })
             var outcome = result.outcome
-            var events = result.events
-            if result.stateChanged {
+            var events = startEvents + result.events
+            if result.stateChanged || rewrite {
                 do {
                     try store.save(result.state.persisted)
                     let snapshot = PinningClient.snapshot(result.state, configuration)

@@ -1,12 +1,13 @@
-// The client state file (docs/DESIGN.md §6 step 6) as strict JSON with a content checksum, so a
-// torn, truncated or bit-flipped file is refused as corrupt instead of being half-trusted.
+// The client state record (docs/DESIGN.md §6 step 6) as strict JSON ending in its SHA-256, so a torn,
+// truncated or bit-flipped copy is refused as corrupt instead of being half-trusted.
 
 import PinionCore
 
 /// Why a stored state was refused at start-up, or why a save failed.
 ///
-/// Every refusal at start-up drops the store (docs/DESIGN.md §6: "a corrupt or foreign store is
-/// dropped and reported"); every save failure leaves the previous files in place.
+/// At start-up a refused copy counts as lost and the other copy is used (docs/DESIGN.md §6); only
+/// when every copy is lost is the state dropped. A save failure leaves the previous state in
+/// place.
 public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Reading or writing the storage failed (disk full, read-only, I/O error, symbolic link).
     case storage(StorageError)
@@ -15,14 +16,15 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// its rule. `FormatError.file` names the file and `path` the member.
     case corrupt(FormatError)
     /// The file was written by a newer format version than this build reads (an app
-    /// downgrade); it is dropped like a corrupt file.
+    /// downgrade); it counts as lost like a corrupt file.
     case unsupportedFormatVersion(file: String, found: Int64, supported: Int64)
-    /// The content does not match its `contentSHA256` member (bit rot, a torn sector, an edit).
+    /// The content does not match its `contentSHA256` member, or (formatVersion 2) the bytes
+    /// are not exactly the canonical encoding of that content (bit rot, a torn sector, an edit).
     case checksumMismatch(file: String)
     /// The state belongs to another scope than the store's (a foreign store).
     case foreignScope(expected: String, found: String)
-    /// The state file is missing although the enforced-domains file records that one was
-    /// committed: the file was lost after a save completed.
+    /// formatVersion 1 only: `state.json` is missing although `enforced-domains.json` records
+    /// that one was committed: the file was lost after a save completed.
     case stateFileMissing
     /// `save` refused the state because it breaks a rule of the state format (for example
     /// more than `StateCodec.maxAcceptedRoots` roots), so it could not be loaded back.
@@ -46,7 +48,9 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Encodes a `ClientState` as the bytes of `state.json` and decodes them strictly.
+/// Encodes a `ClientState` as the bytes of one state copy (`state-a.json`, `state-b.json`) and
+/// decodes them strictly; also decodes the formatVersion 1 files (`state.json`,
+/// `enforced-domains.json`) so an older install migrates with its floor.
 ///
 /// The file is JSON written by `JSONWriter` and read by `StrictJSONParser` (docs/DESIGN.md §5
 /// strictness): every member is required (absent optionals are `null`), unknown members are
@@ -54,9 +58,9 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 /// canonical padded base64 of their exact bytes:
 ///
 ///     {
-///       "type": "pinion.client-state", "formatVersion": 1, "scope": "com.example.app",
+///       "type": "pinion.client-state", "formatVersion": 2, "scope": "com.example.app",
 ///       "acceptedRoots": ["<base64 envelope>", ...], "manifest": "<base64 envelope>" | null,
-///       "floor": {"rootVersion": 3, "version": 7} | null,
+///       "floor": {"rootVersion": 3, "version": 7, "payloadSHA256": "<hex>" | null} | null,
 ///       "lastKnownTime": "2026-11-30T09:00:00Z" | null,
 ///       "revokedPins": ["sha256/<base64>", ...], "revokedSetPinsRole": ["<key id>", ...],
 ///       "manifestDomainNames": ["api.example.com", ...], "manifestETag": "\"...\"" | null,
@@ -64,15 +68,22 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 ///     }
 ///
 /// `contentSHA256` is the SHA-256 (FIPS 180-4) of the document without that member as
-/// `JSONWriter` writes it. It is not a security measure (anyone who can write the file can
+/// `JSONWriter` writes it, and in formatVersion 2 the bytes must be exactly
+/// `JSONWriter`'s encoding of the whole document, so the checksum covers every byte of the
+/// copy. It is not a security measure (anyone who can write the file can
 /// recompute it, and every envelope is re-verified from its signatures at start-up); it
 /// makes bit flips in the unsigned fields (floor, lastKnownTime, domain names, ETag) and in
 /// base64 text detectable, which the JSON grammar alone would not.
+///
+/// formatVersion 1 (before issue 13 part 2) is the same document without `payloadSHA256` in
+/// `floor`; it is read, never written.
 public enum StateCodec {
     /// The `type` member of a state file.
     public static let documentType = "pinion.client-state"
-    /// The `formatVersion` this build reads and writes.
-    public static let formatVersion: Int64 = 1
+    /// The `formatVersion` this build writes.
+    public static let formatVersion: Int64 = 2
+    /// Every `formatVersion` this build reads: 1 (the single `state.json`) and 2.
+    public static let readableFormatVersions: ClosedRange<Int64> = 1...2
     /// Largest state file read or written, in bytes (64 MiB), checked before parsing. Real
     /// states are a few KiB to a few MiB (roots are small; one manifest is at most
     /// `Limits.maxEnvelopeBytes`); a state that would encode larger is refused by `save`.
@@ -89,7 +100,8 @@ public enum StateCodec {
     static let checksumMember = "contentSHA256"
     static let domainsDocumentType = "pinion.enforced-domains"
 
-    /// Encodes `state` with its checksum. Deterministic: the same state gives the same bytes.
+    /// Encodes `state` (formatVersion 2) with its checksum. Deterministic: the same state
+    /// gives the same bytes.
     ///
     /// The state is not validated here; `StateStore.save` refuses a state that `decode` would
     /// refuse.
@@ -110,6 +122,7 @@ public enum StateCodec {
             let order = JSONObject([
                 .init("rootVersion", .number(String(floor.rootVersion))),
                 .init("version", .number(String(floor.version))),
+                .init("payloadSHA256", state.floorPayloadSHA256.map { .string(Hex.encode($0)) } ?? .null),
             ])
             content.append(.init("floor", .object(order)))
         } else {
@@ -128,23 +141,26 @@ public enum StateCodec {
     /// Decodes a state file strictly.
     ///
     /// Checks, in order: size (before parsing), JSON strictness and limits, `type`,
-    /// `formatVersion`, `contentSHA256`, then every member: scope (docs/DESIGN.md §5), at most
+    /// `formatVersion` (1 or 2), `contentSHA256` (and for 2 the canonical bytes), then every
+    /// member: the floor's payload hash (formatVersion 2: a required member, 32 bytes as
+    /// lowercase hex or null when not recorded; formatVersion 1: absent), scope (docs/DESIGN.md §5), at most
     /// `maxAcceptedRoots` roots, envelopes as canonical base64 of 1 ... `maxEnvelopeBytes`
     /// bytes, floor integers 1 ... 2^53-1, an RFC 3339 time, unique canonical pins, unique key
     /// ids, unique host names (`HostName.validate`, at most `maxDomains`), an ETag without
     /// control characters. The scope is not compared with anything here (`StateStore` does).
     ///
     /// - Parameters:
-    ///   - bytes: the content of `state.json`.
+    ///   - bytes: the content of one copy (or of a formatVersion 1 `state.json`).
     ///   - limits: `maxEnvelopeBytes` bounds each envelope and `maxDomains` the domain names.
     ///   - hasher: SHA-256 to check the `contentSHA256` member.
+    ///   - file: the file name given in errors.
     /// - Returns: the state.
     /// - Throws: `StateError.corrupt` (with the file, member path and rule),
     ///   `.unsupportedFormatVersion` or `.checksumMismatch`.
-    public static func decode(_ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher)
-        throws(StateError) -> ClientState
-    {
-        let file = StateStore.stateFileName
+    public static func decode(
+        _ bytes: [UInt8], limits: Limits = .standard, hasher: any SHA256Hasher,
+        file: String = StateStore.copyFileNames[0]
+    ) throws(StateError) -> ClientState {
         let json = JSONLimits(
             maxBytes: maxStateBytes, maxDepth: 4, maxElements: max(maxRevokedPins, limits.maxDomains),
             maxElementsByMember: [
@@ -152,7 +168,8 @@ public enum StateCodec {
                 "revokedSetPinsRole": limits.json.maxElements, "manifestDomainNames": limits.maxDomains,
             ])
         var reader = try open(
-            bytes, type: documentType, maxBytes: maxStateBytes, json: json, file: file, hasher: hasher)
+            bytes, type: documentType, maxBytes: maxStateBytes, json: json, file: file, hasher: hasher,
+            versions: readableFormatVersions)
 
         let scope = try reader.scope("scope")
         var acceptedRoots: [[UInt8]] = []
@@ -163,7 +180,7 @@ public enum StateCodec {
         if let text = try reader.optionalString("manifest") {
             manifest = try reader.envelope(text, path: "manifest", limits: limits)
         }
-        let floor = try reader.floor("floor")
+        let (floor, floorHash) = try reader.floor("floor", withHash: reader.version >= 2)
         var lastKnownTime: Timestamp?
         if let text = try reader.optionalString("lastKnownTime") {
             do { lastKnownTime = try Timestamp(rfc3339: text) } catch { throw reader.fail("lastKnownTime", error) }
@@ -201,13 +218,45 @@ public enum StateCodec {
         return ClientState(
             scope: scope, acceptedRoots: acceptedRoots, manifest: manifest, floor: floor,
             lastKnownTime: lastKnownTime, revokedPins: revokedPins, revokedSetPinsRole: role,
-            manifestDomainNames: names, manifestETag: etag)
+            manifestDomainNames: names, manifestETag: etag, floorPayloadSHA256: floorHash)
     }
 
-    // MARK: - The enforced-domains file
+    /// The domain names a refused copy still names, best effort, for the domains to keep
+    /// enforced when every copy is lost (docs/DESIGN.md §6): a strictly parsed JSON object of
+    /// either state type (the checksum is not required: enforcing a name too many refuses
+    /// connections, it never unpins one), its `manifestDomainNames` (or `names`) members that
+    /// are valid host names, without duplicates, at most `limits.maxDomains`.
+    ///
+    /// - Parameters:
+    ///   - bytes: the refused copy.
+    ///   - limits: `maxDomains` and the JSON limits.
+    /// - Returns: the names found; empty when nothing can be parsed.
+    public static func salvageDomainNames(_ bytes: [UInt8], limits: Limits = .standard) -> [String] {
+        guard bytes.count <= maxStateBytes else { return [] }
+        let json = JSONLimits(
+            maxBytes: maxStateBytes, maxDepth: 4, maxElements: max(maxRevokedPins, limits.maxDomains),
+            maxElementsByMember: ["acceptedRoots": maxAcceptedRoots, "revokedPins": maxRevokedPins])
+        guard case .object(let object)? = try? StrictJSONParser.parse(bytes, limits: json) else { return [] }
+        let member: String
+        switch object["type"] {
+        case .string(documentType)?: member = "manifestDomainNames"
+        case .string(domainsDocumentType)?: member = "names"
+        default: return []
+        }
+        guard case .array(let elements)? = object[member] else { return [] }
+        var names: [String] = []
+        var seen = Set<String>()
+        for case .string(let name) in elements where names.count < limits.maxDomains {
+            guard (try? HostName.validate(name)) != nil, seen.insert(name).inserted else { continue }
+            names.append(name)
+        }
+        return names
+    }
 
-    /// The small second file that keeps the domain names enforced when `state.json` is lost
-    /// or refused (docs/DESIGN.md §6 start-up rules).
+    // MARK: - The formatVersion 1 enforced-domains file
+
+    /// The small second file of formatVersion 1 that kept the domain names enforced when
+    /// `state.json` was lost or refused. Read only, to migrate an older install.
     struct EnforcedDomains: Sendable, Equatable {
         /// The scope of the store that wrote it.
         var scope: String
@@ -223,17 +272,6 @@ public enum StateCodec {
         limits.maxDomains * (HostName.maxLength + 16) + 4096
     }
 
-    static func encodeEnforcedDomains(_ domains: EnforcedDomains, hasher: any SHA256Hasher) -> [UInt8] {
-        seal(
-            JSONObject([
-                .init("type", .string(domainsDocumentType)),
-                .init("formatVersion", .number(String(formatVersion))),
-                .init("scope", .string(domains.scope)),
-                .init("stateCommitted", .bool(domains.stateCommitted)),
-                .init("names", .array(domains.names.map { .string($0) })),
-            ]), hasher: hasher)
-    }
-
     static func decodeEnforcedDomains(_ bytes: [UInt8], limits: Limits, hasher: any SHA256Hasher) throws(StateError)
         -> EnforcedDomains
     {
@@ -243,7 +281,7 @@ public enum StateCodec {
             maxElementsByMember: ["names": limits.maxDomains])
         var reader = try open(
             bytes, type: domainsDocumentType, maxBytes: maxBytes, json: json, file: StateStore.enforcedDomainsFileName,
-            hasher: hasher)
+            hasher: hasher, versions: 1...1)
         let scope = try reader.scope("scope")
         let committed = try reader.bool("stateCommitted")
         let names = try reader.hostNames("names", max: limits.maxDomains)
@@ -264,10 +302,11 @@ public enum StateCodec {
         return JSONWriter.write(.object(sealed))
     }
 
-    /// Size, strict parse, `type`, `formatVersion` and checksum; returns a reader for the rest.
+    /// Size, strict parse, `type`, `formatVersion` and checksum (from formatVersion 2 also the
+    /// exact canonical bytes); returns a reader for the rest.
     private static func open(
         _ bytes: [UInt8], type expected: String, maxBytes: Int, json: JSONLimits, file: String,
-        hasher: any SHA256Hasher
+        hasher: any SHA256Hasher, versions: ClosedRange<Int64>
     ) throws(StateError) -> Reader {
         guard bytes.count <= maxBytes else {
             throw .corrupt(FormatError(file: file, path: "", rule: .tooLarge(bytes: bytes.count, limit: maxBytes)))
@@ -281,12 +320,16 @@ public enum StateCodec {
         let type = try reader.string("type")
         guard type == expected else { throw reader.fail("type", .wrongDocumentType(expected: expected, found: type)) }
         let version = try reader.integer("formatVersion")
-        guard version == formatVersion else {
-            throw .unsupportedFormatVersion(file: file, found: version, supported: formatVersion)
+        guard versions.contains(version) else {
+            throw .unsupportedFormatVersion(file: file, found: version, supported: versions.upperBound)
         }
+        reader.version = version
         let recorded = try reader.string(checksumMember)
         let content = JSONObject(object.members.filter { $0.name != checksumMember })
         guard recorded == checksum(of: content, hasher: hasher) else { throw .checksumMismatch(file: file) }
+        // From formatVersion 2 every byte counts: white space or escapes changed outside the
+        // members' values would otherwise pass the checksum.
+        if version >= 2, JSONWriter.write(.object(object)) != bytes { throw .checksumMismatch(file: file) }
         return reader
     }
 
@@ -294,6 +337,8 @@ public enum StateCodec {
     private struct Reader {
         let object: JSONObject
         let file: String
+        /// The document's `formatVersion`, once read.
+        var version: Int64 = 0
         private var read = Set<String>()
 
         init(object: JSONObject, file: String) {
@@ -380,16 +425,25 @@ public enum StateCodec {
             return names
         }
 
-        mutating func floor(_ name: String) throws(StateError) -> ManifestOrder? {
+        /// The floor and, when `withHash`, its `payloadSHA256` (64 lowercase hex or null).
+        mutating func floor(_ name: String, withHash: Bool) throws(StateError) -> (ManifestOrder?, [UInt8]?) {
             switch try value(name) {
-            case .null: return nil
+            case .null: return (nil, nil)
             case .object(let order):
                 var inner = Reader(object: order, file: file)
                 let rootVersion = try Reader.integer(
                     try inner.value("rootVersion"), path: "\(name).rootVersion", file: file)
                 let version = try Reader.integer(try inner.value("version"), path: "\(name).version", file: file)
+                var hash: [UInt8]?
+                if withHash, let text = try inner.optionalString("payloadSHA256") {
+                    let path = "\(name).payloadSHA256"
+                    guard text.utf8.count == 64, let bytes = Hex.decodeLowercase(text) else {
+                        throw fail(path, .wrongType(expected: "64 lowercase hex characters"))
+                    }
+                    hash = bytes
+                }
                 try inner.finish(path: name)
-                return ManifestOrder(rootVersion: rootVersion, version: version)
+                return (ManifestOrder(rootVersion: rootVersion, version: version), hash)
             default: throw fail(name, .wrongType(expected: "an object or null"))
             }
         }

@@ -1,5 +1,5 @@
-// Persisting the client state crash-safely (docs/DESIGN.md §6 step 6) and the start-up rule for a
-// corrupt or foreign store: dropped and reported, its domain names kept enforced.
+// Persisting the client state crash-safely as two full copies (docs/DESIGN.md §6 step 6) and the
+// start-up rules: the valid copy with the higher floor wins, a lost copy is rewritten.
 
 import PinionCore
 
@@ -116,35 +116,77 @@ public final class StorageLock: Sendable {
 
 /// What `StateStore.load()` found.
 public enum StateLoad: Sendable, Equatable {
-    /// No state has been committed yet (first start, or a crash during the very first save).
+    /// No state has been committed yet (first start, a crash during the very first save, or
+    /// every file deleted: the floor restarts from the embedded root, docs/CLIENT.md).
     case empty
-    /// A well-formed state of the store's scope. Its envelopes are still unverified bytes: the
-    /// trust core re-verifies signatures, scope and root before using them (docs/DESIGN.md §6).
+    /// A well-formed state of the store's scope: the valid copy with the higher floor. Its
+    /// envelopes are still unverified bytes: the trust core re-verifies signatures, scope and
+    /// root before using them (docs/DESIGN.md §6).
     case loaded(ClientState)
-    /// The store was refused and must be treated as lost (docs/DESIGN.md §6: "a corrupt or foreign
-    /// store is dropped and reported"). `keptDomainNames` are the domain names of the last
-    /// manifest that could still be read from either file; the client starts from
+    /// Every copy is lost (corrupt, of another scope or of a newer format; at least one is
+    /// present), so the state must be treated as lost. `reason` is the first copy's.
+    /// `keptDomainNames` are the domain names still readable in any copy
+    /// (`StateCodec.salvageDomainNames`); the client starts from
     /// `ClientState(scope:, manifestDomainNames: keptDomainNames)` so those domains stay
     /// enforced with no pins (refused) until a fresh manifest arrives. The files are left as
-    /// they are (for inspection); the next `save` replaces both.
+    /// they are (for inspection); the next `save` replaces them.
     case dropped(reason: StateError, keptDomainNames: [String])
+    /// A file exists but could not be read for another reason than absence or content
+    /// (permission, I/O error, a device still locked before first unlock). Nothing may be
+    /// concluded and nothing is written: the caller skips its refresh and reports it.
+    case unreadable(StorageError)
+}
+
+/// One copy that `StateStore.recover()` found lost and rewrote from the surviving record.
+public struct StateCopyLoss: Sendable, Equatable {
+    /// The copy's file name (`state-a.json` or `state-b.json`).
+    public var file: String
+    /// Why it counted as lost; nil when it was missing.
+    public var reason: StateError?
+
+    /// - Parameters:
+    ///   - file: the copy's file name.
+    ///   - reason: why it was lost; nil for a missing copy.
+    public init(file: String, reason: StateError?) {
+        self.file = file
+        self.reason = reason
+    }
+}
+
+/// What `StateStore.recover()` found and repaired.
+public struct StateRecovery: Sendable, Equatable {
+    /// The state to start from.
+    public var load: StateLoad
+    /// Copies that were missing, refused, or valid with a lower floor, and were rewritten
+    /// from the loaded state (only with `.loaded`).
+    public var rewritten: [StateCopyLoss]
+    /// The formatVersion of the files the state was migrated from (1: `state.json`), if any.
+    public var migratedFromFormatVersion: Int64?
+    /// Why a rewrite or the removal of formatVersion 1 files failed, if one did. The loaded
+    /// state is still usable; the next save writes both copies again.
+    public var repairFailure: StorageError?
 }
 
 /// Loads and saves the `ClientState` of one scope through a `StateStorage`.
 ///
-/// Two files: `state.json` (`StateCodec`) and the small `enforced-domains.json`, which holds
-/// the domain names of the state again so they survive the loss or corruption of
-/// `state.json`. A save writes `enforced-domains.json` first, then `state.json` (the commit
-/// point), each atomically; a crash at any instant leaves the old state or the new one. On a
-/// drop the names of every file that can still be read are kept (their union), including
-/// those of a foreign state: enforcing too many domains until the next refresh is safer than
-/// unpinning one.
+/// The state record is written as two full copies, `state-a.json` then `state-b.json`, each
+/// atomically (`StateStorage.writeAtomically`) and each ending in its own SHA-256
+/// (`StateCodec`). A crash at any instant leaves, in each copy, the old state or the new one.
+/// `load` takes the valid copy with the higher floor; only a missing copy, or one whose
+/// checksum or parse fails (or of another scope, or of a newer format), counts as lost; any
+/// other read error is `.unreadable` and nothing is concluded (docs/DESIGN.md §6).
 ///
-/// One writer per storage: the client serialises its saves.
+/// Older installs: when neither copy exists, the formatVersion 1 files (`state.json` and
+/// `enforced-domains.json`) are read with their own rules, and `recover` migrates them.
+///
+/// One writer per storage at a time: processes sharing a directory serialise their
+/// load-refresh-save under `StateStorage.lockExclusively()`.
 public struct StateStore: Sendable {
-    /// The main state file.
+    /// The two copies, in the order they are written.
+    public static let copyFileNames = ["state-a.json", "state-b.json"]
+    /// The formatVersion 1 state file, read to migrate an older install.
     public static let stateFileName = "state.json"
-    /// The second file with the domain names to keep enforced.
+    /// The formatVersion 1 file with the domain names to keep enforced.
     public static let enforcedDomainsFileName = "enforced-domains.json"
 
     /// Where the files live.
@@ -153,14 +195,14 @@ public struct StateStore: Sendable {
     public let scope: String
     /// Limits for envelopes and domain counts (docs/DESIGN.md §5).
     public let limits: Limits
-    /// SHA-256 for the checksum that ends each stored file.
+    /// SHA-256 for the checksum that ends each stored copy.
     public let hasher: any SHA256Hasher
 
     /// - Parameters:
     ///   - storage: the file operations, usually a `DirectoryStorage`.
     ///   - scope: the app's scope (docs/DESIGN.md §5).
     ///   - limits: bounds for envelope sizes and domain counts.
-    ///   - hasher: SHA-256 (FIPS 180-4) for the files' checksums, usually the platform's
+    ///   - hasher: SHA-256 (FIPS 180-4) for the copies' checksums, usually the platform's
     ///     `CryptoProvider.hasher`.
     public init(storage: any StateStorage, scope: String, limits: Limits = .standard, hasher: any SHA256Hasher) {
         self.storage = storage
@@ -169,56 +211,108 @@ public struct StateStore: Sendable {
         self.hasher = hasher
     }
 
-    /// Reads the stored state, applying the start-up rules of docs/DESIGN.md §6.
-    ///
-    /// - `state.json` well-formed and of this scope: `.loaded`, whatever the second file holds.
-    /// - `state.json` unreadable, corrupt, of a newer format or of another scope: `.dropped`,
-    ///   keeping the names of both files where readable.
-    /// - `state.json` absent: `.empty`, unless `enforced-domains.json` records a committed
-    ///   state (then `.dropped(.stateFileMissing)` with its names) or is itself corrupt
-    ///   (`.dropped` with no names).
-    ///
-    /// - Returns: what was found; never throws, every problem is a `.dropped` reason.
-    public func load() -> StateLoad {
-        let bytes: [UInt8]?
-        do {
-            bytes = try storage.read(Self.stateFileName, maxBytes: StateCodec.maxStateBytes)
-        } catch {
-            return .dropped(reason: .storage(error), keptDomainNames: keptNames(from: nil))
-        }
-        guard let bytes else { return loadWithoutStateFile() }
-        let state: ClientState
-        do {
-            state = try StateCodec.decode(bytes, limits: limits, hasher: hasher)
-        } catch {
-            return .dropped(reason: error, keptDomainNames: keptNames(from: nil))
-        }
-        guard state.scope == scope else {
-            return .dropped(
-                reason: .foreignScope(expected: scope, found: state.scope), keptDomainNames: keptNames(from: state))
-        }
-        return .loaded(state)
+    /// What one copy holds.
+    public enum CopyRead: Sendable, Equatable {
+        /// The file is absent.
+        case missing
+        /// A well-formed state of the store's scope.
+        case valid(ClientState)
+        /// Present but refused: the reason, and the domain names it still names.
+        case lost(StateError, names: [String])
+        /// Present but not readable (permission, I/O error, locked device).
+        case unreadable(StorageError)
     }
 
-    /// Saves `state` so that a crash at any instant leaves the old state or the new one.
+    /// Reads and checks one copy; never throws.
     ///
-    /// Steps: refuse a state of another scope or one `load` would refuse; note whether
-    /// `state.json` exists (anything unreadable there counts as existing, and is replaced);
-    /// write `enforced-domains.json` (skipped when unchanged); write
-    /// `state.json` (the commit point); after the very first save, record in
-    /// `enforced-domains.json` that a state is committed (best effort: the save has already
-    /// succeeded). If writing `state.json` fails, the previous `enforced-domains.json` is put
-    /// back, so the previous files are left as they were.
+    /// - Parameter file: one of `copyFileNames`.
+    /// - Returns: what the copy holds.
+    public func readCopy(_ file: String) -> CopyRead {
+        let bytes: [UInt8]?
+        do {
+            bytes = try storage.read(file, maxBytes: StateCodec.maxStateBytes)
+        } catch {
+            return .unreadable(error)
+        }
+        guard let bytes else { return .missing }
+        let state: ClientState
+        do {
+            state = try StateCodec.decode(bytes, limits: limits, hasher: hasher, file: file)
+        } catch {
+            return .lost(error, names: StateCodec.salvageDomainNames(bytes, limits: limits))
+        }
+        guard state.scope == scope else {
+            return .lost(.foreignScope(expected: scope, found: state.scope), names: state.manifestDomainNames)
+        }
+        return .valid(state)
+    }
+
+    /// Reads the stored state without writing anything, applying the start-up rules of
+    /// docs/DESIGN.md §6:
+    ///
+    /// - a copy unreadable for another reason than absence or content: `.unreadable`;
+    /// - one or two valid copies: `.loaded` with the higher floor (A on a tie);
+    /// - no valid copy and at least one present: `.dropped`, keeping the names of both;
+    /// - neither copy present: the formatVersion 1 files decide (`.empty` when there are none).
+    ///
+    /// - Returns: what was found; never throws.
+    public func load() -> StateLoad { loadCopies().load }
+
+    /// `load()`, then repairs: every copy that is missing, lost or behind the loaded state is
+    /// rewritten from it (A before B), and formatVersion 1 files are removed once both copies
+    /// hold the migrated state. Only with `.loaded`; `.dropped` and `.unreadable` write
+    /// nothing. A failed repair is reported in `repairFailure` and leaves the loaded state
+    /// usable.
+    ///
+    /// Safe without the storage's lock: it writes only the loaded state, which has the
+    /// highest floor of the copies read, so a concurrent save is never undone below its
+    /// own floor in both copies. Callers that can should hold the lock.
+    ///
+    /// - Returns: the loaded state and what was repaired.
+    public func recover() -> StateRecovery {
+        let found = loadCopies()
+        var recovery = StateRecovery(
+            load: found.load, rewritten: [], migratedFromFormatVersion: found.migrated ? 1 : nil, repairFailure: nil)
+        guard case .loaded(let state) = found.load else { return recovery }
+        let bytes = StateCodec.encode(state, hasher: hasher)
+        do {
+            for (file, read) in zip(Self.copyFileNames, found.copies) {
+                let loss: StateCopyLoss
+                switch read {
+                case .valid(let copy) where copy == state && !found.migrated: continue
+                case .missing, .valid, .unreadable: loss = StateCopyLoss(file: file, reason: nil)
+                case .lost(let reason, _): loss = StateCopyLoss(file: file, reason: reason)
+                }
+                try storage.writeAtomically(file, bytes)
+                recovery.rewritten.append(loss)
+            }
+            if found.migrated {
+                try storage.remove(Self.stateFileName)
+                try storage.remove(Self.enforcedDomainsFileName)
+            }
+        } catch {
+            recovery.repairFailure = error
+        }
+        return recovery
+    }
+
+    /// Saves `state` as copy A, then copy B, each atomically: a crash at any instant leaves
+    /// each copy old or new, so `load` finds the old state or the new one.
+    ///
+    /// Steps: refuse a state of another scope or one `load` would refuse (nothing written);
+    /// read copy A as it is; write A; write B. If writing B fails, A is put back as it was
+    /// (or removed if it was absent), so a failed save leaves the previous files; if putting
+    /// it back fails too, A keeps the new state, which `load` then prefers (its floor is not
+    /// lower).
     ///
     /// - Parameter state: the state to persist; its scope must be the store's.
     /// - Throws: `StateError.foreignScope` or `.invalidState` (nothing written), or
-    ///   `.storage` (disk full, read-only, I/O error; the previous state is still in place and
-    ///   the caller keeps its in-memory state unchanged).
+    ///   `.storage` (disk full, read-only, I/O error; the caller keeps its in-memory state).
     public func save(_ state: ClientState) throws(StateError) {
         guard state.scope == scope else { throw .foreignScope(expected: scope, found: state.scope) }
-        let stateBytes = StateCodec.encode(state, hasher: hasher)
+        let bytes = StateCodec.encode(state, hasher: hasher)
         do {
-            _ = try StateCodec.decode(stateBytes, limits: limits, hasher: hasher)
+            _ = try StateCodec.decode(bytes, limits: limits, hasher: hasher)
         } catch {
             if case .corrupt(let reason) = error {
                 var reason = reason
@@ -227,50 +321,32 @@ public struct StateStore: Sendable {
             }
             throw error
         }
-        // Something unreadable where state.json goes (a symbolic link, a FIFO, an I/O error)
-        // still counts as an existing state; the rename below replaces a link or a FIFO.
-        let stateExists: Bool
+        let previousA: [UInt8]??
         do {
-            // maxBytes 0: only whether the file exists matters, not its content.
-            stateExists = try storage.read(Self.stateFileName, maxBytes: 0) != nil
+            previousA = .some(try storage.read(Self.copyFileNames[0], maxBytes: StateCodec.maxStateBytes))
         } catch {
-            stateExists = true
+            previousA = .none
         }
-        let previousDomains: PreviousFile
+        do { try storage.writeAtomically(Self.copyFileNames[0], bytes) } catch { throw .storage(error) }
         do {
-            let bytes = try storage.read(Self.enforcedDomainsFileName, maxBytes: StateCodec.maxDomainsFileBytes(limits))
-            previousDomains = bytes.map { .content($0) } ?? .absent
+            try storage.writeAtomically(Self.copyFileNames[1], bytes)
         } catch {
-            previousDomains = .unreadable
-        }
-        var domains = StateCodec.EnforcedDomains(
-            scope: scope, names: state.manifestDomainNames, stateCommitted: stateExists)
-        let domainsBytes = StateCodec.encodeEnforcedDomains(domains, hasher: hasher)
-        let domainsChanged = previousDomains != .content(domainsBytes)
-        if domainsChanged {
-            do { try storage.writeAtomically(Self.enforcedDomainsFileName, domainsBytes) } catch {
-                throw .storage(error)
+            switch previousA {
+            case .some(.some(let old)) where old.count <= StateCodec.maxStateBytes:
+                try? storage.writeAtomically(Self.copyFileNames[0], old)
+            case .some(.none): try? storage.remove(Self.copyFileNames[0])
+            default: break  // unreadable or oversize before: it was unusable anyway
             }
-        }
-        do {
-            try storage.writeAtomically(Self.stateFileName, stateBytes)
-        } catch {
-            if domainsChanged { restoreDomainsFile(previousDomains) }
             throw .storage(error)
-        }
-        if !stateExists {
-            domains.stateCommitted = true
-            try? storage.writeAtomically(
-                Self.enforcedDomainsFileName, StateCodec.encodeEnforcedDomains(domains, hasher: hasher))
         }
     }
 
-    /// Removes the stored state: `enforced-domains.json` first, so a crash in between leaves
-    /// the old state loadable rather than a missing one.
+    /// Removes the stored state: copy B, copy A, then any formatVersion 1 files.
     ///
     /// - Throws: `StateError.storage` when a file cannot be removed.
     public func clear() throws(StateError) {
         do {
+            for file in Self.copyFileNames.reversed() { try storage.remove(file) }
             try storage.remove(Self.enforcedDomainsFileName)
             try storage.remove(Self.stateFileName)
         } catch {
@@ -280,64 +356,37 @@ public struct StateStore: Sendable {
 
     // MARK: - Private
 
-    /// `state.json` is absent: nothing committed yet, the crash window of the first save, or
-    /// a lost file.
-    private func loadWithoutStateFile() -> StateLoad {
-        switch readEnforcedDomains() {
-        case .success(nil): return .empty
-        case .success(let domains?):
-            // stateCommitted false: the first save died between its two files; nothing was
-            // committed, so the old state (none) stands.
-            guard domains.stateCommitted else { return .empty }
-            return .dropped(reason: .stateFileMissing, keptDomainNames: domains.names)
-        case .failure(let error): return .dropped(reason: error, keptDomainNames: [])
-        }
+    private struct Found {
+        var load: StateLoad
+        var copies: [CopyRead]
+        var migrated: Bool
     }
 
-    /// The union of the names in `state` (a readable but refused state) and in the
-    /// enforced-domains file, if it can be read; the scope of either is not checked (a
-    /// foreign store's names are kept too).
-    private func keptNames(from state: ClientState?) -> [String] {
-        var names = state?.manifestDomainNames ?? []
-        if case .success(let domains?) = readEnforcedDomains() {
-            var seen = Set(names)
-            for name in domains.names where seen.insert(name).inserted { names.append(name) }
+    private func loadCopies() -> Found {
+        let copies = Self.copyFileNames.map(readCopy)
+        for case .unreadable(let error) in copies {
+            return Found(load: .unreadable(error), copies: copies, migrated: false)
         }
-        return names
-    }
-
-    private func readEnforcedDomains() -> Result<StateCodec.EnforcedDomains?, StateError> {
-        do {
-            guard
-                let bytes = try storage.read(
-                    Self.enforcedDomainsFileName, maxBytes: StateCodec.maxDomainsFileBytes(limits))
-            else { return .success(nil) }
-            do {
-                return .success(try StateCodec.decodeEnforcedDomains(bytes, limits: limits, hasher: hasher))
-            } catch {
-                return .failure(error)
-            }
-        } catch {
-            return .failure(.storage(error))
+        var best: ClientState?
+        for case .valid(let state) in copies {
+            let order = state.floor ?? ManifestOrder(rootVersion: 0, version: 0)
+            if let current = best, order <= current.floor ?? ManifestOrder(rootVersion: 0, version: 0) { continue }
+            best = state
         }
-    }
-
-    /// What `enforced-domains.json` held when a save began.
-    private enum PreviousFile: Equatable {
-        case absent
-        case content([UInt8])
-        case unreadable
-    }
-
-    /// Best effort after a failed save: put the previous enforced-domains file back, or
-    /// remove the new one when there was none. An unreadable or oversize previous file (read
-    /// only in part) cannot be put back; it was unusable anyway.
-    private func restoreDomainsFile(_ previous: PreviousFile) {
-        switch previous {
-        case .absent: try? storage.remove(Self.enforcedDomainsFileName)
-        case .content(let bytes) where bytes.count <= StateCodec.maxDomainsFileBytes(limits):
-            try? storage.writeAtomically(Self.enforcedDomainsFileName, bytes)
-        case .content, .unreadable: break
+        if let best { return Found(load: .loaded(best), copies: copies, migrated: false) }
+        var reason: StateError?
+        var names: [String] = []
+        var seen = Set<String>()
+        for case .lost(let error, let copyNames) in copies {
+            if reason == nil { reason = error }
+            for name in copyNames where seen.insert(name).inserted { names.append(name) }
         }
+        if let reason {
+            return Found(load: .dropped(reason: reason, keptDomainNames: names), copies: copies, migrated: false)
+        }
+        // Neither copy exists: an install from before the two copies, or none at all.
+        let legacy = loadFormatVersion1()
+        if case .loaded = legacy { return Found(load: legacy, copies: copies, migrated: true) }
+        return Found(load: legacy, copies: copies, migrated: false)
     }
 }

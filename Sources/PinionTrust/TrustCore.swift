@@ -163,6 +163,7 @@ public struct TrustCore: Sendable {
             // trusted chain (set again below); a floor from a dropped fork would refuse every
             // manifest of the legitimate chain as a rollback, forever.
             persisted.floor = nil
+            persisted.floorPayloadSHA256 = nil
             events.append(.storeDropped("the rollback floor \(floor) came from roots this build does not trust"))
         }
         var state = TrustedState(
@@ -171,7 +172,17 @@ public struct TrustCore: Sendable {
             state.forcedDomains = stored.manifestDomainNames
             return (state, events)
         }
-        switch verifyStoredManifest(manifestBytes, chain: chain) {
+        var check = verifyStoredManifest(manifestBytes, chain: chain)
+        let payloadHash = (try? Envelope.parse(manifestBytes, limits: limits)).map { crypto.hasher.sha256($0.payload) }
+        if case .success(let payload) = check,
+            state.persisted.floor == ManifestOrder(rootVersion: payload.rootVersion, version: payload.version),
+            let recorded = state.persisted.floorPayloadSHA256, recorded != payloadHash
+        {
+            // Another payload than the one accepted at this floor: the file was edited or
+            // mixed up; the floor and its hash stand, the manifest does not.
+            check = .failure("its payload is not the one recorded at the floor \(payload.version)")
+        }
+        switch check {
         case .success(let payload):
             state.manifest = payload
             state.manifestValid = payload.rootVersion == chain.newest.version
@@ -181,7 +192,13 @@ public struct TrustCore: Sendable {
                         "it was signed under root \(payload.rootVersion); the newest root is \(chain.newest.version)"))
             }
             let order = ManifestOrder(rootVersion: payload.rootVersion, version: payload.version)
-            if state.persisted.floor.map({ $0 < order }) ?? true { state.persisted.floor = order }
+            if state.persisted.floor.map({ $0 < order }) ?? true {
+                state.persisted.floor = order
+                state.persisted.floorPayloadSHA256 = payloadHash
+            } else if state.persisted.floor == order, state.persisted.floorPayloadSHA256 == nil {
+                // A state of formatVersion 1 recorded no hash: the verified manifest supplies it.
+                state.persisted.floorPayloadSHA256 = payloadHash
+            }
         case .failure(let reason):
             state.persisted.manifest = nil
             state.persisted.manifestETag = nil
@@ -288,8 +305,15 @@ public struct TrustCore: Sendable {
                 }
                 throw .equivocation(order: order)
             }
-            // At the floor with no stored copy (a dropped store): nothing to compare with,
-            // so a manifest that verifies re-establishes the state.
+            // At the floor with no stored envelope (it no longer verified at start-up): the
+            // payload hash recorded with the floor decides. The same payload is accepted and
+            // stored; another one is equivocation. Only a state migrated from formatVersion 1
+            // without its manifest has no hash; a manifest that verifies re-establishes it.
+            if order == floor, let recorded = state.persisted.floorPayloadSHA256,
+                recorded != crypto.hasher.sha256(verified.envelope.payload)
+            {
+                throw .equivocation(order: order)
+            }
         }
         do {
             try state.chain.checkNewestCurrent(at: now)
@@ -306,6 +330,7 @@ public struct TrustCore: Sendable {
         next.persisted.manifest = bytes
         next.persisted.manifestETag = TrustCore.storableETag(etag)
         next.persisted.floor = order
+        next.persisted.floorPayloadSHA256 = crypto.hasher.sha256(verified.envelope.payload)
         next.persisted.lastKnownTime = max(state.persisted.lastKnownTime ?? t0, t0)
         let pinsRole = TrustCore.roleKey(state.chain.newest.payload.pinsRole)
         var revoked = next.persisted.revokedSetPinsRole == pinsRole ? next.persisted.revokedPins : []

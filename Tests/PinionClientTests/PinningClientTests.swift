@@ -214,18 +214,21 @@ final class Recorded: @unchecked Sendable {
         #expect(posted.first?.request.contains("\"hostname\": \"api.example.test\"") == true)
     }
 
-    @Test func corruptStateAtStartUpKeepsItsDomainsRefused() throws {
+    @Test func bothStateCopiesCorruptAtStartUpKeepTheirDomainsRefused() throws {
         let now = self.now
         let publisher = try publisher(try manifest(pinning: [.leaf], issuedAt: now))
         let client = try client(publisherPort: publisher.port, recorded: Recorded(), now: now)
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
         publisher.stop()
-        // Damage the state file: the restarted client drops it, reports it, and refuses
-        // api.example.test (its pins are unknown) instead of leaving it unpinned.
-        let statePath = stateDirectory + "/" + StateStore.stateFileName
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: statePath)))
-        bytes[bytes.count / 2] ^= 0x55
-        try Data(bytes).write(to: URL(fileURLWithPath: statePath))
+        // Damage both state copies: the restarted client drops the state, reports it, and
+        // refuses api.example.test (its pins are unknown) instead of leaving it unpinned.
+        for file in StateStore.copyFileNames {
+            let statePath = stateDirectory + "/" + file
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: statePath)))
+            // One bit in the envelope's base64 text: the JSON still parses, the checksum fails.
+            bytes[bytes.count / 2] ^= 0x01
+            try Data(bytes).write(to: URL(fileURLWithPath: statePath))
+        }
         let recorded = Recorded()
         let restarted = try self.client(publisherPort: nil, recorded: recorded, now: now)
         #expect(recorded.events.contains { if case .storeDropped = $0 { return true } else { return false } })

@@ -1,6 +1,6 @@
-// The client state store (docs/DESIGN.md §6 step 6 and the start-up rules): round trips, a crash
-// or a failure at every step of a save, corrupt and foreign stores dropped with their domain
-// names kept, and the directory storage's modes and refusals.
+// The client state store (docs/DESIGN.md §6 step 6 and the start-up rules): the codec's refusals,
+// round trips, a crash or a failure at every step of a save of the two copies, and the
+// directory storage's modes and refusals. Losing copies: StateCopiesTests.swift.
 
 import Foundation
 import PinionClient
@@ -38,28 +38,6 @@ private func fullState(
         manifestDomainNames: names, manifestETag: "\"" + String(repeating: "0f", count: 32) + "\"")
 }
 
-/// The JSON object of a state file, to edit in tests.
-private func object(_ bytes: [UInt8]) throws -> JSONObject {
-    guard case .object(let object) = try StrictJSONParser.parse(bytes, limits: Limits.standard.json) else {
-        throw StateTestFailure("not an object")
-    }
-    return object
-}
-
-/// Writes `object` with a correct `contentSHA256` (the documented checksum: SHA-256 of the
-/// document without that member as JSONWriter writes it), so schema rules are reached.
-private func resealed(_ object: JSONObject) -> [UInt8] {
-    var content = JSONObject(object.members.filter { $0.name != "contentSHA256" })
-    let digest = Hex.encode(SodiumSHA256().sha256(JSONWriter.write(.object(content))))
-    content.set("contentSHA256", .string(digest))
-    return JSONWriter.write(.object(content))
-}
-
-private struct StateTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 private func decodeError(_ bytes: [UInt8], limits: Limits = .standard) -> StateError? {
     do {
         _ = try StateCodec.decode(bytes, limits: limits, hasher: SodiumSHA256())
@@ -75,98 +53,6 @@ private func saveError(_ store: StateStore, _ state: ClientState) -> StateError?
         return nil
     } catch {
         return error
-    }
-}
-
-/// An in-memory `StateStorage` that can fail or "crash" at a chosen step.
-///
-/// Steps: each `read` is one; `writeAtomically` is two (write the temporary file, then
-/// rename it over the target); `remove` is one. `.fail(errno)` makes that step throw and the
-/// storage goes on working (a failed rename removes its temporary file, as DirectoryStorage
-/// does). `.crash` makes that step and every later one throw without touching the files, as
-/// when the process dies at that instant; a crash at the rename leaves the temporary file.
-private final class MemoryStateStorage: StateStorage {
-    enum Fault: Sendable {
-        case fail(Int32)
-        case crash
-    }
-
-    private struct Inner: Sendable {
-        var files: [String: [UInt8]] = [:]
-        var steps = 0
-        var faultAt: Int?
-        var fault = Fault.crash
-        var dead = false
-    }
-
-    private let inner: Mutex<Inner>
-
-    init(files: [String: [UInt8]] = [:]) {
-        inner = Mutex(Inner(files: files))
-    }
-
-    var files: [String: [UInt8]] { inner.withLock { $0.files } }
-    var steps: Int { inner.withLock { $0.steps } }
-
-    func arm(at step: Int, _ fault: Fault) {
-        inner.withLock {
-            $0.faultAt = step
-            $0.fault = fault
-        }
-    }
-
-    /// The process starts again: no fault, the files as the crash left them.
-    func restart() {
-        inner.withLock {
-            $0.faultAt = nil
-            $0.dead = false
-        }
-    }
-
-    func set(_ name: String, _ bytes: [UInt8]?) { inner.withLock { $0.files[name] = bytes } }
-    func get(_ name: String) -> [UInt8]? { inner.withLock { $0.files[name] } }
-
-    /// Counts a step; returns the errno to fail it with, marks death on a crash.
-    private func step(_ inner: inout Inner, _ operation: StorageError.Operation, _ name: String) throws(StorageError) {
-        if inner.dead { throw StorageError(operation, name, code: EIO, detail: "process is dead") }
-        defer { inner.steps += 1 }
-        guard inner.steps == inner.faultAt else { return }
-        switch inner.fault {
-        case .fail(let code): throw StorageError.posix(operation, name, code: code)
-        case .crash:
-            inner.dead = true
-            throw StorageError(operation, name, code: EIO, detail: "crash")
-        }
-    }
-
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) -> [UInt8]? in
-            try step(&inner, .read, name)
-            return inner.files[name].map { Array($0.prefix(maxBytes + 1)) }
-        }
-    }
-
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) in
-            let temporary = ".\(name).tmp"
-            try step(&inner, .write, name)
-            inner.files[temporary] = bytes
-            do throws(StorageError) {
-                try step(&inner, .rename, name)
-            } catch {
-                if !inner.dead { inner.files[temporary] = nil }
-                throw error
-            }
-            inner.files[name] = bytes
-            inner.files[temporary] = nil
-        }
-    }
-
-    func remove(_ name: String) throws(StorageError) {
-        try inner.withLock { (inner: inout Inner) throws(StorageError) in
-            try step(&inner, .remove, name)
-            inner.files[name] = nil
-        }
     }
 }
 
@@ -192,130 +78,6 @@ private func mode(_ path: String) -> mode_t? {
     return info.st_mode & 0o7777
 }
 
-/// One way to damage `state.json`, and the reason the store must give (nil: any reason).
-struct StateFileDamage: Sendable, CustomTestStringConvertible {
-    let name: String
-    let reason: StateError?
-    let apply: @Sendable ([UInt8]) throws -> [UInt8]
-
-    var testDescription: String { name }
-
-    init(_ name: String, reason: StateError? = nil, _ apply: @escaping @Sendable ([UInt8]) throws -> [UInt8]) {
-        self.name = name
-        self.reason = reason
-        self.apply = apply
-    }
-}
-
-private func corrupt(_ path: String, _ rule: FormatRule) -> StateError {
-    .corrupt(FormatError(file: StateStore.stateFileName, path: path, rule: rule))
-}
-
-private func replacing(_ old: String, _ new: String) -> @Sendable ([UInt8]) throws -> [UInt8] {
-    { bytes in
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard text.contains(old) else { throw StateTestFailure("fixture text not found: \(old)") }
-        return Array(text.replacingOccurrences(of: old, with: new).utf8)
-    }
-}
-
-private func editing(_ edit: @escaping @Sendable (inout JSONObject) -> Void) -> @Sendable ([UInt8]) throws -> [UInt8] {
-    { bytes in
-        var value = try object(bytes)
-        edit(&value)
-        return resealed(value)
-    }
-}
-
-let stateFileDamages: [StateFileDamage] = [
-    StateFileDamage("empty file") { _ in [] },
-    StateFileDamage("binary garbage") { _ in [0xFF, 0xFE, 0x00, 0x13, 0x37, 0xC0, 0x80] },
-    StateFileDamage("NUL bytes (a zero-filled block)") { bytes in [UInt8](repeating: 0, count: bytes.count) },
-    StateFileDamage("text garbage") { _ in Array("this is not a state file\n".utf8) },
-    StateFileDamage("a JSON array", reason: corrupt("", .wrongType(expected: "an object"))) { _ in Array("[]".utf8) },
-    StateFileDamage(
-        "valid JSON of another type (a manifest payload)",
-        reason: corrupt("type", .wrongDocumentType(expected: "pinion.client-state", found: "pinion.pins"))
-    ) { _ in
-        Array(#"{"type":"pinion.pins","specVersion":1,"scope":"com.example.app","domains":[]}"#.utf8)
-    },
-    StateFileDamage(
-        "the enforced-domains file in place of the state",
-        reason: corrupt("type", .wrongDocumentType(expected: "pinion.client-state", found: "pinion.enforced-domains"))
-    ) { _ in
-        Array(
-            resealed(
-                JSONObject([
-                    .init("type", .string("pinion.enforced-domains")), .init("formatVersion", .number("1")),
-                    .init("scope", .string(scope)), .init("stateCommitted", .bool(true)), .init("names", .array([])),
-                ])))
-    },
-    StateFileDamage("an unknown member", reason: corrupt("", .unknownMember("extra"))) {
-        try editing { $0.set("extra", .bool(true)) }($0)
-    },
-    StateFileDamage("an x- member (only Pinion writes this file)", reason: corrupt("", .unknownMember("x-note"))) {
-        try editing { $0.set("x-note", .string("hello")) }($0)
-    },
-    StateFileDamage("an unknown member in floor", reason: corrupt("floor", .unknownMember("epoch"))) {
-        try editing {
-            $0.set(
-                "floor",
-                .object(
-                    JSONObject([
-                        .init("rootVersion", .number("3")), .init("version", .number("7")),
-                        .init("epoch", .number("1")),
-                    ])))
-        }($0)
-    },
-    StateFileDamage("a missing member", reason: corrupt("", .missingMember("manifestETag"))) {
-        try editing { value in value = JSONObject(value.members.filter { $0.name != "manifestETag" }) }($0)
-    },
-    StateFileDamage(
-        "a newer formatVersion",
-        reason: .unsupportedFormatVersion(file: StateStore.stateFileName, found: 2, supported: 1)
-    ) { try editing { $0.set("formatVersion", .number("2")) }($0) },
-    StateFileDamage(
-        "the floor edited down without the checksum (rollback by editing the file)",
-        reason: .checksumMismatch(file: StateStore.stateFileName), replacing("\"version\": 7", "\"version\": 6")),
-    StateFileDamage(
-        "a domain name removed without the checksum",
-        reason: .checksumMismatch(file: StateStore.stateFileName),
-        replacing("\"api.example.com\",\n", "")),
-    StateFileDamage("the checksum member removed", reason: corrupt("", .missingMember("contentSHA256"))) {
-        let value = try object($0)
-        return JSONWriter.write(.object(JSONObject(value.members.filter { $0.name != "contentSHA256" })))
-    },
-    StateFileDamage(
-        "an invalid domain name", reason: corrupt("manifestDomainNames[0]", .invalidHostName("trailing dot"))
-    ) {
-        try editing { $0.set("manifestDomainNames", .array([.string("api.example.com.")])) }($0)
-    },
-    StateFileDamage("an envelope that is not canonical base64", reason: corrupt("manifest", .invalidBase64)) {
-        try editing { $0.set("manifest", .string("e30")) }($0)
-    },
-    StateFileDamage(
-        "a floor of zero", reason: corrupt("floor.version", .integerOutOfRange(min: 1, max: Limits.maxInteger))
-    ) {
-        try editing {
-            $0.set(
-                "floor",
-                .object(JSONObject([.init("rootVersion", .number("3")), .init("version", .number("0"))])))
-        }($0)
-    },
-    StateFileDamage(
-        "an ETag with CR LF (header injection on the next request)",
-        reason: corrupt("manifestETag", .wrongType(expected: "an entity tag without control characters"))
-    ) { try editing { $0.set("manifestETag", .string("\"x\"\r\nX-Evil: 1")) }($0) },
-    StateFileDamage("a duplicate member", reason: corrupt("", .duplicateKey("scope"))) {
-        try replacing("\"scope\": \"com.example.app\",", "\"scope\": \"com.example.app\", \"scope\": \"x\",")($0)
-    },
-    StateFileDamage("bytes after the document", reason: nil) { $0 + Array("{}".utf8) },
-    StateFileDamage(
-        "over the size limit (refused before parsing)",
-        reason: corrupt("", .tooLarge(bytes: StateCodec.maxStateBytes + 1, limit: StateCodec.maxStateBytes))
-    ) { _ in [UInt8](repeating: UInt8(ascii: " "), count: StateCodec.maxStateBytes + 1) },
-]
-
 // MARK: - Tests
 
 @Suite("State store")
@@ -338,12 +100,12 @@ struct StateStoreTests {
         let state = try fullState()
         let bytes = StateCodec.encode(state, hasher: SodiumSHA256())
         #expect(bytes == StateCodec.encode(state, hasher: SodiumSHA256()))
-        let members = try object(bytes).members.map(\.name)
+        let members = try stateObject(bytes).members.map(\.name)
         #expect(members.first == "type")
         #expect(members.dropFirst().first == "formatVersion")
         #expect(members.last == "contentSHA256")
-        #expect(try object(bytes)["type"] == .string("pinion.client-state"))
-        #expect(try object(bytes)["formatVersion"] == .number("1"))
+        #expect(try stateObject(bytes)["type"] == .string("pinion.client-state"))
+        #expect(try stateObject(bytes)["formatVersion"] == .number("2"))
     }
 
     @Test func envelopesAreStoredAsTheirExactBytes() throws {
@@ -382,7 +144,7 @@ struct StateStoreTests {
         let limits = Limits(maxEnvelopeBytes: 1000)
         #expect(
             decodeError(StateCodec.encode(state, hasher: SodiumSHA256()), limits: limits)
-                == corrupt("acceptedRoots[2]", .tooLarge(bytes: 1001, limit: 1000)))
+                == corruptCopy("acceptedRoots[2]", .tooLarge(bytes: 1001, limit: 1000)))
     }
 
     // MARK: Store round trips
@@ -399,6 +161,14 @@ struct StateStoreTests {
         #expect(store.load() == .loaded(old))
         try store.save(new)
         #expect(store.load() == .loaded(new))
+    }
+
+    @Test func saveWritesTwoIdenticalCopiesAndNothingElse() throws {
+        let storage = MemoryStateStorage()
+        let state = try fullState()
+        try StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).save(state)
+        let encoded = StateCodec.encode(state, hasher: SodiumSHA256())
+        #expect(storage.files == [StateStore.copyFileNames[0]: encoded, StateStore.copyFileNames[1]: encoded])
     }
 
     @Test func clearRemovesBothFiles() throws {
@@ -441,6 +211,13 @@ struct StateStoreTests {
             let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
             #expect(load == .loaded(old) || load == .loaded(new), "crash at step \(step): \(load)")
             outcomes.insert(load == .loaded(old) ? "old" : "new")
+            // Each copy on its own holds the old state or the new one, and B is never ahead of A.
+            let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
+            let copies = StateStore.copyFileNames.map(store.readCopy)
+            for (file, copy) in zip(StateStore.copyFileNames, copies) {
+                #expect(copy == .valid(old) || copy == .valid(new), "crash at step \(step): \(file) \(copy)")
+            }
+            #expect(copies[1] != .valid(new) || copies[0] == .valid(new), "crash at step \(step): B before A")
             if storage.files.keys.contains(where: { $0.hasPrefix(".") }) { crashesLeavingATemporaryFile += 1 }
         }
         #expect(outcomes == ["old", "new"])
@@ -453,8 +230,8 @@ struct StateStoreTests {
         var outcomes = Set<String>()
         try atEveryStep(of: [:], saving: new, fault: .crash) { step, storage, _ in
             let load = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-            // In particular never `.dropped`: the domains file written before a crash is not
-            // mistaken for a lost state.
+            // In particular never `.dropped`: a copy A written before a crash is not mistaken
+            // for a lost state, whatever B holds.
             #expect(load == .empty || load == .loaded(new), "crash at step \(step): \(load)")
             outcomes.insert(load == .empty ? "empty" : "new")
         }
@@ -492,141 +269,10 @@ struct StateStoreTests {
                 #expect(storage.files.isEmpty, "step \(step)")
                 #expect(load == .empty)
             } else {
-                // Only the best-effort note after the commit may fail without failing the save.
+                // Only the read of the previous copy A may fail without failing the save.
                 #expect(load == .loaded(new), "step \(step)")
             }
         }
-    }
-
-    // MARK: Corrupt and foreign stores
-
-    @Test(arguments: stateFileDamages)
-    func damagedStateFileIsDroppedWithItsDomainNamesKept(damage: StateFileDamage) throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.stateFileName, try damage.apply(storage.get(StateStore.stateFileName) ?? []))
-        guard case .dropped(let reason, let kept) = store.load() else {
-            Issue.record("\(damage.name): not dropped")
-            return
-        }
-        #expect(kept == state.manifestDomainNames)
-        if let expected = damage.reason { #expect(reason == expected) }
-    }
-
-    @Test func truncationAtEvery97thByteIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        let bytes = storage.get(StateStore.stateFileName) ?? []
-        // Up to, not including, the final newline: without it the document is still whole.
-        for length in stride(from: 0, to: bytes.count - 1, by: 97) {
-            storage.set(StateStore.stateFileName, Array(bytes.prefix(length)))
-            guard case .dropped(.corrupt, let kept) = store.load() else {
-                Issue.record("truncated to \(length) bytes: not dropped as corrupt")
-                continue
-            }
-            #expect(kept == state.manifestDomainNames)
-        }
-        storage.set(StateStore.stateFileName, Array(bytes.dropLast()))
-        #expect(store.load() == .loaded(state))
-    }
-
-    @Test func bitFlippedStateFilesAreDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        let bytes = storage.get(StateStore.stateFileName) ?? []
-        for offset in stride(from: 0, to: bytes.count, by: 11) {
-            var flipped = bytes
-            flipped[offset] ^= UInt8(1 << (offset % 8))
-            storage.set(StateStore.stateFileName, flipped)
-            guard case .dropped(_, let kept) = store.load() else {
-                Issue.record("bit flip at byte \(offset) not detected")
-                continue
-            }
-            #expect(kept == state.manifestDomainNames)
-        }
-    }
-
-    @Test func bothFilesCorruptIsDroppedWithNoNames() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        try store.save(try fullState())
-        storage.set(StateStore.stateFileName, Array("garbage".utf8))
-        storage.set(StateStore.enforcedDomainsFileName, Array("{\"type\": \"pinion.enforced-dom".utf8))
-        guard case .dropped(.corrupt, let kept) = store.load() else {
-            Issue.record("not dropped as corrupt")
-            return
-        }
-        #expect(kept.isEmpty)
-    }
-
-    @Test func corruptDomainsFileAloneStillLoadsAndTheNextSaveRepairsIt() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.enforcedDomainsFileName, [0xFF])
-        #expect(store.load() == .loaded(state))
-        try store.save(state)
-        storage.set(StateStore.stateFileName, [])
-        guard case .dropped(_, let kept) = store.load() else {
-            Issue.record("not dropped")
-            return
-        }
-        #expect(kept == state.manifestDomainNames)
-    }
-
-    @Test func lostStateFileAfterACommittedSaveIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.set(StateStore.stateFileName, nil)
-        #expect(store.load() == .dropped(reason: .stateFileMissing, keptDomainNames: state.manifestDomainNames))
-    }
-
-    @Test func unreadableStateFileIsDroppedWithTheDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let store = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256())
-        let state = try fullState()
-        try store.save(state)
-        storage.arm(at: storage.steps, .fail(EIO))
-        guard case .dropped(.storage(let error), let kept) = store.load() else {
-            Issue.record("not dropped for a read error")
-            return
-        }
-        #expect(error.code == EIO)
-        #expect(kept == state.manifestDomainNames)
-    }
-
-    @Test func stateOfAnotherScopeIsDroppedAndItsDomainNamesKept() throws {
-        let storage = MemoryStateStorage()
-        let foreign = try fullState(scope: "com.other.app", names: ["other.example.net"])
-        try StateStore(storage: storage, scope: "com.other.app", hasher: SodiumSHA256()).save(foreign)
-        #expect(
-            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-                == .dropped(
-                    reason: .foreignScope(expected: scope, found: "com.other.app"),
-                    keptDomainNames: ["other.example.net"]))
-    }
-
-    @Test func foreignStateOverOurDomainsFileKeepsTheNamesOfBoth() throws {
-        let storage = MemoryStateStorage()
-        try StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).save(
-            try fullState(names: ["api.example.com"]))
-        let foreign = StateCodec.encode(
-            try fullState(scope: "com.other.app", names: ["other.example.net"]), hasher: SodiumSHA256())
-        storage.set(StateStore.stateFileName, foreign)
-        #expect(
-            StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load()
-                == .dropped(
-                    reason: .foreignScope(expected: scope, found: "com.other.app"),
-                    keptDomainNames: ["other.example.net", "api.example.com"]))
     }
 
     // MARK: Save refusals
@@ -694,8 +340,7 @@ struct StateStoreTests {
         #expect(mode(path) == 0o700)
         #expect(mode(temporary.path + "/missing") == 0o700)
         try store.save(try fullState())
-        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
-        #expect(mode(path + "/" + StateStore.enforcedDomainsFileName) == 0o600)
+        for file in StateStore.copyFileNames { #expect(mode(path + "/" + file) == 0o600) }
     }
 
     @Test func roundTripOnDiskLeavesNoTemporaryFiles() throws {
@@ -712,8 +357,7 @@ struct StateStoreTests {
             storage: try DirectoryStorage(path: temporary.path + "/state"), scope: scope, hasher: SodiumSHA256())
         #expect(reopened.load() == .loaded(new))
         #expect(
-            try temporary.entries(temporary.path + "/state")
-                == [StateStore.enforcedDomainsFileName, StateStore.stateFileName].sorted())
+            try temporary.entries(temporary.path + "/state") == StateStore.copyFileNames.sorted())
     }
 
     @Test func refusesASymlinkedStateDirectory() throws {
@@ -739,7 +383,7 @@ struct StateStoreTests {
         try store.save(try fullState())
         #expect(rename(path, temporary.path + "/elsewhere") == 0)
         #expect(symlink(temporary.path + "/elsewhere", path) == 0)
-        guard case .dropped(.storage(let error), _) = store.load() else {
+        guard case .unreadable(let error) = store.load() else {
             Issue.record("followed a symbolic link to the state directory")
             return
         }
@@ -821,13 +465,11 @@ struct StateStoreTests {
         let temporary = try StateTestDirectory()
         let path = temporary.path + "/state"
         let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
-        try FileManager.default.createDirectory(
-            atPath: path + "/" + StateStore.stateFileName, withIntermediateDirectories: false)
-        #expect(
-            saveError(store, try fullState())
-                == .storage(StorageError.posix(.rename, StateStore.stateFileName, code: EISDIR)))
-        // The enforced-domains file written first was removed again: there was none before.
-        #expect(try temporary.entries(path) == [StateStore.stateFileName])
+        let copyB = StateStore.copyFileNames[1]
+        try FileManager.default.createDirectory(atPath: path + "/" + copyB, withIntermediateDirectories: false)
+        #expect(saveError(store, try fullState()) == .storage(StorageError.posix(.rename, copyB, code: EISDIR)))
+        // Copy A, written first, was removed again: there was none before.
+        #expect(try temporary.entries(path) == [copyB])
     }
 
     @Test func refusesASymlinkedStateFileAndTheNextSaveReplacesTheLink() throws {
@@ -838,9 +480,10 @@ struct StateStoreTests {
         try elsewhere.save(planted)
         let path = temporary.path + "/state"
         let store = StateStore(storage: try DirectoryStorage(path: path), scope: scope, hasher: SodiumSHA256())
-        let target = temporary.path + "/elsewhere/" + StateStore.stateFileName
-        #expect(symlink(target, path + "/" + StateStore.stateFileName) == 0)
-        guard case .dropped(.storage(let error), _) = store.load() else {
+        let copyA = StateStore.copyFileNames[0]
+        let target = temporary.path + "/elsewhere/" + copyA
+        #expect(symlink(target, path + "/" + copyA) == 0)
+        guard case .unreadable(let error) = store.load() else {
             Issue.record("followed a symbolic link to the state file")
             return
         }
@@ -848,15 +491,21 @@ struct StateStoreTests {
         let state = try fullState()
         try store.save(state)
         #expect(store.load() == .loaded(state))
-        #expect(mode(path + "/" + StateStore.stateFileName) == 0o600)
+        #expect(mode(path + "/" + copyA) == 0o600)
         #expect(elsewhere.load() == .loaded(planted))
     }
 
     @Test func refusesAFIFOWithoutHanging() throws {
         let temporary = try StateTestDirectory()
         let storage = try DirectoryStorage(path: temporary.path + "/state")
-        #expect(mkfifo(temporary.path + "/state/" + StateStore.stateFileName, 0o600) == 0)
-        #expect(throws: StorageError.self) { try storage.read(StateStore.stateFileName, maxBytes: 100) }
+        let copyA = StateStore.copyFileNames[0]
+        #expect(mkfifo(temporary.path + "/state/" + copyA, 0o600) == 0)
+        #expect(throws: StorageError.self) { try storage.read(copyA, maxBytes: 100) }
+        // A FIFO is not absence: the store concludes nothing.
+        guard case .unreadable = StateStore(storage: storage, scope: scope, hasher: SodiumSHA256()).load() else {
+            Issue.record("a FIFO in place of a copy was not reported as unreadable")
+            return
+        }
     }
 
     @Test func refusesAWorldWritableDirectory() throws {

@@ -196,17 +196,41 @@ import Testing
         #expect(device.refresh() == .updated(1, 3))
         #expect(device.connect(to: team.api) == .refused(.noMatchingPin))
 
-        // Someone who can write the state directory corrupts state.json. At start-up the
-        // store is dropped and api.example.test is refused until a fresh manifest...
-        let statePath = device.stateDirectory + "/" + StateStore.stateFileName
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: statePath)))
-        bytes[bytes.count / 2] ^= 0x20
-        try Data(bytes).write(to: URL(fileURLWithPath: statePath))
-        // ...but the floor and the revoked set went with it: a replayed, unexpired version 1
-        // is accepted and the revoked key is trusted again.
+        // The disk (or someone who can write the state directory) damages ONE copy of the
+        // state. At start-up the other copy is used and the damaged one rewritten: the floor
+        // and the revoked set stay, so a replayed, unexpired version 1 is a rollback.
         try team.desk.copy("tree", to: "edge")
         try team.desk.writeBytes("edge/v1/\(appScope)/manifest.json", try team.desk.readBytes("manifest-1.json"))
         let edge = try Server(tree: team.desk.path("edge"), leaf: .publisher, pki: team.pki)
+        func flipABit(_ file: String, of device: Device) throws {
+            let path = device.stateDirectory + "/" + file
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            // One bit in the envelope's base64 text: the JSON still parses, the checksum fails.
+            bytes[bytes.count / 2] ^= 0x01
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        try flipABit(StateStore.copyFileNames[0], of: device)
+        _ = device.takeEvents()
+        try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
+        #expect(
+            device.takeEvents().contains {
+                if case .stateCopyLost(StateStore.copyFileNames[0], _) = $0 { return true }
+                return false
+            })
+        #expect(device.client.trustedState.floor == ManifestOrder(rootVersion: 1, version: 3))
+        #expect(
+            device.refresh()
+                == .rejected(
+                    .rollback(
+                        offered: ManifestOrder(rootVersion: 1, version: 1),
+                        floor: ManifestOrder(rootVersion: 1, version: 3))))
+        #expect(device.connect(to: team.api) == .refused(.noMatchingPin))
+
+        // Both copies damaged: the store is dropped and api.example.test is refused until a
+        // fresh manifest... but the floor and the revoked set went with it: the replayed
+        // version 1 is accepted and the revoked key is trusted again (docs/THREAT_MODEL.md:
+        // write access to the state directory is out of scope).
+        for file in StateStore.copyFileNames { try flipABit(file, of: device) }
         try device.install(embeddedRoot: try team.desk.readBytes("root-1.json"), publisher: edge)
         #expect(
             device.takeEvents().contains {
@@ -218,10 +242,11 @@ import Testing
         #expect(device.client.trustedState.revoked.isEmpty)
         #expect(device.connect(to: team.api) == .trusted(try team.typedPin(.primary)))
 
-        // Deleting the state files is even quieter: no drop event, the baseline applies at once.
+        // Deleting both copies is even quieter: no drop event, the baseline applies at once
+        // (a fresh install has no floor).
         let other = try team.device(at: revocation.adding(seconds: 60))
         #expect(other.refresh() == .updated(1, 3))
-        for name in [StateStore.stateFileName, StateStore.enforcedDomainsFileName] {
+        for name in StateStore.copyFileNames {
             try FileManager.default.removeItem(atPath: other.stateDirectory + "/" + name)
         }
         _ = other.takeEvents()

@@ -1,7 +1,8 @@
 // Crash consistency: `pinion client refresh` and `pinion publish` killed with
 // SIGKILL at moments drawn from a seeded generator (the seed is printed; set
-// PINION_CRASH_SEED to replay). After each kill the client state loads as the old or the
-// new state, never a corrupt one, and the published tree passes the auditor.
+// PINION_CRASH_SEED to replay). After each kill each of the client's two state copies holds the
+// old or the new state, never a corrupt one (copy B never ahead of copy A), and the published
+// tree passes the auditor.
 
 import Foundation
 import PinionClient
@@ -153,6 +154,20 @@ func crashSeed() -> UInt64 {
             try world.publishInProcess(try world.signNext())
             let delay = Double.random(in: 0...duration, using: &generator)
             if try runAndKill(refresh, after: delay) { killedDuringRun += 1 }
+            // Each copy on its own is a whole state of a published version (a copy left behind
+            // by a kill between A and B is rewritten at the next start, which may be killed
+            // too, so it may be older than the last floor), and B is never ahead of A.
+            let copies = StateStore.copyFileNames.map(store.readCopy)
+            var copyVersions: [Int64] = []
+            for (file, copy) in zip(StateStore.copyFileNames, copies) {
+                guard case .valid(let state) = copy, let version = state.floor?.version else {
+                    Issue.record("kill \(kill): \(file) is \(copy)")
+                    continue
+                }
+                #expect(version <= world.signedVersions, "kill \(kill): \(file) floor \(version)")
+                copyVersions.append(version)
+            }
+            if copyVersions.count == 2 { #expect(copyVersions[0] >= copyVersions[1], "kill \(kill): B ahead of A") }
             switch store.load() {
             case .loaded(let state):
                 let version = try #require(state.floor).version
@@ -170,6 +185,8 @@ func crashSeed() -> UInt64 {
                 Issue.record("kill \(kill): the state vanished")
             case .dropped(let reason, _):
                 Issue.record("kill \(kill): the state was corrupted: \(reason)")
+            case .unreadable(let error):
+                Issue.record("kill \(kill): the state could not be read: \(error)")
             }
         }
         // The moments must actually hit running processes, not only finished ones.

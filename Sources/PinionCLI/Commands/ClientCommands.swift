@@ -116,6 +116,8 @@ final class EventLog: @unchecked Sendable {
         case .futureDated(let issuedAt, let start): return "future-dated manifest: issuedAt \(issuedAt), start \(start)"
         case .equivocation(let order): return "EQUIVOCATION at \(order): report this to the security team"
         case .storeDropped(let reason): return "stored state dropped: \(reason)"
+        case .stateCopyLost(let file, let reason): return "state copy \(file) lost (\(reason)); rewritten"
+        case .stateUnreadable(let error): return "stored state unreadable: \(error); nothing dropped"
         case .manifestNotCurrent(let reason): return "manifest not current: \(reason)"
         case .trustRemoved(let generation): return "trust removed: drop reused connections (generation \(generation))"
         }
