@@ -19,6 +19,10 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRotations(limit: Int)
     /// A fetch failed (status other than 200/304/404 where allowed, or a network error).
     case fetchFailed(resource: String, reason: String)
+    /// The update channel refused a fetch: a redirect to http or to another host, publisher
+    /// pins not met, a 304 to a request that sent no If-None-Match. Not a network failure:
+    /// retrying does not help until the publisher is fixed.
+    case fetchRefused(resource: String, reason: String)
     /// The stored state exists but could not be read (permission, I/O error, a device still
     /// locked): the refresh was skipped and nothing was dropped or overwritten
     /// (docs/DESIGN.md §6). Delivered as a `.networkFailure` outcome (exit 3 in the CLI).
@@ -33,6 +37,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidEmbeddedRoot(let reason): return "the embedded root is invalid: \(reason)"
         case .tooManyRotations(let limit): return "more than \(limit) root rotations in one refresh"
         case .fetchFailed(let resource, let reason): return "\(resource): \(reason)"
+        case .fetchRefused(let resource, let reason): return "\(resource): \(reason)"
         case .stateUnreadable(let error):
             return "the stored state cannot be read (\(error)); refresh skipped, nothing dropped"
         }

@@ -44,6 +44,10 @@ public struct ClientConfiguration: Sendable {
     /// An address (and port) to dial for the publisher instead of `baseURL`'s host, which
     /// is still the name validated (like curl's --connect-to); nil: dial the URL's host.
     public var publisherConnectTo: (host: String, port: UInt16)?
+    /// Other hosts the update channel may follow a redirect to (lowercase names), besides
+    /// `baseURL`'s host; empty (the default): a redirect to any other host is refused, so a
+    /// compromised or misconfigured publisher cannot move clients to a host it picks.
+    public var publisherRedirectHosts: [String] = []
 
     public init(
         scope: String, baseURL: URL?, embeddedRoot: [UInt8], baseline: Baseline = .empty, stateDirectory: String,
@@ -311,8 +315,11 @@ public final class PinningClient: Sendable {
                         deadline: deadline)
                     {
                     case .success(let response) where response.status == 200: return .found(response.body)
-                    case .success(let response) where response.status == 404: return .notFound
+                    // 410 Gone is absent too, as the auditor reads it.
+                    case .success(let response) where response.status == 404 || response.status == 410:
+                        return .notFound
                     case .success(let response): return .failed("HTTP \(response.status)")
+                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
                     case .failure(let failure): return .failed(failure.reason)
                     }
                 },
@@ -323,9 +330,14 @@ public final class PinningClient: Sendable {
                         maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
                         return .found(response.body, etag: response.value(forHeader: "etag"))
                     case .success(let response) where response.status == 304:
+                        // "Not modified" since what? Without a validator it could hide anything.
+                        guard etag != nil else {
+                            return .refused("refused a 304 Not Modified to a request that sent no If-None-Match")
+                        }
                         maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
                         return .notModified
                     case .success(let response): return .failed("HTTP \(response.status)")
+                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
                     case .failure(let failure): return .failed(failure.reason)
                     }
                 })
@@ -349,13 +361,27 @@ public final class PinningClient: Sendable {
                     events.append(.networkFailure(failure.description))
                 }
             }
-            return (RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 }), events)
+            return (RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 }, document: result.document, diagnosis: result.diagnosis),
+                events)
         }
     }
 
     /// Why a fetch on the update channel produced no usable response.
     private struct FetchFailure: Error {
         let reason: String
+        /// The channel refused what the server did (not a network failure).
+        var refused = false
+    }
+
+    /// The hosts the update channel may connect to: the publisher's and the configured ones.
+    private var updateChannelHosts: Set<String> {
+        Set(([configuration.baseURL?.host ?? ""] + configuration.publisherRedirectHosts).map(Self.normalisedHost))
+    }
+
+    private static func normalisedHost(_ host: String) -> String {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name
     }
 
     private func fetch(_ url: URL, headers: [(String, String)] = [], deadline: UInt64) -> Result<
@@ -367,12 +393,19 @@ public final class PinningClient: Sendable {
             let error = HTTPSError.timedOut(host: url.host ?? "", port: UInt16(url.port ?? 443), phase: .deadline)
             return .failure(FetchFailure(reason: error.description))
         }
+        let allowedHosts = updateChannelHosts
+        let offHost = Locked<String?>(nil)
         let response: HTTPSResponse
         do {
             response = try transport.get(
                 url, headers: headers, connectTo: configuration.publisherConnectTo,
                 totalDeadline: max(Double(deadline - now) / 1e9, 0.001)
             ) { chain in
+                // A redirect may not leave the publisher's host (or the configured ones).
+                guard allowedHosts.contains(Self.normalisedHost(chain.host)) else {
+                    offHost.withLock { $0 = chain.host }
+                    return .refuse(reason: "redirect to \(chain.host) refused")
+                }
                 // The update channel: X.509 validation already passed; only the app's
                 // publisher pins apply, never manifest pins.
                 guard !pins.isEmpty else { return .proceed }
@@ -380,6 +413,15 @@ public final class PinningClient: Sendable {
                     ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
             }
         } catch {
+            if case .redirectToNonHTTPS(let location) = error {
+                return .failure(FetchFailure(reason: "refused redirect to http (\(location))", refused: true))
+            }
+            if let host = offHost.withLock({ $0 }) {
+                return .failure(
+                    FetchFailure(
+                        reason: "refused redirect to \(host): the update channel stays on the publisher's host",
+                        refused: true))
+            }
             return .failure(FetchFailure(reason: error.description))
         }
         // The SDK sends no Accept-Encoding: a compressed body is a transport fault, not a

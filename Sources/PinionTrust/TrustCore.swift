@@ -29,10 +29,13 @@ public struct TrustedState: Sendable, Equatable {
 public enum RootFetch: Sendable, Equatable {
     /// 200 with the body.
     case found([UInt8])
-    /// 404: the end of the chain.
+    /// 404 or 410: the end of the chain.
     case notFound
     /// Any other status, or a network error.
     case failed(String)
+    /// The update channel refused what the server did (a redirect to http or to another
+    /// host, publisher pins not met): a refusal, not a network failure.
+    case refused(String)
 }
 
 /// What a conditional manifest fetch returned.
@@ -44,6 +47,9 @@ public enum ManifestFetch: Sendable, Equatable {
     /// Any other status (404 included: a published scope always has a manifest), or a
     /// network error.
     case failed(String)
+    /// The update channel refused what the server did (a redirect to http or to another
+    /// host, a 304 to a request without If-None-Match): a refusal, not a network failure.
+    case refused(String)
 }
 
 /// The outcome of one refresh.
@@ -61,6 +67,12 @@ public struct RefreshResult: Sendable, Equatable {
     public var events: [ClientEvent]
     /// Whether `state.persisted` differs from the state the refresh started from.
     public var stateChanged: Bool
+    /// The published file a rejection concerns (`root/4.json`, `manifest.json`); nil otherwise.
+    public var document: String? = nil
+    /// For a manifest refused for its signatures, the cause a signer can act on (another
+    /// scope, a root version the client does not have yet, keys the newest root no longer
+    /// lists: `ManifestDiagnosis`); nil otherwise. The verdict is the same.
+    public var diagnosis: String? = nil
 }
 
 /// The trust rules of the client, parameterised by the app's embedded root.
@@ -378,9 +390,10 @@ public struct TrustCore: Sendable {
             events.append(.clockSteppedBack(wallClock: t0, lastKnownTime: last))
         }
         var current = state
-        func finish(_ outcome: RefreshOutcome) -> RefreshResult {
+        func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshResult {
             RefreshResult(
-                state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted)
+                state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted,
+                document: document, diagnosis: diagnosis)
         }
 
         var rotations = 0
@@ -393,11 +406,15 @@ public struct TrustCore: Sendable {
                 let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
                 events.append(.networkFailure(error.description))
                 return finish(.networkFailure(error))
+            case .refused(let reason):
+                let error = ClientError.fetchRefused(resource: "root/\(version).json", reason: reason)
+                events.append(.rejected(error))
+                return finish(.rejected(error), document: "root/\(version).json")
             case .found(let bytes):
                 guard rotations < RootChain.maxRotationsPerWalk else {
                     let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
                     events.append(.rejected(error))
-                    return finish(.rejected(error))
+                    return finish(.rejected(error), document: "root/\(version).json")
                 }
                 do {
                     current = try acceptRoot(bytes, into: current)
@@ -409,7 +426,7 @@ public struct TrustCore: Sendable {
                     }
                 } catch {
                     events.append(.rejected(error))
-                    return finish(.rejected(error))
+                    return finish(.rejected(error), document: "root/\(version).json")
                 }
             }
         }
@@ -438,6 +455,10 @@ public struct TrustCore: Sendable {
             let error = ClientError.fetchFailed(resource: "manifest.json", reason: reason)
             events.append(.networkFailure(error.description))
             return finish(.networkFailure(error))
+        case .refused(let reason):
+            let error = ClientError.fetchRefused(resource: "manifest.json", reason: reason)
+            events.append(.rejected(error))
+            return finish(.rejected(error), document: "manifest.json")
         case .found(let bytes, let etag):
             do {
                 switch try acceptManifest(bytes, etag: etag, into: current, startTime: t0) {
@@ -455,7 +476,11 @@ public struct TrustCore: Sendable {
             } catch {
                 if case .equivocation(let order) = error { events.append(.equivocation(order)) }
                 events.append(.rejected(error))
-                return finish(.rejected(error))
+                var diagnosis: String?
+                if case .trust(let trustError) = error, let envelope = try? Envelope.parse(bytes, limits: limits) {
+                    diagnosis = ManifestDiagnosis.explain(trustError, envelope: envelope, chain: current.chain, crypto: crypto)
+                }
+                return finish(.rejected(error), document: "manifest.json", diagnosis: diagnosis)
             }
         }
     }

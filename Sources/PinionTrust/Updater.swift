@@ -7,10 +7,21 @@ public struct RefreshReport: Sendable, Equatable {
     public var outcome: RefreshOutcome
     /// Cache-Control max-age of the manifest response, in seconds, if any.
     public var maxAge: Double?
+    /// The published file a rejection concerns (`root/4.json`, `manifest.json`), if any.
+    public var document: String?
+    /// For a manifest refused for its signatures, the cause a signer can act on, if known.
+    public var diagnosis: String?
 
-    public init(outcome: RefreshOutcome, maxAge: Double? = nil) {
+    /// - Parameters:
+    ///   - outcome: what the refresh did.
+    ///   - maxAge: Cache-Control max-age of the manifest response, in seconds.
+    ///   - document: the published file a rejection concerns.
+    ///   - diagnosis: the cause of a signature refusal, in words a signer can act on.
+    public init(outcome: RefreshOutcome, maxAge: Double? = nil, document: String? = nil, diagnosis: String? = nil) {
         self.outcome = outcome
         self.maxAge = maxAge
+        self.document = document
+        self.diagnosis = diagnosis
     }
 
     /// Whether the attempt counts as a failure for back-off (rejections and network failures).

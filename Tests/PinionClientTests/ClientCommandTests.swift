@@ -90,4 +90,27 @@ import Testing
             ], now: now)
         #expect(bad.status == 1)
     }
+
+    @Test func refreshRefusesARedirectToHTTPAndNamesTheFile() throws {
+        let pki = try HTTPSTestPKI.shared()
+        let setup = try Setup()
+        let directory = try makeTemporaryDirectory(prefix: "pinion-client-redirect")
+        let rootPath = directory + "/root.json"
+        try Data(setup.rootEnvelope.serialized()).write(to: URL(fileURLWithPath: rootPath))
+        let now = Timestamp(Date())
+        let publisher = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: [
+                "/v1/com.example.app/manifest.json": .init(
+                    status: 302, headers: [("Location", "http://127.0.0.1/v1/com.example.app/manifest.json")])
+            ])
+        defer { publisher.stop() }
+        let result = runPinion(
+            [
+                "client", "refresh", "--url", "https://127.0.0.1:\(publisher.port)/", "--root", rootPath, "--scope",
+                "com.example.app", "--state", directory + "/state", "--cafile", pki.path(.root),
+            ], now: now)
+        #expect(result.status == 1, "a refusal, not a network failure (exit 3): \(result.err)")
+        #expect(result.out.contains("rejected: manifest.json: refused redirect to http"), "\(result.out)")
+    }
 }

@@ -129,22 +129,37 @@ import Testing
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
     }
 
-    @Test func aDamagedStoreIsDroppedAndItsDomainsStayRefused() throws {
-        _ = try refreshedClient()
-        guard var bytes = harness.storage.snapshot[StateStore.stateFileName], !bytes.isEmpty else {
-            Issue.record("no state file was written")
-            return
+    /// Flips a byte in the middle of a stored state copy.
+    func damage(_ name: String) -> Bool {
+        guard var bytes = harness.storage.snapshot[name], !bytes.isEmpty else {
+            Issue.record("no state copy \(name) was written")
+            return false
         }
         bytes[bytes.count / 2] ^= 0x55
-        harness.storage.overwrite(StateStore.stateFileName, bytes)
+        harness.storage.overwrite(name, bytes)
+        return true
+    }
+
+    @Test func oneDamagedStateCopyIsSurvivedWithTheFloorAndPins() throws {
+        _ = try refreshedClient()
+        guard let first = StateStore.copyFileNames.first, damage(first) else { return }
         let restarted = try harness.client()
-        #expect(harness.recorder.events.contains { if case .storeDropped = $0 { true } else { false } })
-        let entry = restarted.policyNow().entry(named: "api.example.test")
-        #expect(entry?.enforce == true)
-        #expect(entry?.pins == [])
+        #expect(restarted.trustedState.floor == ManifestOrder(rootVersion: 1, version: 1))
+        #expect(harness.recorder.events.contains { if case .stateCopyLost = $0 { true } else { false } })
+        #expect(harness.pins(restarted) == [try harness.certificates.pin("leaf.der")])
         #expect(
-            isRejected(
+            !isRejected(
                 restarted.verdict(
                     for: "api.example.test", verifiedChainDER: harness.certificates.chain(harness.certificates.leaf))))
+    }
+
+    @Test func bothStateCopiesDamagedAreDroppedAndTheFloorRestarts() throws {
+        _ = try refreshedClient()
+        for name in StateStore.copyFileNames { guard damage(name) else { return } }
+        let restarted = try harness.client()
+        // docs/DESIGN.md §6: no record survives, so the floor restarts from the embedded root
+        // (what a fresh install has), and the drop is reported.
+        #expect(harness.recorder.events.contains { if case .storeDropped = $0 { true } else { false } })
+        #expect(restarted.trustedState.floor == nil)
     }
 }

@@ -174,7 +174,13 @@ struct ClientRefreshCommand: Command {
             outcomeText = "unchanged"
             exitCode = ExitCode.success
         case .rejected(let error):
-            outcomeText = "rejected: \(error)"
+            // Name the published file the refusal concerns, unless the reason already does.
+            let reason = report.diagnosis ?? "\(error)"
+            if let document = report.document, !reason.hasPrefix(document) {
+                outcomeText = "rejected: \(document): \(reason)"
+            } else {
+                outcomeText = "rejected: \(reason)"
+            }
             exitCode = ExitCode.failure
         case .networkFailure(let error):
             outcomeText = "network failure: \(error)"

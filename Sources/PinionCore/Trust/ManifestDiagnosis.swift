@@ -1,13 +1,11 @@
 // Why a manifest's signatures did not count, said in terms of what to do: the scope, the
 // root version it names, the keys that signed it, checked before blaming the signatures.
 
-import PinionCore
-
 /// Turns a manifest's threshold failure into the cause a signer can act on. The verdict is
 /// unchanged (the manifest is refused, exit 1); only the message is: `0 valid signature(s)`
 /// would blame the signatures when the manifest names another scope, a root the verifier
 /// does not know yet, or was signed by keys the newest root has removed.
-enum ManifestDiagnosis {
+public enum ManifestDiagnosis {
     /// The message for `error` raised while verifying `envelope` under `chain.newest`, or
     /// nil when `error` is not a pins-role threshold failure.
     ///
@@ -15,7 +13,16 @@ enum ManifestDiagnosis {
     /// the newest trusted root (newer: the chain is missing roots; older: signed under a
     /// replaced root, naming keys that root no longer lists); then the key ids the
     /// signatures name against those the pins role lists.
-    static func explain(_ error: TrustError, envelope: Envelope, chain: RootChain) -> String? {
+    ///
+    /// - Parameters:
+    ///   - error: the error verification raised.
+    ///   - envelope: the manifest envelope that was refused.
+    ///   - chain: the trusted roots it was verified under.
+    ///   - crypto: Ed25519 and SHA-256, to name the signatures that do not verify.
+    /// - Returns: the message, or nil for errors other than a pins-role threshold failure.
+    public static func explain(_ error: TrustError, envelope: Envelope, chain: RootChain, crypto: CryptoProvider)
+        -> String?
+    {
         guard case .thresholdNotMet(.pins, let rootVersion, let valid, let threshold) = error else { return nil }
         let newest = chain.newest.payload
         let signers = unique(envelope.signatures.map(\.keyID))
@@ -60,18 +67,5 @@ enum ManifestDiagnosis {
     private static func list(_ items: [String]) -> String {
         guard items.count > 1, let last = items.last else { return items.first ?? "" }
         return items.dropLast().joined(separator: ", ") + " and " + last
-    }
-}
-
-extension CLIError {
-    /// `from(error, file:)`, with a pins-role threshold failure explained by
-    /// `ManifestDiagnosis` (the file named first).
-    static func manifest(_ error: any Error, file: String, envelopeBytes: [UInt8], chain: RootChain) -> CLIError {
-        if let trust = error as? TrustError, let envelope = try? Envelope.parse(envelopeBytes),
-            let message = ManifestDiagnosis.explain(trust, envelope: envelope, chain: chain)
-        {
-            return .failure("\(file): \(message)")
-        }
-        return from(error, file: file)
     }
 }
