@@ -52,18 +52,17 @@
                 return completionHandler(.performDefaultHandling, nil)
             }
             let port = UInt16(exactly: space.port).flatMap { $0 == 0 ? nil : $0 } ?? 443
-            var chain: [[UInt8]] = []
             do {
                 guard let trust = space.serverTrust else { throw ServerTrustError.emptyVerifiedChain }
-                chain = try PinionServerTrust.verifiedChainDER(of: trust).filter {
-                    (try? CertificateSPKI.fromCertificateDER($0, hasher: hasher)) != nil
+                // Like `PinningClient.verdict`: a certificate that is not strict DER does not count.
+                let pinned = try PinionServerTrust.verifiedChainDER(of: trust).compactMap { der in
+                    (try? CertificateSPKI.fromCertificateDER(der, hasher: hasher)).map { (der, $0.sha256) }
                 }
-                if chain.isEmpty { throw ServerTrustError.emptyVerifiedChain }
+                if pinned.isEmpty { throw ServerTrustError.emptyVerifiedChain }
                 let credential = URLCredential(trust: trust)
-                let digests = chain.compactMap { try? CertificateSPKI.fromCertificateDER($0, hasher: hasher).sha256 }
                 let peer = PeerChain(
-                    host: space.host, port: port, verifiedSPKISHA256: digests, verifiedChainDER: chain,
-                    servedChainDER: [])
+                    host: space.host, port: port, verifiedSPKISHA256: pinned.map(\.1),
+                    verifiedChainDER: pinned.map(\.0), servedChainDER: [])
                 post(
                     .challenge(peer) {
                         completionHandler($0 ? .useCredential : .cancelAuthenticationChallenge, $0 ? credential : nil)
