@@ -3,8 +3,16 @@
 
 import PackageDescription
 
+/// The libsodium, OpenSSL, SQLite and PKCS#11 targets, and everything built on them, exist on Linux
+/// only: an Apple app adding the package gets PinionCore, PinionTrust and PinionApple without any
+/// system library (docs/APPLE.md).
+func linuxOnly(_ name: String) -> Target.Dependency {
+    .target(name: name, condition: .when(platforms: [.linux]))
+}
+
 let package = Package(
     name: "Pinion",
+    platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
@@ -37,8 +45,10 @@ let package = Package(
         // C wrappers (prefixed pinion_) for OpenSSL macros that Swift cannot import.
         .target(
             name: "CPinionShims",
-            dependencies: ["COpenSSL"],
-            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+            dependencies: [linuxOnly("COpenSSL")],
+            linkerSettings: [
+                .linkedLibrary("ssl", .when(platforms: [.linux])), .linkedLibrary("crypto", .when(platforms: [.linux])),
+            ]
         ),
         // SQLite 3: the pin-failure report store of `pinion serve --reports` (docs/DESIGN.md §14).
         .systemLibrary(
@@ -51,7 +61,10 @@ let package = Package(
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
         .target(
             name: "PinionCrypto",
-            dependencies: ["PinionCore", "CSodium", "COpenSSL", "CPinionShims", "CPKCS11"]
+            dependencies: [
+                "PinionCore", linuxOnly("CSodium"), linuxOnly("COpenSSL"), linuxOnly("CPinionShims"),
+                linuxOnly("CPKCS11"),
+            ]
         ),
         // Every trust decision a client on any platform makes, in pure Swift (no C module):
         // refresh state machine, merge, evaluation, state store, schedule, reports, transport
@@ -63,27 +76,38 @@ let package = Package(
         // report store. All its unsafe pointer work lives here.
         .target(
             name: "PinionSystem",
-            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "COpenSSL", "CPinionShims", "CSQLite"]),
+            dependencies: [
+                "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("COpenSSL"),
+                linuxOnly("CPinionShims"), linuxOnly("CSQLite"),
+            ]),
         // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
-        .target(name: "PinionClient", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
+        .target(
+            name: "PinionClient",
+            dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
         // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9).
         .target(
             name: "PinionPublisher",
-            dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem", "COpenSSL", "CPinionShims"]),
+            dependencies: [
+                "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+                linuxOnly("COpenSSL"), linuxOnly("CPinionShims"),
+            ]),
         // The auditor: a whole published tree checked from public files (docs/DESIGN.md section 10).
-        .target(name: "PinionAudit", dependencies: ["PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem"]),
+        .target(
+            name: "PinionAudit",
+            dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
         .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionTrust"]),
-        // Apple-only glue (CryptoKit provider, SecCertificate pins): empty unless Security and CryptoKit
-        // exist; type-checked on Linux against Tests/AppleStubs by scripts/typecheck-apple.
-        .target(name: "PinionApple", dependencies: ["PinionCore"]),
+        // Apple-only glue (CryptoKit provider, SecTrust pin check, URLSession delegate and transport,
+        // Application Support storage, the `PinningClient.apple` factory): empty unless Security and
+        // CryptoKit exist; type-checked on Linux against Tests/AppleStubs by scripts/typecheck-apple.
+        .target(name: "PinionApple", dependencies: ["PinionCore", "PinionTrust"]),
         // The `pinion` commands as a library, so tests can run them in-process.
         .target(
             name: "PinionCLI",
             dependencies: [
-                "PinionCore", "PinionTrust", "PinionCrypto", "PinionSystem", "PinionClient", "PinionPublisher",
-                "PinionAudit", "PinionInterop",
+                "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+                linuxOnly("PinionClient"), linuxOnly("PinionPublisher"), linuxOnly("PinionAudit"), "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
@@ -99,7 +123,8 @@ let package = Package(
             name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
+            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"],
+            exclude: ["Fixtures"]),
         // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
         // checked against libsodium and OpenSSL called directly as oracles.
         .testTarget(
