@@ -129,7 +129,7 @@ public enum SwiftBaseline {
     public static func export(_ domains: [ManifestPayload.Domain], comment: [String]) -> String {
         let json = String(decoding: json(domains), as: UTF8.self)
         var text = comment.map { "// " + $0 }.joined(separator: "\n") + "\n\n"
-        text += "import PinionClient\n\n"
+        text += "import PinionTrust\n\n"
         text += "/// The app's baseline pins (docs/DESIGN.md §7); regenerate with `pinion export swift-baseline`.\n"
         text += "enum PinionBaseline {\n"
         text += "    /// The baseline file (`pinion.baseline`, docs/CLIENT.md).\n"

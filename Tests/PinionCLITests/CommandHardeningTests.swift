@@ -1,4 +1,4 @@
-// Refusals found by review: planted signatures, output write failures, terminal escapes,
+// What the commands refuse or guard against: planted signatures, output write failures, terminal escapes,
 // secret-key files read only into guarded memory, messages that name the file.
 
 import Foundation
@@ -7,7 +7,7 @@ import PinionCore
 import PinionTestSupport
 import Testing
 
-@Suite struct ReviewFixTests {
+@Suite struct CommandHardeningTests {
     @Test func coSigningReplacesAPlantedInvalidSignature() throws {
         let w = try Workspace()
         w.quickKey("alice")

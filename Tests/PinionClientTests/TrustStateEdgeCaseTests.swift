@@ -1,4 +1,4 @@
-// Regressions for review findings on the client SDK: root expiry, pins-role order,
+// Edge cases of the client trust state: root expiry, pins-role order,
 // long-lived rotation counts, newer embedded roots, dropped manifests, ETags, lastKnownTime.
 
 import Foundation
@@ -8,7 +8,7 @@ import PinionCrypto
 import PinionTestSupport
 import Testing
 
-@Suite struct ClientReviewRegressionTests {
+@Suite struct ClientTrustStateEdgeCaseTests {
     @Test func expiredNewestRootRefusesManifestsAndEndsCurrentness() throws {
         let rootKey = try makeKey()
         let pinsKey = try makeKey()

@@ -1,4 +1,4 @@
-// Regression transcripts for messages that blamed the wrong thing: manifests refused for
+// Refusal messages name the cause, as transcripts: manifests refused for
 // their scope, root version or keys; files of the wrong kind; exit codes of DESIGN.md §11.
 
 import Foundation

@@ -1,4 +1,4 @@
-// Regressions from hostile testing of import, lint and audit: an encoding declaration
+// Hostile input to import, lint and audit: an encoding declaration
 // hidden behind a line break, NSC shapes Android refuses, a FIFO given as --certs, lint
 // against another scope, and a root folder that is not a folder.
 
@@ -7,7 +7,7 @@ import PinionCore
 import PinionTestSupport
 import Testing
 
-@Suite struct HostileInteropRegressionTests {
+@Suite struct HostileInteropInputTests {
     private func wrap(_ body: String) -> String {
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<network-security-config>\n\(body)\n</network-security-config>\n"
     }

@@ -1,4 +1,4 @@
-// Regression transcripts for the defects new users and hostile input found (scopes, weak
+// Input rules of the commands, as transcripts (scopes, weak
 // passphrases, refused publishes, spki origins, durations and counts written for people).
 
 import Foundation
@@ -7,7 +7,7 @@ import PinionCore
 import PinionTestSupport
 import Testing
 
-@Suite struct DefectRegressionTests {
+@Suite struct CommandInputRuleTests {
     @Test(arguments: [".app", "...", ".hidden.example"])
     func scopeStartingWithADotIsRefusedBySignerAndFormat(scope: String) throws {
         let w = try Workspace()
