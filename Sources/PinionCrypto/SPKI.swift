@@ -71,119 +71,6 @@ public struct SPKIObject: Sendable, Equatable {
     public let spkiSHA256: [UInt8]
 }
 
-/// Why an input yields no pins. Every case names the file (or the `source` given to
-/// `SPKIReader.objects(in:source:passphrase:)`); PEM problems also name the block label
-/// and the 1-based line of its `-----BEGIN` line.
-public enum SPKIError: Error, Equatable, CustomStringConvertible {
-    /// Where a PEM block is malformed.
-    public enum PEMProblem: Sendable, Equatable {
-        /// The block ends with another `-----END` line than `-----END <label>-----`;
-        /// `found` is that line (non-printable bytes as `?`).
-        case mismatchedEnd(found: String)
-        /// A `-----BEGIN` line appears before the open block's `-----END` line.
-        case beginInsideBlock
-        /// The `-----BEGIN` line is not `-----BEGIN <LABEL>-----` with a printable label.
-        case malformedBeginLine
-        /// The block has no base64 body.
-        case emptyBody
-        /// RFC 1421 header lines that are malformed, or on a label that takes none.
-        case unexpectedHeaders
-        /// Encryption headers (`Proc-Type`, `DEK-Info`) that OpenSSL does not understand.
-        case unsupportedEncryption
-    }
-
-    /// The file could not be opened or read; `errno` is the system error number.
-    case unreadable(file: String, errno: Int32)
-    /// The input is larger than `SPKIReader.maximumInputSize` bytes.
-    case tooLarge(file: String, limit: Int)
-    /// The input is empty or only white space.
-    case empty(file: String)
-    /// The input is neither PEM nor a DER certificate, CSR, public key or private key.
-    case unrecognized(file: String)
-    /// A PEM block has no `-----END` line (the file is truncated).
-    case truncatedPEM(file: String, label: String, line: Int)
-    /// A PEM block is malformed.
-    case malformedPEM(file: String, label: String, line: Int, problem: PEMProblem)
-    /// A PEM block's body is not canonical padded base64 (RFC 4648 §4, RFC 7468 §3).
-    case invalidBase64(file: String, label: String, line: Int)
-    /// A PEM block whose label carries no public key Pinion can read.
-    case unsupportedPEMLabel(file: String, label: String, line: Int)
-    /// The DER inside a PEM block (or a DER file) does not decode as its label says, or
-    /// has trailing bytes. `line` is nil for DER files. `detail` is OpenSSL's error text.
-    case invalidDER(file: String, label: String, line: Int?, detail: String)
-    /// An encrypted private key, but the passphrase source gave no passphrase.
-    case passphraseRequired(file: String, label: String, line: Int?)
-    /// An encrypted private key that does not decrypt: wrong passphrase or corrupt data.
-    case decryptionFailed(file: String, label: String, line: Int?)
-    /// An encrypted PKCS#8 private key whose key derivation costs more than Pinion attempts
-    /// (the caps of `KeyFile.maximumPBKDF2Iterations`, `.maximumScryptBlocks` and
-    /// `.maximumScryptParallelism`); refused before the passphrase is asked for. `detail`
-    /// names the parameters. Legacy PEM encryption (`DEK-Info`) has a fixed, cheap cost.
-    case kdfTooCostly(file: String, label: String, line: Int?, detail: String)
-    /// PEM blocks were found but none carries a public key (only parameters or CRLs).
-    case noObjects(file: String)
-    /// OpenSSL failed where it should not (allocation, encoding); `detail` is its text.
-    case openSSLFailure(file: String, detail: String)
-
-    /// True when the input could not be read at all (CLI exit code 3, docs/DESIGN.md §11);
-    /// false when it was read and is bad.
-    public var isIOError: Bool {
-        if case .unreadable = self { return true }
-        return false
-    }
-
-    /// One line for the operator: `FILE[:LINE]: what is wrong`.
-    public var description: String {
-        switch self {
-        case .unreadable(let file, let code):
-            return "\(file): cannot read: \(String(cString: strerror(code)))"
-        case .tooLarge(let file, let limit):
-            return "\(file): larger than \(limit) bytes, not a certificate, CSR or key file"
-        case .empty(let file):
-            return "\(file): empty (expected a PEM or DER certificate, CSR, public key or private key)"
-        case .unrecognized(let file):
-            return "\(file): neither PEM nor a DER certificate, CSR, public key or private key"
-        case .truncatedPEM(let file, let label, let line):
-            return "\(file):\(line): PEM block \"\(label)\" has no END line (truncated file?)"
-        case .malformedPEM(let file, let label, let line, let problem):
-            let what: String
-            switch problem {
-            case .mismatchedEnd(let found):
-                what = "ends with \"\(found)\" instead of \"-----END \(label)-----\""
-            case .beginInsideBlock: what = "has a BEGIN line before its END line"
-            case .malformedBeginLine: what = "has a malformed BEGIN line"
-            case .emptyBody: what = "has no base64 body"
-            case .unexpectedHeaders: what = "has malformed or unexpected header lines"
-            case .unsupportedEncryption: what = "uses an unsupported encryption header"
-            }
-            return "\(file):\(line): PEM block \"\(label)\" \(what)"
-        case .invalidBase64(let file, let label, let line):
-            return "\(file):\(line): PEM block \"\(label)\": body is not valid base64"
-        case .unsupportedPEMLabel(let file, let label, let line):
-            return
-                "\(file):\(line): PEM block \"\(label)\" is not a certificate, CSR, public key or private key"
-        case .invalidDER(let file, let label, let line, let detail):
-            return "\(Self.place(file, line)): \(label): invalid DER (\(detail))"
-        case .passphraseRequired(let file, let label, let line):
-            return "\(Self.place(file, line)): \(label) is encrypted and no passphrase was given"
-        case .decryptionFailed(let file, let label, let line):
-            return
-                "\(Self.place(file, line)): \(label) does not decrypt (wrong passphrase or corrupt key)"
-        case .kdfTooCostly(let file, let label, let line, let detail):
-            return "\(Self.place(file, line)): \(label) asks for a key derivation too costly to attempt (\(detail))"
-        case .noObjects(let file):
-            return "\(file): no certificate, CSR, public key or private key in the PEM blocks"
-        case .openSSLFailure(let file, let detail):
-            return "\(file): OpenSSL failure: \(detail)"
-        }
-    }
-
-    private static func place(_ file: String, _ line: Int?) -> String {
-        guard let line else { return file }
-        return "\(file):\(line)"
-    }
-}
-
 /// Reads certificates, CSRs and keys and returns the SubjectPublicKeyInfo and RFC 7469
 /// §2.4 pin of each, for `pinion spki`.
 ///
@@ -253,7 +140,7 @@ public enum SPKIReader {
 // MARK: - Input dispatch
 
 extension SPKIReader {
-    private static func objects(
+    static func objects(
         in raw: UnsafeRawBufferPointer, source: String, passphrase: () throws -> SecureBytes?
     ) throws -> [SPKIObject] {
         guard raw.count <= maximumInputSize else {
@@ -284,7 +171,7 @@ extension SPKIReader {
     /// True when `raw` is exactly one DER SEQUENCE (tag 0x30, definite length covering
     /// the whole input). PEM text cannot be: its first byte would be '0' and its second a
     /// valid length that happens to match the file size.
-    private static func isSingleDERObject(_ raw: UnsafeRawBufferPointer) -> Bool {
+    static func isSingleDERObject(_ raw: UnsafeRawBufferPointer) -> Bool {
         guard raw.count >= 2, raw[0] == 0x30 else { return false }
         let first = Int(raw[1])
         if first < 0x80 { return 2 + first == raw.count }
@@ -295,7 +182,7 @@ extension SPKIReader {
         return 2 + octets + length == raw.count
     }
 
-    fileprivate static func isSpace(_ byte: UInt8) -> Bool {
+    static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0a || byte == 0x0d
     }
 
@@ -304,7 +191,7 @@ extension SPKIReader {
         "X509 CRL",
     ]
 
-    private static func pemObject(
+    static func pemObject(
         _ block: PEMBlock, raw: UnsafeRawBufferPointer, source: String,
         passphrase: inout PassphraseSource
     ) throws -> SPKIObject? {
@@ -353,7 +240,7 @@ extension SPKIReader {
         }
     }
 
-    private static func derObject(
+    static func derObject(
         _ raw: UnsafeRawBufferPointer, source: String, passphrase: inout PassphraseSource
     ) throws -> SPKIObject {
         func attempt(_ label: String, _ body: (Place) throws -> SPKIObject) throws -> SPKIObject? {
@@ -400,7 +287,7 @@ extension SPKIReader {
 // MARK: - Objects
 
 /// Where an object came from, for errors.
-private struct Place {
+struct Place {
     let file: String
     let label: String
     let line: Int?
@@ -417,7 +304,7 @@ private struct Place {
 }
 
 /// The caller's passphrase closure, called at most once.
-private struct PassphraseSource {
+struct PassphraseSource {
     let provider: () throws -> SecureBytes?
     var cached: SecureBytes?
     var asked = false
@@ -448,7 +335,7 @@ private struct PassphraseSource {
 extension SPKIReader {
     /// Runs a `d2i_*` function over the whole buffer and returns the object the caller
     /// frees; throws `invalidDER` when it fails or leaves trailing bytes.
-    private static func decode(
+    static func decode(
         _ raw: UnsafeRawBufferPointer, place: Place,
         _ d2i: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
         free: (OpaquePointer) -> Void
@@ -469,7 +356,7 @@ extension SPKIReader {
         return object
     }
 
-    private static func certificate(_ raw: UnsafeRawBufferPointer, aux: Bool, place: Place) throws
+    static func certificate(_ raw: UnsafeRawBufferPointer, aux: Bool, place: Place) throws
         -> SPKIObject
     {
         let x509 = try decode(
@@ -488,7 +375,7 @@ extension SPKIReader {
         return object
     }
 
-    private static func certificateRequest(_ raw: UnsafeRawBufferPointer, place: Place) throws
+    static func certificateRequest(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
         let request = try decode(
@@ -505,7 +392,7 @@ extension SPKIReader {
         return object
     }
 
-    private static func publicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws -> SPKIObject {
+    static func publicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws -> SPKIObject {
         let pubkey = try decode(
             raw, place: place, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) })
         defer { X509_PUBKEY_free(pubkey) }
@@ -518,7 +405,7 @@ extension SPKIReader {
         return object
     }
 
-    private static func pkcs1PublicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
+    static func pkcs1PublicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
         let key = try decode(
@@ -527,7 +414,7 @@ extension SPKIReader {
         return try keyObject(key, kind: .publicKey, place: place)
     }
 
-    private static func pkcs8PrivateKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
+    static func pkcs8PrivateKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
         let info = try decode(
@@ -537,13 +424,13 @@ extension SPKIReader {
         return try privateKeyObject(info, place: place)
     }
 
-    private static func privateKeyObject(_ info: OpaquePointer, place: Place) throws -> SPKIObject {
+    static func privateKeyObject(_ info: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let key = EVP_PKCS82PKEY(info) else { throw place.invalidDER() }
         defer { EVP_PKEY_free(key) }
         return try keyObject(key, kind: .privateKey, place: place)
     }
 
-    private static func encryptedPKCS8PrivateKey(
+    static func encryptedPKCS8PrivateKey(
         _ raw: UnsafeRawBufferPointer, place: Place, passphrase: inout PassphraseSource
     ) throws -> SPKIObject {
         let sig = try decode(
@@ -585,7 +472,7 @@ extension SPKIReader {
         return try privateKeyObject(info, place: place)
     }
 
-    private static func traditionalPrivateKey(
+    static func traditionalPrivateKey(
         _ raw: UnsafeRawBufferPointer, type: Int32, place: Place
     ) throws
         -> SPKIObject
@@ -599,7 +486,7 @@ extension SPKIReader {
     /// Decrypts a legacy encrypted PEM body in place (RFC 1421 `Proc-Type: 4,ENCRYPTED`).
     /// Its key derivation (`EVP_BytesToKey`, MD5, one iteration) has a fixed, negligible
     /// cost, so it needs no cap.
-    private static func decryptLegacy(
+    static func decryptLegacy(
         _ der: SecureBytes, headers: [String], line: Int, place: Place,
         passphrase: inout PassphraseSource
     ) throws {
@@ -632,7 +519,7 @@ extension SPKIReader {
         }
     }
 
-    private static func keyObject(_ key: OpaquePointer, kind: SPKIObject.Kind, place: Place) throws
+    static func keyObject(_ key: OpaquePointer, kind: SPKIObject.Kind, place: Place) throws
         -> SPKIObject
     {
         guard let spki = OpenSSLSupport.publicKeyDER(of: key) else { throw place.failure() }
@@ -676,327 +563,11 @@ extension SPKIObject {
     }
 }
 
-// MARK: - PEM
-
-/// One PEM block located in the input: label, BEGIN line, RFC 1421 headers and the byte
-/// range of its base64 body.
-private struct PEMBlock {
-    let label: String
-    let line: Int
-    let headers: [String]
-    let body: Range<Int>
-}
-
-/// Finds PEM blocks (RFC 7468) and decodes their bodies into guarded memory.
-private enum PEMScanner {
-    private static let begin = Array("-----BEGIN ".utf8)
-    private static let end = Array("-----END ".utf8)
-    private static let dashes = Array("-----".utf8)
-
-    private enum Phase { case start, headers, body }
-
-    private struct Open {
-        let label: String
-        let line: Int
-        var phase: Phase = .start
-        var headers: [String] = []
-        var bodyStart: Int
-    }
-
-    static func blocks(in raw: UnsafeRawBufferPointer, source: String) throws -> [PEMBlock] {
-        var blocks: [PEMBlock] = []
-        var open: Open?
-        // A UTF-8 byte order mark, as some Windows editors write, is not part of the text.
-        var position = raw.starts(with: [0xef, 0xbb, 0xbf]) ? 3 : 0
-        var lineNumber = 0
-        while position < raw.count {
-            let lineStart = position
-            var lineEnd = lineStart
-            while lineEnd < raw.count, raw[lineEnd] != 0x0a { lineEnd += 1 }
-            position = min(lineEnd + 1, raw.count)
-            lineNumber += 1
-            var trimmedEnd = lineEnd
-            while trimmedEnd > lineStart, SPKIReader.isSpace(raw[trimmedEnd - 1]) { trimmedEnd -= 1 }
-            let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<trimmedEnd])
-
-            guard var current = open else {
-                if hasPrefix(line, begin) {
-                    guard let label = label(of: line, prefix: begin) else {
-                        throw SPKIError.malformedPEM(
-                            file: source, label: printable(line), line: lineNumber, problem: .malformedBeginLine)
-                    }
-                    open = Open(label: label, line: lineNumber, bodyStart: position)
-                }
-                continue
-            }
-            if hasPrefix(line, end) {
-                guard label(of: line, prefix: end) == current.label else {
-                    throw SPKIError.malformedPEM(
-                        file: source, label: current.label, line: current.line,
-                        problem: .mismatchedEnd(found: printable(line)))
-                }
-                if current.phase == .headers {
-                    throw SPKIError.malformedPEM(
-                        file: source, label: current.label, line: current.line, problem: .unexpectedHeaders)
-                }
-                blocks.append(
-                    PEMBlock(
-                        label: current.label, line: current.line, headers: current.headers,
-                        body: current.bodyStart..<lineStart))
-                open = nil
-                continue
-            }
-            if hasPrefix(line, begin) {
-                throw SPKIError.malformedPEM(
-                    file: source, label: current.label, line: current.line, problem: .beginInsideBlock)
-            }
-            switch current.phase {
-            case .start:
-                if line.contains(0x3a) {  // ':' never occurs in base64: an RFC 1421 header
-                    current.phase = .headers
-                    current.headers.append(printable(line))
-                    current.bodyStart = position
-                } else if !line.isEmpty {
-                    current.phase = .body
-                }
-            case .headers:
-                if line.isEmpty {
-                    current.phase = .body
-                } else if line[0] == 0x20 || line[0] == 0x09, let last = current.headers.popLast() {
-                    current.headers.append(last + printable(line))
-                } else if line.contains(0x3a) {
-                    current.headers.append(printable(line))
-                } else {
-                    throw SPKIError.malformedPEM(
-                        file: source, label: current.label, line: current.line, problem: .unexpectedHeaders)
-                }
-                current.bodyStart = position
-            case .body:
-                break
-            }
-            open = current
-        }
-        if let current = open {
-            throw SPKIError.truncatedPEM(file: source, label: current.label, line: current.line)
-        }
-        return blocks
-    }
-
-    /// Decodes the base64 body of `block` into guarded memory (strict RFC 4648 §4:
-    /// padded, alphabet only, white space between characters ignored).
-    static func decodeBody(_ raw: UnsafeRawBufferPointer, block: PEMBlock, source: String) throws
-        -> SecureBytes
-    {
-        let body = UnsafeRawBufferPointer(rebasing: raw[block.body])
-        let output = try SecureBytes(capacity: body.count / 4 * 3 + 3)
-        let written: Int? = output.withUnsafeMutableBytes { out in
-            var accumulator: UInt32 = 0
-            var digits = 0
-            var padding = 0
-            var finished = false
-            var count = 0
-            defer { accumulator = 0 }
-            for byte in body {
-                if SPKIReader.isSpace(byte) { continue }
-                if finished { return nil }
-                let value: UInt32
-                if byte == 0x3d {  // '='
-                    guard digits >= 2 else { return nil }
-                    padding += 1
-                    value = 0
-                } else {
-                    guard padding == 0, let decoded = SPKIEncoding.base64Value(byte) else { return nil }
-                    value = decoded
-                }
-                accumulator = accumulator << 6 | value
-                digits += 1
-                if digits == 4 {
-                    let bytes = 3 - padding
-                    for index in 0..<bytes {
-                        out[count + index] = UInt8(truncatingIfNeeded: accumulator >> (16 - 8 * index))
-                    }
-                    count += bytes
-                    accumulator = 0
-                    digits = 0
-                    if padding > 0 { finished = true }
-                }
-            }
-            return digits == 0 ? count : nil
-        }
-        guard let written else {
-            throw SPKIError.invalidBase64(file: source, label: block.label, line: block.line)
-        }
-        guard written > 0 else {
-            throw SPKIError.malformedPEM(
-                file: source, label: block.label, line: block.line, problem: .emptyBody)
-        }
-        output.truncate(to: written)
-        return output
-    }
-
-    private static func hasPrefix(_ line: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
-        line.count >= prefix.count && zip(line, prefix).allSatisfy { $0 == $1 }
-    }
-
-    /// The label of `-----BEGIN LABEL-----` / `-----END LABEL-----`: printable ASCII,
-    /// non-empty, without leading or trailing '-' or space.
-    private static func label(of line: UnsafeRawBufferPointer, prefix: [UInt8]) -> String? {
-        guard line.count >= prefix.count + dashes.count + 1 else { return nil }
-        let tail = UnsafeRawBufferPointer(rebasing: line[(line.count - dashes.count)...])
-        guard tail.elementsEqual(dashes) else { return nil }
-        let label = UnsafeRawBufferPointer(rebasing: line[prefix.count..<(line.count - dashes.count)])
-        guard let first = label.first, let last = label.last,
-            first != 0x2d, first != 0x20, last != 0x2d, last != 0x20,
-            label.allSatisfy({ $0 >= 0x20 && $0 < 0x7f })
-        else { return nil }
-        return String(decoding: label, as: UTF8.self)
-    }
-
-    /// A line as text for error messages and headers: non-printable bytes become '?'.
-    private static func printable(_ line: UnsafeRawBufferPointer) -> String {
-        String(decoding: line.prefix(200).map { $0 >= 0x20 && $0 < 0x7f ? $0 : 0x3f }, as: UTF8.self)
-    }
-}
-
-// MARK: - Encodings
-
-/// Encodings of pins and descriptions of keys and names (OpenSSL error text, DER
-/// encoding and SHA-256 are in `OpenSSLSupport`).
-enum SPKIEncoding {
-    private static let alphabet = Array(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    /// Canonical padded base64 (RFC 4648 §4).
-    static func base64(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let remaining = bytes.count - index
-            let b0 = UInt32(bytes[index])
-            let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
-            let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
-            let triple = b0 << 16 | b1 << 8 | b2
-            out.append(alphabet[Int(triple >> 18 & 0x3f)])
-            out.append(alphabet[Int(triple >> 12 & 0x3f)])
-            out.append(remaining > 1 ? alphabet[Int(triple >> 6 & 0x3f)] : 0x3d)
-            out.append(remaining > 2 ? alphabet[Int(triple & 0x3f)] : 0x3d)
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The 6-bit value of a base64 alphabet character (RFC 4648 §4), nil otherwise.
-    static func base64Value(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case 0x41...0x5a: return UInt32(byte - 0x41)
-        case 0x61...0x7a: return UInt32(byte - 0x61 + 26)
-        case 0x30...0x39: return UInt32(byte - 0x30 + 52)
-        case 0x2b: return 62
-        case 0x2f: return 63
-        default: return nil
-        }
-    }
-
-    /// Lowercase hex.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Key type of a SubjectPublicKeyInfo; `unknown (<algorithm>)` when OpenSSL does not
-    /// decode the key.
-    static func keyType(ofSPKI pubkey: OpaquePointer) -> String {
-        ERR_set_mark()
-        defer { ERR_pop_to_mark() }
-        if let key = X509_PUBKEY_get0(pubkey) { return keyType(ofKey: key) }
-        var algorithm: OpaquePointer?
-        guard X509_PUBKEY_get0_param(&algorithm, nil, nil, nil, pubkey) == 1, let algorithm else {
-            return "unknown"
-        }
-        var buffer = [CChar](repeating: 0, count: 128)
-        let length = OBJ_obj2txt(&buffer, Int32(buffer.count), algorithm, 0)
-        guard length > 0 else { return "unknown" }
-        return "unknown (\(cString(buffer)))"
-    }
-
-    /// Key type of an `EVP_PKEY`: `RSA 2048`, `EC P-256`, `Ed25519`, ...
-    static func keyType(ofKey key: OpaquePointer) -> String {
-        let bits = EVP_PKEY_get_bits(key)
-        switch EVP_PKEY_get_base_id(key) {
-        case EVP_PKEY_RSA: return "RSA \(bits)"
-        case EVP_PKEY_RSA_PSS: return "RSA-PSS \(bits)"
-        case EVP_PKEY_DSA: return "DSA \(bits)"
-        case EVP_PKEY_ED25519: return "Ed25519"
-        case EVP_PKEY_ED448: return "Ed448"
-        case EVP_PKEY_X25519: return "X25519"
-        case EVP_PKEY_X448: return "X448"
-        case EVP_PKEY_EC:
-            var buffer = [CChar](repeating: 0, count: 80)
-            var length = 0
-            guard EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1 else {
-                return "EC \(bits)-bit (explicit parameters)"
-            }
-            switch cString(buffer) {
-            case "prime256v1", "P-256", "secp256r1": return "EC P-256"
-            case "secp384r1", "P-384": return "EC P-384"
-            case "secp521r1", "P-521": return "EC P-521"
-            case let name: return "EC \(name)"
-            }
-        default:
-            if let name = EVP_PKEY_get0_type_name(key) { return String(cString: name) }
-            return "unknown"
-        }
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF")
-
-    /// An `X509_NAME` as an RFC 2253 one-line string with UTF-8 text; control, format
-    /// (bidirectional overrides) and line separator characters are escaped as `\XX` per
-    /// UTF-8 byte so that a subject cannot drive a terminal.
-    static func subject(_ name: OpaquePointer?) -> String {
-        guard let name, let bio = BIO_new(BIO_s_mem()) else { return "(unreadable subject)" }
-        defer { BIO_free(bio) }
-        guard X509_NAME_print_ex(bio, name, 0, pinion_x509_name_flags_rfc2253_utf8()) >= 0 else {
-            ERR_clear_error()
-            return "(unreadable subject)"
-        }
-        var data: UnsafeMutablePointer<CChar>?
-        let length = pinion_x509_BIO_get_mem_data(bio, &data)
-        guard length > 0, let data else { return "(empty subject)" }
-        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator:
-                // RFC 2253 §2.4 hex pairs, one per UTF-8 byte: no terminal control or
-                // bidirectional override reaches the operator's screen.
-                for byte in String(scalar).utf8 {
-                    escaped += "\\" + String(hexDigits[Int(byte >> 4)]) + String(hexDigits[Int(byte & 0x0f)])
-                }
-            default:
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
-
-    private static func cString(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
 // MARK: - Files
 
 extension SPKIReader {
     /// Reads a whole file into guarded memory (`maximumInputSize` at most).
-    private static func readFile(_ path: String) throws -> SecureBytes {
+    static func readFile(_ path: String) throws -> SecureBytes {
         do {
             return try SecureBytes.readFile(path: path, limit: maximumInputSize)
         } catch let error as SecureFileReadError {
