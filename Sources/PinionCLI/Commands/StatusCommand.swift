@@ -4,6 +4,7 @@
 import Foundation
 import PinionAudit
 import PinionCore
+import PinionSystem
 import PinionTrust
 
 extension ExitCode {
@@ -72,7 +73,15 @@ struct StatusCommand: Command {
             throw CLIError.usage("--root \(plain.message)")
         }
         let scope = anchor.newest.payload.scope
-        let source = try AuditCommand.makeSource(tree, scope: scope, caFile: arguments.value("cafile"))
+        // A directory is not checked up front: a missing or unreadable tree is a finding
+        // (unreachable, exit 3) that still updates the --prometheus file.
+        let source: any TreeSource
+        if tree.contains("://") {
+            source = try AuditCommand.makeSource(tree, scope: scope, caFile: arguments.value("cafile"))
+        } else {
+            if arguments.value("cafile") != nil { throw CLIError.usage("--cafile applies only to an https:// URL") }
+            source = DirectoryTreeSource(repo: tree, scope: scope)
+        }
         let status = PublisherStatusCheck.check(
             anchor: anchor, source: source, crypto: crypto,
             options: StatusOptions(at: at, warnBefore: warnBefore, expectVersion: expectVersion))
