@@ -63,8 +63,11 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     case tooManyRotations(limit: Int)
     /// The newest root has expired at the check time.
     case rootExpired(version: Int64, expiresAt: Timestamp)
-    /// No `manifest.json` is published (404 or no file).
+    /// No `manifest.json` is published (404 or no file) while roots are.
     case manifestMissing
+    /// Neither `manifest.json` nor the trusted root's own `root/{version}.json` is there:
+    /// nothing of this scope is published at this location (a wrong URL or scope).
+    case scopeNotPublished(anchorVersion: Int64)
     /// `manifest.json` does not verify under the newest root.
     case manifestInvalid(error: TrustError)
     /// The manifest has expired at the check time.
@@ -85,6 +88,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .tooManyRotations: return "too-many-rotations"
         case .rootExpired: return "root-expired"
         case .manifestMissing: return "manifest-missing"
+        case .scopeNotPublished: return "scope-not-published"
         case .manifestInvalid: return "manifest-invalid"
         case .manifestExpired: return "manifest-expired"
         case .publisherLagging: return "publisher-lagging"
@@ -96,7 +100,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     /// The verdict this finding alone leads to.
     public var health: StatusHealth {
         switch self {
-        case .unreachable: return .unreachable
+        case .unreachable, .scopeNotPublished: return .unreachable
         case .rootExpiresSoon, .manifestExpiresSoon: return .warning
         default: return .broken
         }
@@ -108,7 +112,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .unreachable(let file, _), .fileRefused(let file, _): return file
         case .rootInvalid(let version, _): return TreeFile.root(version).path
         case .rootExpired(let version, _), .rootExpiresSoon(let version, _, _): return TreeFile.root(version).path
-        case .tooManyRotations: return nil
+        case .tooManyRotations, .scopeNotPublished: return nil
         default: return TreeFile.manifest.path
         }
     }
@@ -123,6 +127,9 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .rootExpired(let version, let expiresAt):
             return "root/\(version).json: the newest root expired at \(expiresAt): clients accept no manifest"
         case .manifestMissing: return "manifest.json: not published"
+        case .scopeNotPublished(let anchorVersion):
+            return
+                "neither manifest.json nor root/\(anchorVersion).json is published here: no tree of this scope at this location"
         case .manifestInvalid(let error): return "manifest.json: refused by clients: \(error)"
         case .manifestExpired(let version, let expiresAt):
             return "manifest.json: version \(version) expired at \(expiresAt): clients fall back to their baseline pins"
@@ -288,7 +295,14 @@ public enum PublisherStatusCheck {
             return
         }
         guard let bytes = read else {
-            status.problems.append(.manifestMissing)
+            // Tell a wrong URL or scope from a tree that lost its manifest.
+            let anchorFile: [UInt8]?
+            do { anchorFile = try source.read(.root(status.anchorVersion), limit: limit) } catch {
+                status.problems.append(problem(error))
+                return
+            }
+            status.problems.append(
+                anchorFile == nil ? .scopeNotPublished(anchorVersion: status.anchorVersion) : .manifestMissing)
             return
         }
         let verified: VerifiedManifest

@@ -318,6 +318,15 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         #expect(healthy.out.contains("etag        \(etag)"))
         #expect(publisher["cacheControl"] as? String == "no-cache")
 
+        // A root of another scope: pinion serve has nothing of it (404 for every file).
+        let other = try Workspace(prefix: "pinion-status-serve-other")
+        other.standardRoot(scope: "org.other.app")
+        let otherScope = fixture.workspace.run(
+            ["status", "--root", other.path("root.json"), url, "--at", t0.adding(seconds: day).description] + tls,
+            at: t0.adding(seconds: day))
+        #expect(otherScope.status == 3, "\(otherScope.err)")
+        #expect(otherScope.err.contains("no tree of this scope at this location"), "\(otherScope.err)")
+
         #expect(fixture.status(url, at: t0.adding(seconds: 25 * day), tls).status == 4)
         #expect(fixture.status(url, at: t0.adding(seconds: 31 * day), tls).status == 1)
         #expect(fixture.status(url, at: t0.adding(seconds: day), tls + ["--expect-version", "2"]).status == 1)
