@@ -240,6 +240,8 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
         let noDirectory = run(["--root", "@root.json", fixture.tree, "--prometheus", workspace.path("none/x.prom")])
         #expect(noDirectory.status == 3, "\(noDirectory.err)")
+        #expect(noDirectory.err.contains("none/x.prom"), "\(noDirectory.err)")
+        #expect(noDirectory.out.contains("result      HEALTHY"), "the findings are printed before the write fails")
 
         for (flags, expected) in [
             (["--warn-before", "soon"], "--warn-before"), (["--expect-version", "0"], "--expect-version"),

@@ -86,12 +86,14 @@ struct StatusCommand: Command {
             anchor: anchor, source: source, crypto: crypto,
             options: StatusOptions(at: at, warnBefore: warnBefore, expectVersion: expectVersion))
 
-        if let prometheusPath { try writeMetrics(status, to: prometheusPath) }
         if arguments.flag("json") {
             context.out(JSONWriter.terminalSafeText(status.json()))
         } else {
             for line in StatusText.lines(status) { context.print(TerminalText.escape(line)) }
         }
+        // After the report, so that a metrics file that cannot be written (exit 3) still
+        // leaves the findings on standard output.
+        if let prometheusPath { try writeMetrics(status, to: prometheusPath) }
         let health = status.health
         guard health != .healthy else { return }
         let findings = status.problems.filter { $0.health == health }.map(\.description)
