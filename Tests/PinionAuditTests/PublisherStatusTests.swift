@@ -11,7 +11,7 @@ import Synchronization
 import Testing
 
 /// Files by name, failures by name, and optional caching headers; records what was read.
-final class MemoryTreeSource: HeaderReportingTreeSource, @unchecked Sendable {
+final class StatusMemorySource: HeaderReportingTreeSource, @unchecked Sendable {
     let files: [TreeFile: [UInt8]]
     let failures: [TreeFile: TreeSourceError]
     let headers: PublisherHeaders?
@@ -46,8 +46,8 @@ final class MemoryTreeSource: HeaderReportingTreeSource, @unchecked Sendable {
 }
 
 /// A plain TreeSource (no headers), like a directory.
-struct PlainSource: TreeSource {
-    let inner: MemoryTreeSource
+struct StatusPlainSource: TreeSource {
+    let inner: StatusMemorySource
     var location: String { inner.location }
     func read(_ file: TreeFile, limit: Int) throws(TreeSourceError) -> [UInt8]? { try inner.read(file, limit: limit) }
     func list(_ folder: TreeFolder) throws(TreeSourceError) -> TreeListing? { nil }
@@ -83,7 +83,7 @@ struct PlainSource: TreeSource {
         let newRoot = try makeKey()
         let newPins = try makeKey()
         let manifest = try sign(.pins, manifestPayload(version: 2, rootVersion: 2).serialized(), with: [newPins])
-        let source = MemoryTreeSource(
+        let source = StatusMemorySource(
             [
                 .root(1): setup.rootEnvelope.serialized(),
                 .root(2): try root2(newRootKey: newRoot, pinsKey: newPins), .manifest: manifest.serialized(),
@@ -103,10 +103,10 @@ struct PlainSource: TreeSource {
     @Test func aRotationThatReplacesThePinsKeyBreaksTheOldManifest() throws {
         let newRoot = try makeKey()
         let newPins = try makeKey()
-        let source = MemoryTreeSource([
+        let source = StatusMemorySource([
             .root(2): try root2(newRootKey: newRoot, pinsKey: newPins), .manifest: manifest1,
         ])
-        let status = try check(PlainSource(inner: source))
+        let status = try check(StatusPlainSource(inner: source))
         #expect(status.health == .broken)
         #expect(status.manifest == nil)
         #expect(status.headers == nil, "a plain source has no headers")
@@ -119,7 +119,7 @@ struct PlainSource: TreeSource {
 
     @Test func aRootNotSignedByThePreviousRootRoleIsRefused() throws {
         let newRoot = try makeKey()
-        let source = MemoryTreeSource([
+        let source = StatusMemorySource([
             .root(2): try root2(newRootKey: newRoot, pinsKey: setup.pinsKey, signers: [newRoot]), .manifest: manifest1,
         ])
         let status = try check(source)
@@ -131,7 +131,7 @@ struct PlainSource: TreeSource {
 
     @Test func aReadFailureMidWalkIsUnreachableAndStopsThere() throws {
         let newRoot = try makeKey()
-        let source = MemoryTreeSource(
+        let source = StatusMemorySource(
             [.root(2): try root2(newRootKey: newRoot, pinsKey: setup.pinsKey), .manifest: manifest1],
             failures: [.root(3): .io(file: "root/3.json", detail: "HTTP status 502")])
         let status = try check(source)
@@ -143,27 +143,28 @@ struct PlainSource: TreeSource {
     }
 
     @Test func refusedAndOversizedFilesAreBrokenNotUnreachable() throws {
-        let refused = MemoryTreeSource(
+        let refused = StatusMemorySource(
             [.manifest: manifest1], failures: [.manifest: .refused(file: "manifest.json", kind: "a FIFO")])
         #expect(try check(refused).problems.map(\.code) == ["file-refused"])
         #expect(try check(refused).health == .broken)
 
-        let huge = MemoryTreeSource([.manifest: [UInt8](repeating: 0x20, count: Limits.standard.maxEnvelopeBytes + 1)])
+        let huge = StatusMemorySource([.manifest: [UInt8](repeating: 0x20, count: Limits.standard.maxEnvelopeBytes + 1)]
+        )
         #expect(try check(huge).problems.map(\.code) == ["file-refused"])
     }
 
     @Test func aMissingManifestIsBrokenButAMissingScopeIsUnreachable() throws {
-        let lostManifest = MemoryTreeSource([.root(1): setup.rootEnvelope.serialized()])
+        let lostManifest = StatusMemorySource([.root(1): setup.rootEnvelope.serialized()])
         #expect(try check(lostManifest).problems == [.manifestMissing])
         #expect(try check(lostManifest).health == .broken)
 
-        let nothing = MemoryTreeSource([:])
+        let nothing = StatusMemorySource([:])
         #expect(try check(nothing).problems == [.scopeNotPublished(anchorVersion: 1)])
         #expect(try check(nothing).health == .unreachable)
     }
 
     @Test func expiryEdgesAreExact() throws {
-        let source = MemoryTreeSource([.manifest: manifest1])
+        let source = StatusMemorySource([.manifest: manifest1])
         let expiry = t0.adding(seconds: 30 * day)
         // Expired at the second it expires (expiresAt <= at), as clients judge it.
         #expect(try check(source, at: expiry).problems.map(\.code) == ["manifest-expired"])
@@ -180,14 +181,14 @@ struct PlainSource: TreeSource {
 
     @Test func brokenOutranksUnreachableAndWarning() throws {
         // Lagging and expiring soon: broken (1), not warning (4).
-        let source = MemoryTreeSource([.manifest: manifest1])
+        let source = StatusMemorySource([.manifest: manifest1])
         let lagging = try check(source, at: t0.adding(seconds: 25 * day), expect: 2)
         #expect(Set(lagging.problems.map(\.code)) == ["manifest-expires-soon", "publisher-lagging"])
         #expect(lagging.health == .broken)
         #expect(try check(source, expect: 1).health == .healthy)
 
         // An expired root and an unreadable manifest: broken is what is known.
-        let failing = MemoryTreeSource(
+        let failing = StatusMemorySource(
             [:], failures: [.manifest: .io(file: "manifest.json", detail: "connection refused")])
         let both = try check(failing, at: t0.adding(seconds: 400 * day))
         #expect(both.problems.map(\.code) == ["root-expired", "unreachable"])
@@ -195,7 +196,7 @@ struct PlainSource: TreeSource {
     }
 
     @Test func theLastSuccessIsReadBackOnlyFromOurOwnLine() throws {
-        let status = try check(MemoryTreeSource([.manifest: manifest1]))
+        let status = try check(StatusMemorySource([.manifest: manifest1]))
         let text = StatusMetrics.render(status, previousSuccess: nil)
         #expect(
             StatusMetrics.lastSuccess(in: text, scope: "com.example.app") == t0.adding(seconds: day).secondsSince1970)
@@ -206,7 +207,7 @@ struct PlainSource: TreeSource {
         }
         // A failed run carries the previous success forward, and only then.
         let unreachable = try check(
-            MemoryTreeSource([:], failures: [.root(2): .io(file: "root/2.json", detail: "timeout")]))
+            StatusMemorySource([:], failures: [.root(2): .io(file: "root/2.json", detail: "timeout")]))
         let carried = StatusMetrics.render(unreachable, previousSuccess: 1_700_000_000)
         #expect(StatusMetrics.lastSuccess(in: carried, scope: "com.example.app") == 1_700_000_000)
         #expect(!carried.contains("pinion_status_manifest_version"), "unknown values are omitted, not zero")

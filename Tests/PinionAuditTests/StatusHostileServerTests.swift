@@ -84,8 +84,8 @@ final class HostileStatusServer: @unchecked Sendable {
             ["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@m1.json"], at: t0)
         try workspace.require(
             [
-                "manifest", "set-domain", "@m1.json", "www.example.com", "--pin", "sha256/" + Base64Text.pin(7),
-                "--pin", "sha256/" + Base64Text.pin(8),
+                "manifest", "set-domain", "@m1.json", "www.example.com", "--pin", "sha256/" + StatusPinText.pin(7),
+                "--pin", "sha256/" + StatusPinText.pin(8),
             ], at: t0)
         try workspace.require(["sign", "--key", "@pins.key", "@m1.json", "-o", "@m1.signed.json"], at: t0)
         try workspace.require(["publish", "--repo", "@tree", "@m1.signed.json"], at: t0)
@@ -165,6 +165,6 @@ final class HostileStatusServer: @unchecked Sendable {
 }
 
 /// Base64 of a repeated-byte pin digest, for `--pin sha256/...`.
-enum Base64Text {
+enum StatusPinText {
     static func pin(_ byte: UInt8) -> String { Data(repeating: byte, count: 32).base64EncodedString() }
 }

@@ -56,7 +56,7 @@ final class StatusTree: @unchecked Sendable {
 }
 
 /// The JSON object of a `--json` run.
-func statusJSON(_ result: CommandResult) throws -> [String: Any] {
+func statusCommandJSON(_ result: CommandResult) throws -> [String: Any] {
     let value = try JSONSerialization.jsonObject(with: Data(result.out.utf8))
     return try #require(value as? [String: Any], "not a JSON object: \(result.out)")
 }
@@ -98,14 +98,14 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         // Root 1 expires at t0 + 365 d; a 400-day window warns about both documents.
         let both = fixture.status(fixture.tree, at: t0.adding(seconds: day), ["--warn-before", "400d", "--json"])
         #expect(both.status == 4)
-        let json = try statusJSON(both)
+        let json = try statusCommandJSON(both)
         let codes = (json["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
         #expect(codes == ["root-expires-soon", "manifest-expires-soon"])
 
         // A manifest re-signed past the root's expiry does not help once the root expired.
         let expiredRoot = fixture.status(fixture.tree, at: t0.adding(seconds: 366 * day), ["--json"])
         #expect(expiredRoot.status == 1)
-        let expired = try statusJSON(expiredRoot)
+        let expired = try statusCommandJSON(expiredRoot)
         let expiredCodes = (expired["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
         #expect(expiredCodes == ["root-expired", "manifest-expired"])
     }
@@ -114,7 +114,7 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         let fixture = try StatusTree()
         let result = fixture.status(fixture.tree, at: t0.adding(seconds: 25 * day), ["--json"])
         #expect(result.status == 4)
-        let json = try statusJSON(result)
+        let json = try statusCommandJSON(result)
         #expect(json["health"] as? String == "warning")
         #expect(json["exitCode"] as? Int == 4)
         #expect(json["scope"] as? String == "com.example.app")
@@ -267,7 +267,7 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         try Data("{\"payloadType\": 1}".utf8).write(to: URL(fileURLWithPath: manifestPath))
         let garbage = fixture.status(fixture.tree, at: at, ["--json"])
         #expect(garbage.status == 1)
-        #expect(try statusJSON(garbage)["manifest"] is NSNull)
+        #expect(try statusCommandJSON(garbage)["manifest"] is NSNull)
         #expect(garbage.err.contains("manifest.json: refused by clients"), "\(garbage.err)")
 
         // One flipped bit in the payload: the signature no longer verifies.
@@ -293,7 +293,9 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: fixture.scopeDirectory + "/root/2.json"))
         let badRoot = fixture.status(fixture.tree, at: at, ["--json"])
         #expect(badRoot.status == 1)
-        let codes = (try statusJSON(badRoot)["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+        let codes = (try statusCommandJSON(badRoot)["problems"] as? [[String: Any]])?.compactMap {
+            $0["code"] as? String
+        }
         #expect(codes == ["root-invalid"])
     }
 
@@ -313,7 +315,7 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         #expect(healthy.status == 0, "\(healthy.err)")
         #expect(healthy.out.contains("manifest    version 1 (root 1)"), "\(healthy.out)")
         #expect(healthy.out.contains("cache       no-cache"), "\(healthy.out)")
-        let json = try statusJSON(fixture.status(url, at: t0.adding(seconds: day), tls + ["--json"]))
+        let json = try statusCommandJSON(fixture.status(url, at: t0.adding(seconds: day), tls + ["--json"]))
         let publisher = try #require(json["publisher"] as? [String: Any])
         let etag = try #require(publisher["etag"] as? String)
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count > 2, "\(etag)")
@@ -337,7 +339,7 @@ func statusJSON(_ result: CommandResult) throws -> [String: Any] {
         try fixture.publishManifest(version: 2)
         let caughtUp = fixture.status(url, at: t0.adding(seconds: day), tls + ["--expect-version", "2", "--json"])
         #expect(caughtUp.status == 0, "\(caughtUp.err)")
-        #expect((try statusJSON(caughtUp)["manifest"] as? [String: Any])?["version"] as? Int == 2)
+        #expect((try statusCommandJSON(caughtUp)["manifest"] as? [String: Any])?["version"] as? Int == 2)
 
         // Without the CA file the certificate is refused: unreachable, as for a client.
         let untrusted = fixture.status(url, at: t0.adding(seconds: day))
