@@ -73,7 +73,7 @@ public enum PinionCommandLine {
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
             PublishCommand.self, ServeCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
-            AuditCommand.self, DiffCommand.self, ReportsCommand.self,
+            AuditCommand.self, StatusCommand.self, DiffCommand.self, ReportsCommand.self,
             ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,
         ]
     }
@@ -120,7 +120,9 @@ public enum PinionCommandLine {
             return context.writeFailed() ? ExitCode.io : ExitCode.success
         } catch {
             let failure = CLIError.from(error)
-            context.err("pinion: error: \(TerminalText.escape(failure.message))\n")
+            // `pinion status` exits 4 for a warning (docs/DESIGN.md §11): not an error.
+            let label = failure.exitCode == ExitCode.warning ? "warning" : "error"
+            context.err("pinion: \(label): \(TerminalText.escape(failure.message))\n")
             if failure.exitCode == ExitCode.usage {
                 context.err("see: pinion \(command.path.joined(separator: " ")) --help\n")
             }
@@ -146,7 +148,8 @@ public enum PinionCommandLine {
         text += """
 
             pinion COMMAND --help shows the options of one command.
-            Exit codes: 0 success, 1 verification or policy failure, 2 usage error, 3 I/O or network error.
+            Exit codes: 0 success, 1 verification or policy failure, 2 usage error, 3 I/O or network error
+            (pinion status adds 4: warning).
 
             """
         return text

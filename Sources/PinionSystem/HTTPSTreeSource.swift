@@ -2,13 +2,12 @@
 // system store or a CA file; no pins, as on the update channel, docs/DESIGN.md §6).
 
 import Foundation
-
 import PinionTrust
 
 /// The files of `{baseURL}/v1/{scope}/` fetched with `PinnedHTTPSClient`, one GET per
 /// file. HTTP 200 is the file, 404 and 410 mean absent, any other status is an I/O error.
 /// HTTPS cannot list a folder: `list` returns nil and the auditor probes numbered files.
-public struct HTTPSTreeSource: TreeSource {
+public struct HTTPSTreeSource: HeaderReportingTreeSource {
     /// The server root, as a client's base URL (`https://host[:port]/[path/]`).
     public let baseURL: URL
     /// The scope whose files are read.
@@ -36,6 +35,13 @@ public struct HTTPSTreeSource: TreeSource {
     }
 
     public func read(_ file: TreeFile, limit: Int) throws(TreeSourceError) -> [UInt8]? {
+        try readWithHeaders(file, limit: limit).bytes
+    }
+
+    /// `read(_:limit:)` with the response's ETag and Cache-Control (for `pinion status`).
+    public func readWithHeaders(_ file: TreeFile, limit: Int) throws(TreeSourceError) -> (
+        bytes: [UInt8]?, headers: PublisherHeaders
+    ) {
         let url = url(for: file.path)
         var configuration = configuration
         configuration.maxResponseBytes = limit
@@ -46,9 +52,11 @@ public struct HTTPSTreeSource: TreeSource {
             if case .responseTooLarge = error { throw .tooLarge(file: url.absoluteString, limit: limit) }
             throw .io(file: url.absoluteString, detail: error.description)
         }
+        let headers = PublisherHeaders(
+            etag: response.value(forHeader: "etag"), cacheControl: response.value(forHeader: "cache-control"))
         switch response.status {
         case 200: break
-        case 404, 410: return nil
+        case 404, 410: return (nil, headers)
         default: throw .io(file: url.absoluteString, detail: "HTTP status \(response.status)")
         }
         // No Accept-Encoding is sent: a compressed body is a transport fault, not a document.
@@ -57,7 +65,7 @@ public struct HTTPSTreeSource: TreeSource {
         {
             throw .io(file: url.absoluteString, detail: "unsupported Content-Encoding \(coding)")
         }
-        return response.body
+        return (response.body, headers)
     }
 
     public func list(_ folder: TreeFolder) throws(TreeSourceError) -> TreeListing? { nil }

@@ -5,8 +5,8 @@
 import Foundation
 import PinionCore
 import PinionCrypto
-import PinionSystem
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Testing
 
@@ -128,6 +128,9 @@ final class AnnouncedServer: @unchecked Sendable {
             ("sha256/BASE64", "sha256/" + servedPin), ("sha256/BACKUP", "sha256/" + Base64.encode(pin(9).digest)),
             ("--listen 0.0.0.0:443", "--listen 127.0.0.1:0"),
             ("--metrics-listen 127.0.0.1:9464", "--metrics-listen 127.0.0.1:0"),
+            // `pinion status`: the root the app embeds, and the node exporter's textfile directory.
+            ("app-root.json", workspace.path("root.json")),
+            ("/var/lib/prometheus/node-exporter", workspace.directory.path),
         ]
         var server: AnnouncedServer?
         var published = 1
@@ -176,6 +179,9 @@ final class AnnouncedServer: @unchecked Sendable {
         }
         #expect(server?.stop() == 0)
         #expect(published == 4, "manifests 2 (re-sign), 3 (report-only) and 4 (enforced)")
+        // The runbook's `pinion status --prometheus` wrote the textfile collector's file.
+        let status = try PrometheusText.parse(try workspace.read("pinion_status.prom"))
+        #expect(status.value("pinion_status_healthy", ["scope": "com.example.app"]) == 1)
         let latest = try Envelope.parse(try workspace.readBytes("tree/v1/com.example.app/manifest.json"))
         let manifest = try ManifestPayload.parse(latest.payload)
         #expect(manifest.domain(named: "api.example.com")?.enforce == true)
