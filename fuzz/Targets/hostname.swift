@@ -7,7 +7,7 @@
 // boundary; pins, times and base64 round-trip to the exact text; escaped text holds no
 // control or format character.
 
-import PinionClient
+import PinionTrust
 import PinionCore
 
 private let somePin = (try? Pin(digest: [UInt8](repeating: 7, count: 32)))!

@@ -5,7 +5,7 @@
 // back to the same value and the same bytes; a parsed payload re-serialised parses back
 // to an equal payload (the CLI edits payloads this way, the baseline parser relies on it).
 
-import PinionClient
+import PinionTrust
 import PinionCore
 import PinionCrypto
 
