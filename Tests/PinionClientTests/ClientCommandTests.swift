@@ -39,6 +39,17 @@ import Testing
             ["client", "refresh", "--json", "--url", "https://127.0.0.1:\(publisher.port)/"] + common, now: now)
         #expect(json.status == 0)
         #expect(json.out.contains("\"manifestCurrent\": true"))
+        // Values, not prose, for machines: the outcome enum, the floor as numbers, RFC 3339 times.
+        guard case .object(let document) = try StrictJSONParser.parse(Array(json.out.utf8), limits: Limits.standard.json)
+        else {
+            Issue.record("client refresh --json is not an object")
+            return
+        }
+        #expect(document["outcomeKind"] == .string("unchanged"))
+        #expect(document["floorRootVersion"] == .number("1"))
+        #expect(document["floorVersion"] == .number("1"))
+        #expect(document["manifestExpiresAt"] == .string(payload.expiresAt.description))
+        #expect(document["rootExpiresAt"] == .string(setup.root.expiresAt.description))
 
         let good = try TestTLSServer(
             chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf), routes: ["*": .init(body: "ok")]

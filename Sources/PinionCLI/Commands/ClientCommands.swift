@@ -196,6 +196,12 @@ struct ClientRefreshCommand: Command {
                         .init("floor", state.floor.map { .string($0.description) } ?? .null),
                         .init("manifestCurrent", .bool(client.policy.isManifestCurrent(at: client.effectiveNow))),
                         .init("policy", ClientSetup.policyJSON(policy)),
+                        // Values for machines (docs/DESIGN.md §14), next to the prose members above.
+                        .init("outcomeKind", .string(Self.outcomeKind(report.outcome))),
+                        .init("floorRootVersion", state.floor.map { .number(String($0.rootVersion)) } ?? .null),
+                        .init("floorVersion", state.floor.map { .number(String($0.version)) } ?? .null),
+                        .init("manifestExpiresAt", state.manifest.map { .string($0.expiresAt.description) } ?? .null),
+                        .init("rootExpiresAt", .string(state.chain.newest.payload.expiresAt.description)),
                     ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
             context.out(JSONWriter.terminalSafeText(document))
         } else {
@@ -207,6 +213,16 @@ struct ClientRefreshCommand: Command {
             for line in ClientSetup.policyLines(policy) { context.print(line) }
         }
         if exitCode != ExitCode.success { throw CLIError(exitCode: exitCode, outcomeText) }
+    }
+
+    /// The outcome as the enum `--json` writes: updated, unchanged, rejected, networkFailure.
+    static func outcomeKind(_ outcome: RefreshOutcome) -> String {
+        switch outcome {
+        case .updated: return "updated"
+        case .unchanged: return "unchanged"
+        case .rejected: return "rejected"
+        case .networkFailure: return "networkFailure"
+        }
     }
 }
 

@@ -274,7 +274,13 @@ public final class Main {
                     new JsonValue.Member("rootVersion", JsonValue.number(state.chain.newest().version())),
                     new JsonValue.Member("floor", state.floor() == null ? JsonValue.NULL : JsonValue.string(state.floor().toString())),
                     new JsonValue.Member("manifestCurrent", JsonValue.bool(client.isManifestCurrent())),
-                    new JsonValue.Member("policy", policyJson(policy))));
+                    new JsonValue.Member("policy", policyJson(policy)),
+                    // Values for machines (docs/DESIGN.md §14), next to the prose members above.
+                    new JsonValue.Member("outcomeKind", JsonValue.string(outcomeKind(report.outcome))),
+                    new JsonValue.Member("floorRootVersion", state.floor() == null ? JsonValue.NULL : JsonValue.number(state.floor().rootVersion)),
+                    new JsonValue.Member("floorVersion", state.floor() == null ? JsonValue.NULL : JsonValue.number(state.floor().version)),
+                    new JsonValue.Member("manifestExpiresAt", state.manifest == null ? JsonValue.NULL : JsonValue.string(state.manifest.expiresAt.toString())),
+                    new JsonValue.Member("rootExpiresAt", JsonValue.string(state.chain.newest().payload.expiresAt.toString()))));
             out.print(new String(JsonWriter.write(doc), StandardCharsets.UTF_8));
         } else {
             out.println(TerminalText.escape("outcome     " + outcome));
@@ -285,6 +291,16 @@ public final class Main {
         }
         if (code != SUCCESS) throw new Failure(code, outcome);
         return SUCCESS;
+    }
+
+    /** The refresh outcome as the enum `pinion client refresh --json` writes: updated, unchanged, rejected, networkFailure. */
+    static String outcomeKind(org.pinion.trust.RefreshResult.Outcome outcome) {
+        switch (outcome) {
+            case UPDATED: return "updated";
+            case UNCHANGED: return "unchanged";
+            case REJECTED: return "rejected";
+            default: return "networkFailure";
+        }
     }
 
     int connect(Arguments a) throws UsageException, Failure {
