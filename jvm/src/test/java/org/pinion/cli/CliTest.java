@@ -122,7 +122,10 @@ public class CliTest {
             JsonValue doc = StrictJsonParser.parse(r.out.getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
             List<String> names = new ArrayList<>();
             for (JsonValue.Member m : doc.members()) names.add(m.name);
-            assertEquals(List.of("outcome", "events", "rootVersion", "floor", "manifestCurrent", "policy"), names);
+            assertEquals(List.of("outcome", "events", "rootVersion", "floor", "manifestCurrent", "policy", "outcomeKind",
+                    "floorRootVersion", "floorVersion", "manifestExpiresAt", "rootExpiresAt"), names);
+            assertEquals("updated", doc.get("outcomeKind").text());
+            assertEquals(JsonValue.Kind.NUMBER, doc.get("floorVersion").kind());
             assertEquals("updated to (rootVersion 1, version 1)", doc.get("outcome").text());
             assertEquals("(rootVersion 1, version 1)", doc.get("floor").text());
             assertTrue(doc.get("manifestCurrent").flag());
