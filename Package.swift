@@ -99,7 +99,8 @@ let package = Package(
             name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"], exclude: ["Fixtures"]),
+            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"],
+            exclude: ["Fixtures"]),
         // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
         // checked against libsodium and OpenSSL called directly as oracles.
         .testTarget(
@@ -137,6 +138,10 @@ let package = Package(
         // Test-only: signs in-process, then scans its own memory for the PIN and passphrase.
         .executableTarget(
             name: "PinionMemoryProbe", dependencies: ["PinionCLI", "PinionCore"], path: "Tests/PinionMemoryProbe"),
+        // The shared conformance suite of conformance/ (cases, parser corpus, fixture regeneration),
+        // driving PinionTrust with bytes.
+        .testTarget(
+            name: "PinionConformanceTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"]),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [
