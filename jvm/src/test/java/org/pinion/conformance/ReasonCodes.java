@@ -27,7 +27,6 @@ final class ReasonCodes {
     /** @param error a trust rule broken @return its reason code */
     static String of(TrustException error) {
         if (error.kind() == TrustException.Kind.FORMAT) return of(error.format().rule());
-        if (error.kind() == TrustException.Kind.PINS_ROLE_SINCE_INVALID) return "invalid-pins-role-since";
         return kebab(error.kind().name());
     }
 
