@@ -177,7 +177,31 @@ final class CaseRunner {
         let floor = state.floor.map { [Int($0.rootVersion), Int($0.version)] }
         try same("floor", floor, expect["floor"] as? [Int])
         try same("stateChanged", result.stateChanged, expect["stateChanged"] as? Bool)
+        let names = Set(result.events.map(CaseRunner.eventName))
+        for name in expect["events"] as? [String] ?? [] where !names.contains(name) {
+            throw ConformanceFailure(description: "event \(name) missing from \(names.sorted())")
+        }
+        for name in expect["absentEvents"] as? [String] ?? [] where names.contains(name) {
+            throw ConformanceFailure(description: "event \(name) reported: \(result.events)")
+        }
         if let hosts = expect["policy"] as? [String: Any] { try checkPolicy(at: t0, expect: hosts) }
+    }
+
+    /// The event names of conformance/README.md.
+    private static func eventName(_ event: ClientEvent) -> String {
+        switch event {
+        case .updated: return "updated"
+        case .unchanged: return "unchanged"
+        case .rootAccepted: return "rootAccepted"
+        case .rejected: return "rejected"
+        case .networkFailure: return "networkFailure"
+        case .clockSteppedBack: return "clockSteppedBack"
+        case .futureDated: return "futureDated"
+        case .equivocation: return "equivocation"
+        case .storeDropped: return "storeDropped"
+        case .trustRemoved: return "trustRemoved"
+        case .manifestNotCurrent: return "manifestNotCurrent"
+        }
     }
 
     private func same<T: Equatable>(_ what: String, _ actual: T?, _ expected: T?, detail: String = "") throws {

@@ -113,3 +113,26 @@ final class ConformanceTests: XCTestCase {
         return result
     }
 }
+
+/// The size limit both SDKs share (docs/DESIGN.md §5: envelope 8 MiB), on documents built in memory
+/// (jvm/.../conformance/SharedLimitsTest.java checks the same in the JVM SDK).
+final class SharedLimitsTests: XCTestCase {
+    private func padded(_ size: Int) throws -> [UInt8] {
+        var bytes = Array(try Data(contentsOf: conformance.appendingPathComponent("parser/valid.json")))
+        bytes += [UInt8](repeating: UInt8(ascii: " "), count: size - bytes.count)
+        return bytes
+    }
+
+    /// A 5 MiB payload (whitespace after the value is allowed) is within the limit.
+    func testFiveMebibytesAreWithinTheLimit() throws {
+        XCTAssertEqual(Limits.standard.maxEnvelopeBytes, 8 * 1024 * 1024)
+        XCTAssertNoThrow(try ManifestPayload.parse(try padded(5 * 1024 * 1024), limits: .standard))
+    }
+
+    /// One byte over 8 MiB is refused as too large.
+    func testOneByteOverTheLimitIsRefused() throws {
+        XCTAssertThrowsError(try ManifestPayload.parse(try padded(8 * 1024 * 1024 + 1), limits: .standard)) { error in
+            guard case .tooLarge = (error as? FormatError)?.rule else { return XCTFail("\(error)") }
+        }
+    }
+}

@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import org.pinion.crypto.StrictEd25519;
 import org.pinion.storage.StateStore;
 import org.pinion.trust.Baseline;
+import org.pinion.trust.ClientEvent;
 import org.pinion.trust.ClientException;
 import org.pinion.trust.Fetch;
 import org.pinion.trust.FormatException;
@@ -204,7 +205,34 @@ final class CaseRunner {
                 : "[" + expectedFloor.elements().get(0).text() + ", " + expectedFloor.elements().get(1).text() + "]";
         same("floor", floor, wanted, detail);
         same("stateChanged", result.stateChanged, expect.get("stateChanged").flag(), detail);
+        List<String> names = new ArrayList<>();
+        for (ClientEvent event : result.events) names.add(eventName(event.kind));
+        if (expect.get("events") != null) {
+            for (JsonValue name : expect.get("events").elements()) {
+                if (!names.contains(name.text())) throw new Failure("event " + name.text() + " missing from " + names);
+            }
+        }
+        if (expect.get("absentEvents") != null) {
+            for (JsonValue name : expect.get("absentEvents").elements()) {
+                if (names.contains(name.text())) throw new Failure("event " + name.text() + " reported: " + names);
+            }
+        }
         if (expect.get("policy") != null) checkPolicy(t0, expect.get("policy"));
+    }
+
+    /** @return the event name of conformance/README.md: the kind in lower camel case */
+    private static String eventName(ClientEvent.Kind kind) {
+        StringBuilder name = new StringBuilder();
+        boolean upper = false;
+        for (char c : kind.name().toCharArray()) {
+            if (c == '_') {
+                upper = true;
+            } else {
+                name.append(upper ? c : Character.toLowerCase(c));
+                upper = false;
+            }
+        }
+        return name.toString();
     }
 
     private static void same(String what, Object actual, Object expected, String detail) throws Failure {
