@@ -20,7 +20,7 @@ private enum Served {
 final class CaseRunner {
     let directory: URL
     private let document: [String: Any]
-    private let core: TrustCore
+    private var core: TrustCore
     private let baseline: Baseline
     private let storage = MemoryStorage()
     private let store: StateStore
@@ -122,6 +122,17 @@ final class CaseRunner {
         case "evaluate":
             try evaluateStep(step)
         case "restart":
+            start()
+        case "upgradeApp":
+            guard let name = step["embeddedRoot"] as? String else {
+                throw ConformanceFailure(description: "upgradeApp: embeddedRoot is required")
+            }
+            do {
+                core = try TrustCore(
+                    scope: core.scope, embeddedRoot: CaseRunner.bytes(directory, name), crypto: core.crypto)
+            } catch {
+                throw ConformanceFailure(description: "upgradeApp: \(error)")
+            }
             start()
         case "deleteState":
             storage.removeAll()

@@ -54,7 +54,7 @@ final class CaseRunner {
 
     final Path directory;
     private final JsonValue document;
-    private final TrustCore core;
+    private TrustCore core;
     private final Baseline baseline;
     private final Path stateDirectory;
     private final StateStore store;
@@ -146,6 +146,11 @@ final class CaseRunner {
             case "policy": checkPolicy(time(step.get("at")), step.get("expect")); break;
             case "evaluate": evaluate(step); break;
             case "restart": start(); break;
+            case "upgradeApp":
+                core = new TrustCore(core.scope, fixture(text(step.get("embeddedRoot"))), StrictEd25519.INSTANCE,
+                        Limits.STANDARD);
+                start();
+                break;
             case "deleteState":
                 try (var files = Files.list(stateDirectory)) {
                     for (Path file : (Iterable<Path>) files::iterator) Files.delete(file);
