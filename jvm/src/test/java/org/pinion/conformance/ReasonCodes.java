@@ -42,6 +42,8 @@ final class ReasonCodes {
             case NESTING_TOO_DEEP: return "json-nesting-too-deep";
             case TOO_LARGE: return "json-too-large";
             case TOO_MANY_ELEMENTS: return "json-too-many-elements";
+            // pinsRoleSince outside 1 ... version is an integer bound like any other (README).
+            case INVALID_PINS_ROLE_SINCE: return "integer-out-of-range";
             default: return kebab(rule.name());
         }
     }
