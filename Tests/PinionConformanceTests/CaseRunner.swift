@@ -161,7 +161,7 @@ final class CaseRunner {
             fetchManifest: { sent in
                 switch self.manifest {
                 case nil: return .failed("HTTP 404")
-                case .status(304)?: return sent == nil ? .failed("HTTP 304 without If-None-Match") : .notModified
+                case .status(304)?: return .notModified
                 case .status(let status)?: return .failed("HTTP \(status)")
                 case .file(let bytes, let etag)?:
                     if let sent, sent == etag { return .notModified }
