@@ -484,6 +484,24 @@ def case_app_upgrade_same_chain(b):
     ], baseline="baseline.json")
 
 
+def case_include_subdomains_or(b):
+    standard_root(b)
+    b.sign("manifest-1.json", manifest_payload(1, [
+        domain(LEGACY, [pin("base-legacy"), pin("m-legacy-1")], include=True, enforce=False)]), ["pins1"])
+    b.write_steps("includeSubdomains and enforce are ORed over B and M, current or expired (docs/DESIGN.md §7)", [
+        policy(T_START, {LEGACY: pol([pin("base-legacy")]), "x." + LEGACY: None}),
+        serve(manifest="manifest-1.json"),
+        refresh(T_START, "updated", [1, 1], True, policy={
+            LEGACY: pol([pin("base-legacy"), pin("m-legacy-1")]),
+            "x." + LEGACY: pol([pin("base-legacy"), pin("m-legacy-1")]),
+            "x.y." + LEGACY: pol([pin("base-legacy"), pin("m-legacy-1")])}),
+        evaluate("x." + LEGACY, T_START, [pin("other")], "rejected", "noMatchingPin"),
+        evaluate("x." + LEGACY, T_START, [pin("m-legacy-1")], "trusted"),
+        policy(T_AFTER_M, {LEGACY: pol([pin("base-legacy")]), "x." + LEGACY: pol([pin("base-legacy")])}),
+        evaluate("x." + LEGACY, T_AFTER_M, [pin("m-legacy-1")], "rejected", "noMatchingPin"),
+    ], baseline="baseline.json")
+
+
 CASES = [
     ("update-and-evaluate", case_update_and_evaluate),
     ("thresholds", case_thresholds),
@@ -503,4 +521,5 @@ CASES = [
     ("events", case_events),
     ("app-upgrade-drops-fork", case_app_upgrade),
     ("app-upgrade-same-chain", case_app_upgrade_same_chain),
+    ("include-subdomains-or", case_include_subdomains_or),
 ]
