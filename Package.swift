@@ -169,6 +169,10 @@ let package = Package(
         // Test-only: signs in-process, then scans its own memory for the PIN and passphrase.
         .executableTarget(
             name: "PinionMemoryProbe", dependencies: ["PinionCLI", "PinionCore"], path: "Tests/PinionMemoryProbe"),
+        // The shared conformance suite of conformance/ (cases, parser corpus, fixture regeneration),
+        // driving PinionTrust with bytes.
+        .testTarget(
+            name: "PinionConformanceTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"]),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [

@@ -9,8 +9,8 @@ public final class Limits {
     public static final long SPEC_VERSION = 1;
     /** Largest integer in any document: 2^53 - 1. */
     public static final long MAX_INTEGER = 9_007_199_254_740_991L;
-    /** The defaults: 4 MiB envelope, 10,000 domains, 64 pins per domain, 32 signatures, depth 16. */
-    public static final Limits STANDARD = new Limits(4 * 1024 * 1024, 10_000, 64, 32, 16);
+    /** The defaults: 8 MiB envelope (as the Swift SDK and DESIGN.md §5), 10,000 domains, 64 pins per domain, 32 signatures, depth 16. */
+    public static final Limits STANDARD = new Limits(8 * 1024 * 1024, 10_000, 64, 32, 16);
 
     /** Largest envelope, in bytes. */
     public final int maxEnvelopeBytes;

@@ -1,0 +1,278 @@
+// Runs one conformance case (conformance/README.md) against the Swift SDK: PinionTrust driven with bytes, no network.
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import PinionTrust
+
+/// A step whose result differs from its expectation, or a case file that cannot be read.
+struct ConformanceFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// What the fake publisher serves for one path.
+private enum Served {
+    case file([UInt8], etag: String?)
+    case status(Int)
+}
+
+/// One case directory: fixtures plus steps.json, run step by step.
+final class CaseRunner {
+    let directory: URL
+    private let document: [String: Any]
+    private var core: TrustCore
+    private let baseline: Baseline
+    private let storage = MemoryStorage()
+    private let store: StateStore
+    private var state: TrustedState
+    private var roots: [Int64: Served] = [:]
+    private var manifest: Served?
+
+    /// Reads steps.json and the embedded root and baseline it names.
+    ///
+    /// - Throws: `ConformanceFailure` for a case that cannot be read or an SDK that refuses its root.
+    init(directory: URL) throws {
+        self.directory = directory
+        let data = try Data(contentsOf: directory.appendingPathComponent("steps.json"))
+        guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            document["format"] as? String == "pinion-conformance/1", let scope = document["scope"] as? String,
+            let embedded = document["embeddedRoot"] as? String
+        else {
+            throw ConformanceFailure(description: "\(directory.lastPathComponent): not a pinion-conformance/1 case")
+        }
+        self.document = document
+        let crypto = CryptoProvider.sodium
+        core = try TrustCore(scope: scope, embeddedRoot: CaseRunner.bytes(directory, embedded), crypto: crypto)
+        if let name = document["baseline"] as? String {
+            baseline = try Baseline.parse(CaseRunner.bytes(directory, name))
+        } else {
+            baseline = .empty
+        }
+        store = StateStore(storage: storage, scope: scope, hasher: crypto.hasher)
+        state = core.initialState()
+        start()
+    }
+
+    /// The case's `pending` note, if it is a pending case.
+    var pendingNote: String? { document["pending"] as? String }
+
+    private static func bytes(_ directory: URL, _ name: String) throws -> [UInt8] {
+        guard !name.contains("/") else { throw ConformanceFailure(description: "fixture name \(name) has a /") }
+        return Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+    }
+
+    /// Start-up: what the SDK does when the app starts with the stored state.
+    private func start() {
+        switch store.load() {
+        case .empty: state = core.initialState()
+        case .loaded(let stored): state = core.restore(stored).0
+        case .dropped(_, let names): state = core.initialState(forcedDomains: names)
+        }
+    }
+
+    /// Runs every step.
+    ///
+    /// - Returns: the number of steps run.
+    /// - Throws: `ConformanceFailure` naming the first step that differs.
+    func run() throws -> Int {
+        guard let steps = document["steps"] as? [[String: Any]] else {
+            throw ConformanceFailure(description: "no steps")
+        }
+        for (index, step) in steps.enumerated() {
+            do {
+                try run(step)
+            } catch let failure as ConformanceFailure {
+                throw ConformanceFailure(
+                    description: "\(directory.lastPathComponent) step \(index) (\(step["action"] ?? "?")): \(failure)")
+            }
+        }
+        return steps.count
+    }
+
+    private func time(_ value: Any?) throws -> Timestamp {
+        guard let text = value as? String, let time = try? Timestamp(rfc3339: text) else {
+            throw ConformanceFailure(description: "bad time \(String(describing: value))")
+        }
+        return time
+    }
+
+    private func served(_ value: Any?) throws -> Served? {
+        guard let object = value as? [String: Any] else {
+            if let name = value as? String { return .file(try CaseRunner.bytes(directory, name), etag: nil) }
+            return nil
+        }
+        if let status = object["status"] as? Int { return .status(status) }
+        guard let name = object["file"] as? String else { throw ConformanceFailure(description: "served: no file") }
+        return .file(try CaseRunner.bytes(directory, name), etag: object["etag"] as? String)
+    }
+
+    private func run(_ step: [String: Any]) throws {
+        switch step["action"] as? String {
+        case "serve":
+            roots = [:]
+            for (key, value) in step["roots"] as? [String: Any] ?? [:] {
+                guard let version = Int64(key) else { throw ConformanceFailure(description: "root key \(key)") }
+                roots[version] = try served(value)
+            }
+            manifest = try served(step["manifest"])
+        case "refresh":
+            try refresh(at: try time(step["at"]), expect: step["expect"] as? [String: Any] ?? [:])
+        case "policy":
+            try checkPolicy(at: try time(step["at"]), expect: step["expect"] as? [String: Any] ?? [:])
+        case "evaluate":
+            try evaluateStep(step)
+        case "restart":
+            start()
+        case "upgradeApp":
+            guard let name = step["embeddedRoot"] as? String else {
+                throw ConformanceFailure(description: "upgradeApp: embeddedRoot is required")
+            }
+            do {
+                core = try TrustCore(
+                    scope: core.scope, embeddedRoot: CaseRunner.bytes(directory, name), crypto: core.crypto)
+            } catch {
+                throw ConformanceFailure(description: "upgradeApp: \(error)")
+            }
+            start()
+        case "deleteState":
+            storage.removeAll()
+            start()
+        case "corruptCopy":
+            // The Swift SDK keeps one state record: copy A is state.json, copy B the small
+            // enforced-domains.json (docs/DESIGN.md §6, issue 13 part 2).
+            let name = step["copy"] as? String == "B" ? StateStore.enforcedDomainsFileName : StateStore.stateFileName
+            _ = storage.corrupt(name)
+            start()
+        default:
+            throw ConformanceFailure(description: "unknown action")
+        }
+    }
+
+    private func refresh(at t0: Timestamp, expect: [String: Any]) throws {
+        let result = core.refresh(
+            state, startTime: t0,
+            fetchRoot: { version in
+                switch self.roots[version] {
+                case nil, .status(404)?: return .notFound
+                case .status(let status)?: return .failed("HTTP \(status)")
+                case .file(let bytes, _)?: return .found(bytes)
+                }
+            },
+            fetchManifest: { sent in
+                switch self.manifest {
+                case nil: return .failed("HTTP 404")
+                case .status(304)?: return .notModified
+                case .status(let status)?: return .failed("HTTP \(status)")
+                case .file(let bytes, let etag)?:
+                    if let sent, sent == etag { return .notModified }
+                    return .found(bytes, etag: etag)
+                }
+            })
+        if result.stateChanged {
+            do { try store.save(result.state.persisted) } catch {
+                throw ConformanceFailure(description: "save failed: \(error)")
+            }
+        }
+        state = result.state
+        let (outcome, reason): (String, String?)
+        switch result.outcome {
+        case .updated: (outcome, reason) = ("updated", nil)
+        case .unchanged: (outcome, reason) = ("unchanged", nil)
+        case .rejected(let error): (outcome, reason) = ("rejected", reasonCode(error))
+        case .networkFailure(let error): (outcome, reason) = ("network", reasonCode(error))
+        }
+        try same("outcome", outcome, expect["outcome"] as? String, detail: "\(result.outcome)")
+        if let expected = expect["reason"] as? String {
+            try same("reason", reason, expected, detail: "\(result.outcome)")
+        }
+        let floor = state.floor.map { [Int($0.rootVersion), Int($0.version)] }
+        try same("floor", floor, expect["floor"] as? [Int])
+        try same("stateChanged", result.stateChanged, expect["stateChanged"] as? Bool)
+        let names = Set(result.events.map(CaseRunner.eventName))
+        for name in expect["events"] as? [String] ?? [] where !names.contains(name) {
+            throw ConformanceFailure(description: "event \(name) missing from \(names.sorted())")
+        }
+        for name in expect["absentEvents"] as? [String] ?? [] where names.contains(name) {
+            throw ConformanceFailure(description: "event \(name) reported: \(result.events)")
+        }
+        if let hosts = expect["policy"] as? [String: Any] { try checkPolicy(at: t0, expect: hosts) }
+    }
+
+    /// The event names of conformance/README.md.
+    private static func eventName(_ event: ClientEvent) -> String {
+        switch event {
+        case .updated: return "updated"
+        case .unchanged: return "unchanged"
+        case .rootAccepted: return "rootAccepted"
+        case .rejected: return "rejected"
+        case .networkFailure: return "networkFailure"
+        case .clockSteppedBack: return "clockSteppedBack"
+        case .futureDated: return "futureDated"
+        case .equivocation: return "equivocation"
+        case .storeDropped: return "storeDropped"
+        case .trustRemoved: return "trustRemoved"
+        case .manifestNotCurrent: return "manifestNotCurrent"
+        }
+    }
+
+    private func same<T: Equatable>(_ what: String, _ actual: T?, _ expected: T?, detail: String = "") throws {
+        guard actual == expected else {
+            throw ConformanceFailure(
+                description:
+                    "\(what): expected \(expected.map { "\($0)" } ?? "null"), got \(actual.map { "\($0)" } ?? "null") \(detail)"
+            )
+        }
+    }
+
+    private func policy(at wall: Timestamp) -> MergedPolicy {
+        let snapshot = PolicySnapshot(
+            baseline: baseline, manifest: state.manifest, manifestValid: state.manifestValid, revoked: state.revoked,
+            staleGrace: 0, forcedDomains: state.forcedDomains, rootExpiresAt: state.chain.newest.payload.expiresAt)
+        return snapshot.policy(at: max(wall, state.persisted.lastKnownTime ?? wall))
+    }
+
+    private func checkPolicy(at wall: Timestamp, expect: [String: Any]) throws {
+        let merged = policy(at: wall)
+        for (host, value) in expect.sorted(by: { $0.key < $1.key }) {
+            let actual = merged.hostPolicy(for: host)
+            guard let expected = value as? [String: Any] else {
+                if let actual { throw ConformanceFailure(description: "\(host): expected not pinned, got \(actual)") }
+                continue
+            }
+            guard let actual else { throw ConformanceFailure(description: "\(host): expected pinned, got not pinned") }
+            try same("\(host) pins", actual.entry.pins.map(\.description).sorted(), expected["pins"] as? [String])
+            try same("\(host) enforce", actual.enforce, expected["enforce"] as? Bool)
+        }
+    }
+
+    private func evaluateStep(_ step: [String: Any]) throws {
+        guard let host = step["host"] as? String, let chain = step["chain"] as? [String],
+            let expect = step["expect"] as? [String: Any]
+        else { throw ConformanceFailure(description: "evaluate: host, chain and expect are required") }
+        let digests = try chain.map { text in
+            do { return try Pin(text).digest } catch { throw ConformanceFailure(description: "bad pin \(text)") }
+        }
+        let verdict: String
+        var failure: String?
+        switch evaluate(host: host, verifiedChain: digests, policy: policy(at: try time(step["at"]))) {
+        case .trusted: verdict = "trusted"
+        case .notPinned: verdict = "notPinned"
+        case .rejected(let why):
+            verdict = "rejected"
+            failure = failureName(why.reason)
+        case .reportOnly(let why):
+            verdict = "reportOnly"
+            failure = failureName(why.reason)
+        }
+        try same("verdict", verdict, expect["verdict"] as? String)
+        try same("failure", failure, expect["failure"] as? String)
+    }
+
+    private func failureName(_ reason: PinFailure.Reason) -> String {
+        switch reason {
+        case .noVerifiedChain: return "noVerifiedChain"
+        case .noUsablePin: return "noUsablePin"
+        case .noMatchingPin: return "noMatchingPin"
+        }
+    }
+}

@@ -1,0 +1,74 @@
+// The conformance suite's reason codes (conformance/README.md) and the Swift SDK's typed errors mapped onto them.
+
+import PinionCore
+import PinionTrust
+
+/// Maps a refusal of the Swift SDK onto the shared reason code of conformance/README.md.
+///
+/// - Parameter error: the typed error of a refresh step.
+/// - Returns: the reason code, e.g. `threshold-not-met`.
+func reasonCode(_ error: ClientError) -> String {
+    switch error {
+    case .trust(let trust): return reasonCode(trust)
+    case .rollback: return "rollback"
+    case .equivocation: return "equivocation"
+    case .invalidEmbeddedRoot: return "invalid-embedded-root"
+    case .tooManyRotations: return "too-many-rotations"
+    case .fetchFailed: return "network"
+    }
+}
+
+/// Maps a trust rule onto its reason code.
+func reasonCode(_ error: TrustError) -> String {
+    switch error {
+    case .format(let format): return reasonCode(format.rule)
+    case .wrongPayloadKind: return "wrong-payload-kind"
+    case .thresholdNotMet: return "threshold-not-met"
+    case .scopeMismatch: return "scope-mismatch"
+    case .rootNotNext: return "root-not-next"
+    case .rootEquivocation: return "root-equivocation"
+    case .rootVersionMismatch: return "root-version-mismatch"
+    case .lifetimeExceedsCap: return "lifetime-exceeds-cap"
+    case .rootExpired: return "root-expired"
+    case .manifestExpired: return "manifest-expired"
+    case .tooManyRotations: return "too-many-rotations"
+    }
+}
+
+/// Maps a strict-parser or schema rule onto its reason code (one code per rule).
+func reasonCode(_ rule: FormatRule) -> String {
+    switch rule {
+    case .invalidUTF8: return "json-invalid-utf8"
+    case .syntax: return "json-syntax"
+    case .trailingBytes: return "json-trailing-bytes"
+    case .duplicateKey: return "json-duplicate-name"
+    case .loneSurrogate: return "json-lone-surrogate"
+    case .leadingZero: return "json-leading-zero"
+    case .nestingTooDeep: return "json-nesting-too-deep"
+    case .tooLarge: return "json-too-large"
+    case .tooManyElements: return "json-too-many-elements"
+    case .missingMember: return "missing-member"
+    case .unknownMember: return "unknown-member"
+    case .wrongType: return "wrong-type"
+    case .notAnInteger: return "not-an-integer"
+    case .integerOutOfRange: return "integer-out-of-range"
+    case .invalidTime: return "invalid-time"
+    case .unsupportedSpecVersion: return "unsupported-spec-version"
+    case .wrongDocumentType: return "wrong-document-type"
+    case .wrongPayloadType: return "wrong-payload-type"
+    case .invalidScope: return "invalid-scope"
+    case .invalidHostName: return "invalid-host-name"
+    case .invalidPin: return "invalid-pin"
+    case .duplicatePin: return "duplicate-pin"
+    case .duplicateDomain: return "duplicate-domain"
+    case .empty: return "empty"
+    case .invalidBase64: return "invalid-base64"
+    case .invalidKeyID: return "invalid-key-id"
+    case .keyIDMismatch: return "key-id-mismatch"
+    case .invalidPublicKey: return "invalid-public-key"
+    case .invalidRoleKey: return "invalid-role-key"
+    case .invalidThreshold: return "invalid-threshold"
+    case .expiresNotAfterIssued: return "expires-not-after-issued"
+    case .invalidPreviousHash: return "invalid-previous-hash"
+    }
+}

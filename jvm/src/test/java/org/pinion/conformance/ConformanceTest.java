@@ -1,0 +1,115 @@
+// The shared conformance suite (conformance/README.md) run against the JVM SDK, and the parser-differential corpus.
+package org.pinion.conformance;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.Test;
+import org.pinion.trust.FormatException;
+import org.pinion.trust.JsonValue;
+import org.pinion.trust.Limits;
+import org.pinion.trust.ManifestPayload;
+import org.pinion.trust.StrictJsonParser;
+
+public class ConformanceTest {
+    /** The repository's conformance/ directory (the tests run in jvm/). */
+    private static final Path CONFORMANCE = Paths.get("").toAbsolutePath().resolve("../conformance").normalize();
+
+    private static List<Path> cases(String folder) throws IOException {
+        try (Stream<Path> entries = Files.list(CONFORMANCE.resolve(folder))) {
+            List<Path> list = new ArrayList<>();
+            entries.sorted(Comparator.comparing(Path::toString)).forEach(list::add);
+            return list;
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> walk = Files.walk(root)) {
+            List<Path> paths = new ArrayList<>();
+            walk.forEach(paths::add);
+            paths.sort(Comparator.reverseOrder());
+            for (Path path : paths) Files.deleteIfExists(path);
+        }
+    }
+
+    private static int runCase(Path directory, boolean pending, List<String> failures) throws Exception {
+        Path state = Files.createTempDirectory("pinion-conformance-");
+        try {
+            CaseRunner runner = new CaseRunner(directory, state.resolve("state"));
+            if (pending) assertNotNull(directory + " has no pending note", runner.pendingNote());
+            else assertNull(directory + " is marked pending but sits in cases/", runner.pendingNote());
+            return runner.run();
+        } catch (CaseRunner.Failure failure) {
+            failures.add(failure.getMessage());
+            return 0;
+        } finally {
+            deleteTree(state);
+        }
+    }
+
+    /** Every case of conformance/cases/ passes; together they have at least 120 steps. */
+    @Test
+    public void everyCasePasses() throws Exception {
+        List<String> failures = new ArrayList<>();
+        int steps = 0;
+        List<Path> directories = cases("cases");
+        assertTrue(directories.size() >= 10);
+        for (Path directory : directories) steps += runCase(directory, false, failures);
+        assertEquals("failing conformance steps", List.of(), failures);
+        assertTrue("only " + steps + " steps", steps >= 120);
+        System.out.println("conformance: " + directories.size() + " cases, " + steps + " steps passed");
+    }
+
+    /** Pending cases are run, counted and listed; they do not fail the suite. */
+    @Test
+    public void pendingCasesAreReported() throws Exception {
+        List<Path> directories = cases("cases-pending");
+        for (Path directory : directories) {
+            List<String> failures = new ArrayList<>();
+            int steps = runCase(directory, true, failures);
+            System.out.println("conformance: PENDING " + directory.getFileName() + ": "
+                    + (failures.isEmpty() ? "passes (" + steps + " steps) in the JVM SDK" : failures.get(0)));
+        }
+        System.out.println("conformance: " + directories.size() + " pending cases");
+    }
+
+    /** The parser-differential corpus: the verdict and reason code of every document. */
+    @Test
+    public void parserCorpus() throws Exception {
+        Path folder = CONFORMANCE.resolve("parser");
+        JsonValue document = StrictJsonParser.parse(Files.readAllBytes(folder.resolve("expectations.json")),
+                CaseRunner.CASE_LIMITS);
+        List<JsonValue> entries = document.get("entries").elements();
+        assertTrue(entries.size() >= 40);
+        List<String> failures = new ArrayList<>();
+        for (JsonValue entry : entries) {
+            String file = entry.get("file").text();
+            byte[] bytes = Files.readAllBytes(folder.resolve(file));
+            String verdict;
+            String reason = null;
+            try {
+                ManifestPayload.parse(bytes, Limits.STANDARD);
+                verdict = "accept";
+            } catch (FormatException e) {
+                verdict = "reject";
+                reason = ReasonCodes.of(e.rule());
+            }
+            String expectedReason = entry.get("reason") == null ? null : entry.get("reason").text();
+            if (!verdict.equals(entry.get("verdict").text()) || (reason == null ? expectedReason != null : !reason.equals(expectedReason))) {
+                failures.add(file + ": expected " + entry.get("verdict").text() + " " + expectedReason + ", got " + verdict + " " + reason);
+            }
+        }
+        if (!failures.isEmpty()) fail(String.join("\n", failures));
+    }
+}
