@@ -63,10 +63,12 @@ final class CaseRunner {
 
     /// Start-up: what the SDK does when the app starts with the stored state.
     private func start() {
-        switch store.load() {
+        // As PinningClient starts up: the valid copy with the higher floor, the other rewritten.
+        switch store.recover().load {
         case .empty: state = core.initialState()
         case .loaded(let stored): state = core.restore(stored).0
         case .dropped(_, let names): state = core.initialState(forcedDomains: names)
+        case .unreadable: state = core.initialState()
         }
     }
 
@@ -211,6 +213,8 @@ final class CaseRunner {
         case .equivocation: return "equivocation"
         case .storeDropped: return "storeDropped"
         case .trustRemoved: return "trustRemoved"
+        case .stateCopyLost: return "stateCopyLost"
+        case .stateUnreadable: return "stateUnreadable"
         case .manifestNotCurrent: return "manifestNotCurrent"
         }
     }

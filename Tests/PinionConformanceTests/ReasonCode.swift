@@ -15,6 +15,8 @@ func reasonCode(_ error: ClientError) -> String {
     case .invalidEmbeddedRoot: return "invalid-embedded-root"
     case .tooManyRotations: return "too-many-rotations"
     case .fetchFailed: return "network"
+    case .fetchRefused: return "fetch-refused"
+    case .stateUnreadable: return "storage"
     }
 }
 
