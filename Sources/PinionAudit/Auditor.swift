@@ -104,10 +104,12 @@ struct AuditRun {
 
     private var fingerprints: [TreeFile: Fingerprint] = [:]
     /// Roots usable for checking manifests, by version.
-    private var roots: [Int64: VerifiedRoot] = [:]
+    var roots: [Int64: VerifiedRoot] = [:]
+    /// Every parsed manifest, by file version, for the publish-step checks (RotationSteps.swift).
+    var stepManifests: [Int64: StepManifest] = [:]
     /// Payload SHA-256 and file of the first payload seen for each version.
     private var seenPayloads: [Int64: (hash: [UInt8], file: String)] = [:]
-    private var index: PublishedIndex?
+    var index: PublishedIndex?
     private var indexByVersion: [Int64: PublishedIndex.Entry] = [:]
     private var domainSlots: [String: Int] = [:]
 
@@ -125,6 +127,7 @@ struct AuditRun {
         try auditRoots()
         try readIndex()
         let latestBytes = try auditHistory()
+        auditPublishSteps()
         try auditManifestJSON(latestHistoryBytes: latestBytes)
         // A publish (or a server serving different bytes) during the audit shows here.
         _ = try read(.index, limit: options.indexLimit, version: nil)
@@ -319,8 +322,8 @@ struct AuditRun {
             }
         }
         if let newest = roots.keys.max(), let root = roots[newest], root.payload.expiresAt <= options.at {
-            warning(
-                .rootExpired, newest, TreeFile.root(newest).path,
+            violation(
+                .rootExpired, newest, TreeFile.root(newest),
                 "the newest root expired at \(root.payload.expiresAt) (audit time \(options.at)): clients accept no manifest"
             )
         }
@@ -506,6 +509,7 @@ struct AuditRun {
             if version == latestVersion { latestBytes = bytes }
             guard let (envelope, payload) = parseManifest(bytes, file: file, version: version) else { continue }
             let hash = crypto.hasher.sha256(envelope.payload)
+            noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash)
             if payload.version != version {
                 violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
             }
@@ -539,9 +543,12 @@ struct AuditRun {
         if let covered = coveredUntil, covered.time <= options.at {
             report.gaps.append(
                 CoverageGap(from: covered.time, until: options.at, afterVersion: covered.version, beforeVersion: nil))
-            warning(
-                .latestExpired, covered.version, TreeFile.history(covered.version).path,
-                "every published manifest has expired (the last at \(covered.time), audit time \(options.at))")
+        }
+        if let latest = last, latest.payload.expiresAt <= options.at {
+            violation(
+                .latestExpired, latest.fileVersion, TreeFile.history(latest.fileVersion),
+                "the latest manifest expired at \(latest.payload.expiresAt) (audit time \(options.at)): clients have no current manifest"
+            )
         }
         return latestVersion.map { ($0, latestBytes) }
     }
