@@ -108,7 +108,10 @@ import Testing
         try device.install(embeddedRoot: try desk.readBytes("root-1.json"), publisher: window)
         let stateBefore = device.client.trustedState
         device.clock.now = rotation.adding(seconds: 60)
-        #expect(device.refresh() == .rejected(.trust(.rootVersionMismatch(expected: 1, found: 2))))
+        // Signatures are checked first: the new pins key means nothing under root 1.
+        #expect(
+            device.refresh() == .rejected(.trust(.thresholdNotMet(role: .pins, rootVersion: 1, valid: 0, threshold: 1)))
+        )
         #expect(device.client.trustedState == stateBefore)
         #expect(device.manifestCurrent)
         #expect(device.connect(to: team.api) == .trusted(try team.typedPin(.spare)))
