@@ -217,9 +217,18 @@ public struct TrustCore: Sendable {
         } catch {
             newestError = error
         }
-        guard let root = chain.root(version: rootVersion), root.version != chain.newest.version else {
+        guard let root = chain.root(version: rootVersion) else {
+            // Named by a root older than the embedded one: its signatures and scope were
+            // checked under the newest root's pins role (they come before rootVersion), so
+            // it is kept as non-current (docs/DESIGN.md §6).
+            if case .rootVersionBeforePinsRole = newestError,
+                let payload = try? ManifestPayload.parse(Envelope.parse(bytes, limits: limits).payload, limits: limits)
+            {
+                return .success(payload, current: false)
+            }
             return .failure(newestError.description)
         }
+        guard root.version != chain.newest.version else { return .failure(newestError.description) }
         // Signed under an older root of the chain whose pins role the newest no longer
         // accepts: kept as a non-current manifest, which can take trust away (B ∩ M) but
         // never grant it (docs/DESIGN.md §6, §7).

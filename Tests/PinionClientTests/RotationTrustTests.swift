@@ -75,14 +75,26 @@ import Testing
         #expect(kept.manifestValid)
         #expect(kept.manifest?.version == 1)
         #expect(keptEvents.isEmpty)
-        // One that cut them off: the stored manifest no longer verifies and is dropped, its
-        // domains stay enforced.
+        // One that cut them off: the stored manifest's signatures still meet the pins role,
+        // so it is kept, not current (it can take trust away, never grant it).
         let cutting = try TrustCore(
             scope: "com.example.app", embeddedRoot: try root2(world, pinsRoleSince: 2), crypto: sodium)
-        let (dropped, events) = cutting.restore(stored)
+        let (notCurrent, events) = cutting.restore(stored)
+        #expect(notCurrent.manifest?.version == 1)
+        #expect(!notCurrent.manifestValid)
+        #expect(events.contains { if case .manifestNotCurrent = $0 { return true } else { return false } })
+        // One whose pins role changed: the stored manifest's signatures no longer count, so
+        // it is dropped and its domains stay enforced.
+        var replaced = rootPayload(version: 2, rootKeys: [world.setup.rootKey], pinsKeys: [try makeKey()])
+        replaced.pinsRoleSince = 2
+        let replacing = try TrustCore(
+            scope: "com.example.app",
+            embeddedRoot: try sign(.root, replaced.serialized(), with: [world.setup.rootKey]).serialized(),
+            crypto: sodium)
+        let (dropped, droppedEvents) = replacing.restore(stored)
         #expect(dropped.manifest == nil)
         #expect(dropped.forcedDomains == ["api.example.com"])
-        #expect(events.contains { if case .storeDropped = $0 { return true } else { return false } })
+        #expect(droppedEvents.contains { if case .storeDropped = $0 { return true } else { return false } })
         // A stored manifest whose signatures were tampered with is dropped too, however old
         // its root (it used to be loaded unchecked when older than the embedded root).
         var tampered = stored
@@ -92,5 +104,6 @@ import Testing
         }
         #expect(tampered.manifest != stored.manifest)
         #expect(keeping.restore(tampered).0.manifest == nil)
+        #expect(cutting.restore(tampered).0.manifest == nil)
     }
 }
