@@ -96,6 +96,35 @@ import Testing
         #expect(w.run(["audit", "--root", "@root.json", "@tree"]).status == 0)
     }
 
+    @Test func aBatchIsCheckedAsAWhole() throws {
+        let w = try world()
+        w.quickKey("pins-2")
+        w.ok([
+            "root", "rotate", "--previous", "@root.json", "--add-pins-key", "@pins-2.pub", "--remove-pins-key",
+            "@pins.pub", "-o", "@r2.json",
+        ])
+        signRoot(w)
+        // The manifest is signed by the replaced key: neither it nor the root is published.
+        w.ok([
+            "manifest", "init", "--previous", "@m1.json", "--root", "@root2.json", "--expires-in", "30d", "-o",
+            "@p2-old.json",
+        ])
+        w.ok(["sign", "--key", "@pins.key", "@p2-old.json", "-o", "@m2-old-key.json"])
+        let indexBefore = try w.readBytes("\(scopeDir)/index.json")
+        let refused = w.run(["publish", "--repo", "@tree", "@root2.json", "@m2-old-key.json"])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("m2-old-key.json"))
+        #expect(!w.exists("\(scopeDir)/root/2.json"))
+        #expect(!w.exists("\(scopeDir)/history/2.json"))
+        #expect(try w.readBytes("\(scopeDir)/index.json") == indexBefore)
+        #expect(try w.readBytes("\(scopeDir)/manifest.json") == (try w.readBytes("m1.json")))
+        // A rollback inside a batch is refused too.
+        signManifest2(w, key: "pins-2")
+        let rollback = w.run(["publish", "--repo", "@tree", "@root2.json", "@m2.json", "@m1.json"])
+        #expect(rollback.status == 1)
+        #expect(!w.exists("\(scopeDir)/root/2.json"))
+    }
+
     @Test func cutOffManifestsForcesANewPinsRoleSince() throws {
         let w = try world()
         let rotate = w.ok(["root", "rotate", "--previous", "@root.json", "--cut-off-manifests", "-o", "@r2.json"])
