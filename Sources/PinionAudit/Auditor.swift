@@ -378,6 +378,7 @@ struct AuditRun {
         case .rootNotNext(_, let found):
             violation(.rootFileName, version, file, "holds root version \(found), not \(version)")
         case .scopeMismatch: violation(.scope, version, file, error.description)
+        case .pinsRoleSinceInvalid: violation(.rootRotation, version, file, error.description)
         default: violation(.rootFormat, version, file, error.description)
         }
     }

@@ -154,8 +154,12 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.err.contains("pinsRoleSince must be 2, not 1"))
         #expect(!w.exists("\(scopeDir)/root/2.json"))
-        // The verifier refuses it too.
+        // The verifier refuses it too, and so does the auditor when it is copied in by hand.
         #expect(w.run(["verify", "--root", "@root.json", "@root2.json"]).status == 1)
+        try w.copy("root2.json", to: "\(scopeDir)/root/2.json")
+        let audit = w.run(["audit", "--root", "@root.json", "@tree"])
+        #expect(audit.status == 1)
+        #expect(audit.out.contains("root/2.json (version 2): [root-rotation] root version 2 changes the pins role"))
     }
 
     @Test func refusesEnvelopesOfTwoScopesOrOneVersionTwice() throws {
