@@ -86,7 +86,7 @@ import Testing
         let newPins = try makeKey()
         let kept = world.next(pinsKeys: [newPins], pinsRoleSince: 1)
         #expect(
-            throws: TrustError.pinsRoleSinceInvalid(rootVersion: 2, found: 1, allowed: [2], pinsRoleChanged: true)
+            throws: TrustError.pinsRoleSinceInvalid(rootVersion: 2, found: 1, allowed: 2...2, pinsRoleChanged: true)
         ) { try world.append(kept) }
         #expect(world.chain.newest.version == 1)
         // A raised cap is a change too; a lowered one is not.
@@ -97,15 +97,19 @@ import Testing
         #expect(world.chain.newest.payload.effectivePinsRoleSince == 3)
     }
 
-    @Test func anUnchangedRotationKeepsThePreviousValueOrItsOwnVersion() throws {
+    @Test func anUnchangedRotationNeverLowersIt() throws {
         var world = try World()
         try world.append(world.next(pinsRoleSince: nil))  // root 2: since 2 (cut off)
         // Root 3 may keep 2 or say 3, never 1 (manifests of root 1 were cut off by root 2).
         #expect(
-            throws: TrustError.pinsRoleSinceInvalid(rootVersion: 3, found: 1, allowed: [2, 3], pinsRoleChanged: false)
+            throws: TrustError.pinsRoleSinceInvalid(rootVersion: 3, found: 1, allowed: 2...3, pinsRoleChanged: false)
         ) { try world.append(world.next(pinsRoleSince: 1)) }
         try world.append(world.next(pinsRoleSince: 2))
         #expect(world.chain.newest.payload.effectivePinsRoleSince == 2)
+        // Moving it up without reaching the new version is allowed (roots 2 to 4 share the
+        // pins role): root 4 cuts off manifests of root 2 only.
+        try world.append(world.next(pinsRoleSince: 3))
+        #expect(world.chain.newest.payload.effectivePinsRoleSince == 3)
     }
 
     @Test func manifestsVerifyUnderTheNewestRootFromPinsRoleSince() throws {

@@ -80,22 +80,24 @@ public struct RootPayload: Sendable, Equatable {
             && next.pinsRole.keyIDs.allSatisfy { next.publicKey(for: $0) == publicKey(for: $0) }
     }
 
-    /// The `pinsRoleSince` rule between consecutive roots (docs/DESIGN.md §4): `next` may keep
-    /// this root's effective value only when its pins role is unchanged; otherwise its value
-    /// must be its own version. Any value in between, or above, is refused.
+    /// The `pinsRoleSince` rule between consecutive roots (docs/DESIGN.md §4): when the pins
+    /// role is unchanged, `next` may keep this root's effective value or move it up to its
+    /// own version (every root in between has the same pins role); otherwise it must be its
+    /// own version. A lower value, or a kept one over a changed role, is refused. (The JVM
+    /// SDK applies the same rule.)
     ///
-    /// - Throws: `TrustError.pinsRoleSinceInvalid` with the value allowed.
+    /// - Throws: `TrustError.pinsRoleSinceInvalid` with the values allowed.
     public func checkPinsRoleSince(of next: RootPayload) throws(TrustError) {
         let since = next.effectivePinsRoleSince
         if since == next.version { return }
         guard pinsRoleUnchanged(in: next) else {
             throw .pinsRoleSinceInvalid(
-                rootVersion: next.version, found: since, allowed: [next.version], pinsRoleChanged: true)
+                rootVersion: next.version, found: since, allowed: next.version...next.version, pinsRoleChanged: true)
         }
-        guard since == effectivePinsRoleSince else {
+        let lowest = min(effectivePinsRoleSince, next.version)
+        guard since >= lowest else {
             throw .pinsRoleSinceInvalid(
-                rootVersion: next.version, found: since, allowed: [effectivePinsRoleSince, next.version],
-                pinsRoleChanged: false)
+                rootVersion: next.version, found: since, allowed: lowest...next.version, pinsRoleChanged: false)
         }
     }
 

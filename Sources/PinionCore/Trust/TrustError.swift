@@ -28,9 +28,11 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
     /// role or cap changed since it was signed (docs/DESIGN.md §5).
     case rootVersionBeforePinsRole(found: Int64, pinsRoleSince: Int64, newest: Int64)
     /// A root whose `pinsRoleSince` breaks the rotation rule (docs/DESIGN.md §4): it may keep
-    /// the previous root's value only when the pins role is unchanged and the cap not raised;
-    /// otherwise it must be the root's own version. `allowed` lists the values accepted.
-    case pinsRoleSinceInvalid(rootVersion: Int64, found: Int64, allowed: [Int64], pinsRoleChanged: Bool)
+    /// the previous root's value (or a higher one) only when the pins role is unchanged and
+    /// the cap not raised; otherwise it must be the root's own version. `allowed` is the
+    /// range accepted.
+    case pinsRoleSinceInvalid(
+        rootVersion: Int64, found: Int64, allowed: ClosedRange<Int64>, pinsRoleChanged: Bool)
 
     public var description: String {
         switch self {
@@ -64,10 +66,9 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
             return
                 "manifest rootVersion \(found) is below pinsRoleSince \(since) of the newest root (version \(newest)): the pins role or cap changed since; re-sign under root \(newest)"
         case .pinsRoleSinceInvalid(let version, let found, let allowed, let changed):
-            let values = allowed.map(String.init).joined(separator: " or ")
             return changed
-                ? "root version \(version) changes the pins role or raises maxManifestLifetime, so pinsRoleSince must be \(values), not \(found)"
-                : "root version \(version) has pinsRoleSince \(found); it may be \(values) (the previous root's value, or its own version)"
+                ? "root version \(version) changes the pins role or raises maxManifestLifetime, so pinsRoleSince must be \(allowed.upperBound), not \(found)"
+                : "root version \(version) has pinsRoleSince \(found), below the previous root's \(allowed.lowerBound); it may be \(allowed.lowerBound) to \(allowed.upperBound)"
         }
     }
 }
