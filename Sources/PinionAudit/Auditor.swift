@@ -105,8 +105,10 @@ struct AuditRun {
     private var fingerprints: [TreeFile: Fingerprint] = [:]
     /// Roots usable for checking manifests, by version.
     var roots: [Int64: VerifiedRoot] = [:]
-    /// Every parsed manifest, by file version, for the publish-step checks (RotationSteps.swift).
+    /// Parsed manifests the publish-step checks need, by file version (RotationSteps.swift).
     var stepManifests: [Int64: StepManifest] = [:]
+    /// Which of them to keep (`stepVersionsNeeded()`, after index.json is read).
+    var stepVersionsToKeep: Set<Int64>?
     /// Payload SHA-256 and file of the first payload seen for each version.
     private var seenPayloads: [Int64: (hash: [UInt8], file: String)] = [:]
     var index: PublishedIndex?
@@ -126,6 +128,7 @@ struct AuditRun {
     mutating func perform() throws(AuditError) {
         try auditRoots()
         try readIndex()
+        stepVersionsToKeep = stepVersionsNeeded()
         let latestBytes = try auditHistory()
         auditPublishSteps()
         try auditManifestJSON(latestHistoryBytes: latestBytes)

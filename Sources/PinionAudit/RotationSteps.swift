@@ -12,9 +12,37 @@ struct StepManifest {
 }
 
 extension AuditRun {
-    /// Keeps a parsed history file for `auditPublishSteps`.
+    /// The manifest versions `auditPublishSteps` will check under a root other than the
+    /// one they name, from index.json (read before the history): the latest manifest of
+    /// every step whose newest root is not the manifest's rootVersion, and the index's
+    /// latest. Only those are kept while the history streams. Nil without an index.
+    func stepVersionsNeeded() -> Set<Int64>? {
+        guard let index else { return nil }
+        var needed = Set(index.manifests.last.map { [$0.version] } ?? [])
+        let rootVersionOf = Dictionary(index.manifests.map { ($0.version, $0.rootVersion) }, uniquingKeysWith: max)
+        var newestRoot = index.roots.filter { $0.sequence == nil }.map(\.version).max()
+        var latest = index.manifests.filter { $0.sequence == nil }.map(\.version).max()
+        for sequence in Set(index.roots.compactMap(\.sequence) + index.manifests.compactMap(\.sequence)).sorted() {
+            for root in index.roots where root.sequence == sequence {
+                newestRoot = max(newestRoot ?? root.version, root.version)
+            }
+            for manifest in index.manifests where manifest.sequence == sequence {
+                latest = max(latest ?? manifest.version, manifest.version)
+            }
+            if let newestRoot, let latest, rootVersionOf[latest] != newestRoot { needed.insert(latest) }
+        }
+        return needed
+    }
+
+    /// Keeps a parsed history file for `auditPublishSteps` when it will be needed (without
+    /// an index, only the newest is kept): the history stays streamed.
     mutating func noteForSteps(version: Int64, envelope: Envelope, payload: ManifestPayload, hash: [UInt8]) {
-        stepManifests[version] = StepManifest(envelope: envelope, payload: payload, hash: hash)
+        let kept = StepManifest(envelope: envelope, payload: payload, hash: hash)
+        if let needed = stepVersionsToKeep {
+            if needed.contains(version) { stepManifests[version] = kept }
+        } else if stepManifests.keys.allSatisfy({ $0 < version }) {
+            stepManifests = [version: kept]
+        }
     }
 
     /// Flags every publish step (index.json's sequence numbers; entries of one step share
