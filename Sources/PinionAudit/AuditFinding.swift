@@ -71,6 +71,14 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     case treeChanged = "tree-changed"
     /// A file is refused: a symbolic link, not a regular file, or over the size limit.
     case fileRefused = "file-refused"
+    /// The latest manifest has expired at the audit time: clients have no current manifest.
+    case latestExpired = "latest-expired"
+    /// The newest root has expired at the audit time: clients accept no manifest.
+    case rootExpired = "root-expired"
+    /// At a publish step (index.json's sequence numbers), or in the tree as it is, the latest
+    /// manifest did not verify under the newest root: clients had no current manifest and
+    /// refused keys only it granted (docs/DESIGN.md §9, §10).
+    case latestNotUnderNewestRoot = "latest-not-under-newest-root"
 
     // Warnings (docs/DESIGN.md §10: they do not fail the audit)
     /// A revocation of the prior version is missing (lifted with `--allow-lift`).
@@ -83,10 +91,6 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     case historyBeyondIndex = "history-beyond-index"
     /// A file in root/ or history/ that is not named `{number}.json`.
     case strayFile = "stray-file"
-    /// The latest manifest has expired at the audit time: clients have no current manifest.
-    case latestExpired = "latest-expired"
-    /// The newest root has expired at the audit time: clients accept no manifest.
-    case rootExpired = "root-expired"
 
     public var description: String { rawValue }
 }

@@ -104,10 +104,14 @@ struct AuditRun {
 
     private var fingerprints: [TreeFile: Fingerprint] = [:]
     /// Roots usable for checking manifests, by version.
-    private var roots: [Int64: VerifiedRoot] = [:]
+    var roots: [Int64: VerifiedRoot] = [:]
+    /// Parsed manifests the publish-step checks need, by file version (RotationSteps.swift).
+    var stepManifests: [Int64: StepManifest] = [:]
+    /// Which of them to keep (`stepVersionsNeeded()`, after index.json is read).
+    var stepVersionsToKeep: Set<Int64>?
     /// Payload SHA-256 and file of the first payload seen for each version.
     private var seenPayloads: [Int64: (hash: [UInt8], file: String)] = [:]
-    private var index: PublishedIndex?
+    var index: PublishedIndex?
     private var indexByVersion: [Int64: PublishedIndex.Entry] = [:]
     private var domainSlots: [String: Int] = [:]
 
@@ -124,7 +128,9 @@ struct AuditRun {
     mutating func perform() throws(AuditError) {
         try auditRoots()
         try readIndex()
+        stepVersionsToKeep = stepVersionsNeeded()
         let latestBytes = try auditHistory()
+        auditPublishSteps()
         try auditManifestJSON(latestHistoryBytes: latestBytes)
         // A publish (or a server serving different bytes) during the audit shows here.
         _ = try read(.index, limit: options.indexLimit, version: nil)
@@ -319,8 +325,8 @@ struct AuditRun {
             }
         }
         if let newest = roots.keys.max(), let root = roots[newest], root.payload.expiresAt <= options.at {
-            warning(
-                .rootExpired, newest, TreeFile.root(newest).path,
+            violation(
+                .rootExpired, newest, TreeFile.root(newest),
                 "the newest root expired at \(root.payload.expiresAt) (audit time \(options.at)): clients accept no manifest"
             )
         }
@@ -375,6 +381,7 @@ struct AuditRun {
         case .rootNotNext(_, let found):
             violation(.rootFileName, version, file, "holds root version \(found), not \(version)")
         case .scopeMismatch: violation(.scope, version, file, error.description)
+        case .pinsRoleSinceInvalid: violation(.rootRotation, version, file, error.description)
         default: violation(.rootFormat, version, file, error.description)
         }
     }
@@ -506,6 +513,7 @@ struct AuditRun {
             if version == latestVersion { latestBytes = bytes }
             guard let (envelope, payload) = parseManifest(bytes, file: file, version: version) else { continue }
             let hash = crypto.hasher.sha256(envelope.payload)
+            noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash)
             if payload.version != version {
                 violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
             }
@@ -539,9 +547,12 @@ struct AuditRun {
         if let covered = coveredUntil, covered.time <= options.at {
             report.gaps.append(
                 CoverageGap(from: covered.time, until: options.at, afterVersion: covered.version, beforeVersion: nil))
-            warning(
-                .latestExpired, covered.version, TreeFile.history(covered.version).path,
-                "every published manifest has expired (the last at \(covered.time), audit time \(options.at))")
+        }
+        if let latest = last, latest.payload.expiresAt <= options.at {
+            violation(
+                .latestExpired, latest.fileVersion, TreeFile.history(latest.fileVersion),
+                "the latest manifest expired at \(latest.payload.expiresAt) (audit time \(options.at)): clients have no current manifest"
+            )
         }
         return latestVersion.map { ($0, latestBytes) }
     }

@@ -122,8 +122,12 @@ public struct TrustCore: Sendable {
     /// Re-checks a stored state from the embedded root (docs/DESIGN.md §6, start-up): stored
     /// roots are re-verified in order (a root the app's embedded one already supersedes is
     /// skipped; one that fails ends the chain there); the stored manifest is re-verified
-    /// under the root it names, and is current only if that is the newest root. A manifest
-    /// that no longer verifies at all is dropped and its domains stay enforced.
+    /// under the newest root of the stored or embedded chain, whichever is newer, and is
+    /// current when it verifies there (pins role, cap, `pinsRoleSince <= rootVersion`,
+    /// docs/DESIGN.md §5). One that only verifies under the older root it names is kept as
+    /// not current; one that verifies under neither (including one signed under a root
+    /// older than the embedded one that the newest root no longer accepts) is dropped and
+    /// its domains stay enforced.
     ///
     /// - Returns: the trusted state and what was found.
     public func restore(_ stored: ClientState) -> (TrustedState, [ClientEvent]) {
@@ -186,7 +190,7 @@ public struct TrustCore: Sendable {
         }
         var check = verifyStoredManifest(manifestBytes, chain: chain)
         let payloadHash = (try? Envelope.parse(manifestBytes, limits: limits)).map { crypto.hasher.sha256($0.payload) }
-        if case .success(let payload) = check,
+        if case .success(let payload, _) = check,
             state.persisted.floor == ManifestOrder(rootVersion: payload.rootVersion, version: payload.version),
             let recorded = state.persisted.floorPayloadSHA256, recorded != payloadHash
         {
@@ -195,9 +199,9 @@ public struct TrustCore: Sendable {
             check = .failure("its payload is not the one recorded at the floor \(payload.version)")
         }
         switch check {
-        case .success(let payload):
+        case .success(let payload, let current):
             state.manifest = payload
-            state.manifestValid = payload.rootVersion == chain.newest.version
+            state.manifestValid = current
             if !state.manifestValid {
                 events.append(
                     .manifestNotCurrent(
@@ -221,7 +225,8 @@ public struct TrustCore: Sendable {
     }
 
     private enum StoredCheck {
-        case success(ManifestPayload)
+        /// Verified; `current` when under the newest root.
+        case success(ManifestPayload, current: Bool)
         case failure(String)
     }
 
@@ -233,20 +238,33 @@ public struct TrustCore: Sendable {
         } catch {
             return .failure(error.description)
         }
-        guard let root = chain.root(version: rootVersion) else {
-            if rootVersion < chain.roots[0].version,
-                let payload = try? ManifestPayload.parse(
-                    Envelope.parse(bytes, limits: limits).payload, limits: limits)
-            {
-                // Signed under a root older than the one this app build embeds, which is no
-                // longer available to check it. It is kept only as a non-current manifest,
-                // which can take trust away (B ∩ M) but never grant it (docs/DESIGN.md §6, §7).
-                return .success(payload)
-            }
-            return .failure("it names root \(rootVersion), which is not in the trusted chain")
-        }
+        let newestError: TrustError
         do {
-            return .success(try ManifestVerifier.verify(bytes, under: root, crypto: crypto, limits: limits).payload)
+            return .success(
+                try ManifestVerifier.verify(bytes, under: chain.newest, crypto: crypto, limits: limits).payload,
+                current: true)
+        } catch {
+            newestError = error
+        }
+        guard let root = chain.root(version: rootVersion) else {
+            // Named by a root older than the embedded one: its signatures and scope were
+            // checked under the newest root's pins role (they come before rootVersion), so
+            // it is kept as non-current (docs/DESIGN.md §6).
+            if case .rootVersionBeforePinsRole = newestError,
+                let payload = try? ManifestPayload.parse(Envelope.parse(bytes, limits: limits).payload, limits: limits)
+            {
+                return .success(payload, current: false)
+            }
+            return .failure(newestError.description)
+        }
+        guard root.version != chain.newest.version else { return .failure(newestError.description) }
+        // Signed under an older root of the chain whose pins role the newest no longer
+        // accepts: kept as a non-current manifest, which can take trust away (B ∩ M) but
+        // never grant it (docs/DESIGN.md §6, §7).
+        do {
+            return .success(
+                try ManifestVerifier.verify(bytes, under: root, crypto: crypto, limits: limits).payload,
+                current: false)
         } catch {
             return .failure(error.description)
         }
@@ -255,9 +273,10 @@ public struct TrustCore: Sendable {
     // MARK: - Refresh steps
 
     /// Accepts the next root of the chain (docs/DESIGN.md §4): exactly newest + 1, same scope,
-    /// both thresholds. The stored manifest stops being current (a rotation means
-    /// re-signing it). The revoked set restarts when the first manifest signed by a
-    /// changed pins role is accepted.
+    /// both thresholds. The stored manifest stays current when it still verifies under the
+    /// new root (its `pinsRoleSince` covers the manifest's rootVersion, docs/DESIGN.md §5);
+    /// otherwise it stops being current until a manifest signed under the new pins role is
+    /// accepted, which restarts the revoked set.
     ///
     /// - Throws: `ClientError.trust` naming the rule broken; `state` is not modified.
     public func acceptRoot(_ bytes: [UInt8], into state: TrustedState) throws(ClientError) -> TrustedState {
@@ -268,10 +287,14 @@ public struct TrustCore: Sendable {
             throw .trust(error)
         }
         next.persisted.acceptedRoots.append(bytes)
-        let newest = next.chain.newest.payload
-        next.manifestValid = next.manifest?.rootVersion == newest.version
-        // R is kept until a manifest signed by the new pins role is accepted (then it
-        // restarts): until then, revoked pins stay revoked, even in the baseline.
+        if next.manifest != nil, let stored = next.persisted.manifest {
+            next.manifestValid =
+                (try? ManifestVerifier.verify(stored, under: next.chain.newest, crypto: crypto, limits: limits)) != nil
+        } else {
+            next.manifestValid = false
+        }
+        // R is kept until a manifest at or above a changed pinsRoleSince is accepted (then
+        // it restarts): until then, revoked pins stay revoked, even in the baseline.
         return next
     }
 
@@ -344,8 +367,16 @@ public struct TrustCore: Sendable {
         next.persisted.floor = order
         next.persisted.floorPayloadSHA256 = crypto.hasher.sha256(verified.envelope.payload)
         next.persisted.lastKnownTime = max(state.persisted.lastKnownTime ?? t0, t0)
-        let pinsRole = TrustCore.roleKey(state.chain.newest.payload.pinsRole)
-        var revoked = next.persisted.revokedSetPinsRole == pinsRole ? next.persisted.revokedPins : []
+        let newestRoot = state.chain.newest.payload
+        let pinsRole = TrustCore.roleKey(newestRoot.pinsRole)
+        // The revoked set belongs to one pins-role epoch (docs/DESIGN.md §7): it restarts
+        // with the first manifest accepted at or above a changed pinsRoleSince, that is when
+        // the manifest that built it (the floor's) was signed below the newest root's
+        // pinsRoleSince. Without a floor, the recorded pins key ids decide.
+        let sameEpoch =
+            state.persisted.floor.map { $0.rootVersion >= newestRoot.effectivePinsRoleSince }
+            ?? (next.persisted.revokedSetPinsRole == pinsRole)
+        var revoked = sameEpoch && next.persisted.revokedSetPinsRole == pinsRole ? next.persisted.revokedPins : []
         for pin in payload.revokedPins where !revoked.contains(pin) { revoked.append(pin) }
         next.persisted.revokedPins = revoked
         next.persisted.revokedSetPinsRole = pinsRole

@@ -284,12 +284,20 @@ final class NginxServer: @unchecked Sendable {
     }
 
     /// Runs `pinion publish` in-process; throws with its output when it fails.
-    func publish(_ envelope: Envelope, as name: String) throws {
-        let path = work + "/" + name
-        try Data(envelope.serialized()).write(to: URL(fileURLWithPath: path))
-        let result = runPinion(["publish", "--repo", tree, path], now: publishTime)
+    func publish(_ envelope: Envelope, as name: String) throws { try publish([(envelope, name)]) }
+
+    /// `pinion publish` of several envelopes in one step.
+    func publish(_ envelopes: [(Envelope, String)]) throws {
+        var paths: [String] = []
+        for (envelope, name) in envelopes {
+            let path = work + "/" + name
+            try Data(envelope.serialized()).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let result = runPinion(["publish", "--repo", tree] + paths, now: publishTime)
         guard result.status == 0 else {
-            throw TestSetupError(description: "publish \(name) exited \(result.status): \(result.out)\(result.err)")
+            let names = envelopes.map(\.1).joined(separator: " ")
+            throw TestSetupError(description: "publish \(names) exited \(result.status): \(result.out)\(result.err)")
         }
     }
 
@@ -419,9 +427,11 @@ final class NginxServer: @unchecked Sendable {
         let root2 = try sign(
             .root, rootPayload(version: 2, rootKeys: [setup.rootKey], pinsKeys: [newPinsKey]).serialized(),
             with: [setup.rootKey])
-        try publish(root2, as: "root2.json")
-        try publish(
-            try manifest(version: 3, rootVersion: 2, previous: second, pinsKey: newPinsKey), as: "m3.json")
+        // A new pins role: the root goes out in one step with the manifest signed under it.
+        try publish([
+            (root2, "root2.json"),
+            (try manifest(version: 3, rootVersion: 2, previous: second, pinsKey: newPinsKey), "m3.json"),
+        ])
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 2, version: 3)))
         #expect(
             try nginx.accessLog(atLeast: 9).suffix(3) == [

@@ -454,10 +454,11 @@ func expectRefused(
             try world.accepted(), startTime: t0, fetchRoot: { $0 == 2 ? .found(root2) : .notFound },
             fetchManifest: { _ in .notModified }
         ).state
-        // Signed by the (unchanged) pins key, but naming root 1 while root 2 is the newest.
+        // Signed by the (unchanged) pins key, but naming root 1 while root 2 (pinsRoleSince
+        // absent: 2) is the newest.
         expectRefused(
             world.refresh(state, manifest: try world.manifest(version: 2, rootVersion: 1)),
-            .trust(.rootVersionMismatch(expected: 2, found: 1)), from: state)
+            .trust(.rootVersionBeforePinsRole(found: 1, pinsRoleSince: 2, newest: 2)), from: state)
     }
 
     @Test func rootRotationMakesStoredManifestNotCurrent() throws {

@@ -53,8 +53,10 @@ import Testing
             fetchManifest: { _ in .found(manifest, etag: nil) }
         ).state
         #expect(state.revoked == [pin(9)])
-        let root2 = try sign(
-            .root, rootPayload(version: 2, rootKeys: [rootKey], pinsKeys: [pinsB, pinsA]).serialized(), with: [rootKey])
+        // The same pins keys in another order: `root rotate` keeps pinsRoleSince 1.
+        var reordered = rootPayload(version: 2, rootKeys: [rootKey], pinsKeys: [pinsB, pinsA])
+        reordered.pinsRoleSince = 1
+        let root2 = try sign(.root, reordered.serialized(), with: [rootKey])
         var payload2 = manifestPayload(version: 2, rootVersion: 2)
         payload2.revokedPins = []
         let manifest2 = try sign(.pins, payload2.serialized(), with: [pinsB]).serialized()

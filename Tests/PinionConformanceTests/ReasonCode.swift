@@ -30,6 +30,8 @@ func reasonCode(_ error: TrustError) -> String {
     case .rootNotNext: return "root-not-next"
     case .rootEquivocation: return "root-equivocation"
     case .rootVersionMismatch: return "root-version-mismatch"
+    case .rootVersionBeforePinsRole: return "root-version-mismatch"
+    case .pinsRoleSinceInvalid: return "pins-role-since-invalid"
     case .lifetimeExceedsCap: return "lifetime-exceeds-cap"
     case .rootExpired: return "root-expired"
     case .manifestExpired: return "manifest-expired"

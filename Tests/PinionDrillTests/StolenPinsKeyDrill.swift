@@ -97,16 +97,31 @@ import Testing
                 "root", "rotate", "--previous", "@root-1.json", "--add-pins-key", "@pins-2.pub", "--remove-pins-key",
                 "@pins.pub", "--issued-at", recovery.description, "--expires-in", "1y", "-o", "@root-2.payload.json",
             ], at: recovery)
-        #expect(rotate.out.contains("the pins role changes: clients restart their revoked set"))
+        #expect(rotate.out.contains("pinsRoleSince 2: the published manifest stops verifying"))
         try desk.require(
             ["sign", "--key", "@alice.key", "--key", "@bob.key", "@root-2.payload.json", "-o", "@root-2.json"],
             at: recovery)
         try desk.require(
             ["verify", "--root", "@root-1.json", "@root-2.json", "--at", recovery.description], at: recovery)
-        #expect(team.publish("root-2.json", at: recovery).status == 0)
+        // Root 2 alone would cut every client off (manifest 2 does not verify under the new
+        // pins role): refused, nothing written. It goes out with the manifest signed under it.
+        let treeBefore = try desk.readBytes("tree/v1/\(appScope)/index.json")
+        let alone = team.publish("root-2.json", at: recovery)
+        #expect(alone.status == 1)
+        #expect(alone.err.contains("root version 2 would cut clients off"), "\(alone.err)")
+        #expect(!desk.exists("tree/v1/\(appScope)/root/2.json"))
+        #expect(try desk.readBytes("tree/v1/\(appScope)/index.json") == treeBefore)
         try team.nextManifest(
             "manifest-3", previous: "manifest-2.json", root: "root-2.json", at: recovery, pinsKeys: ["pins-2"])
-        #expect(team.publish("manifest-3.json", at: recovery).status == 0)
+        let together = desk.run(["publish", "--repo", "@tree", "@root-2.json", "@manifest-3.json"], at: recovery)
+        #expect(together.status == 0, "\(together.err)")
+        #expect(desk.exists("tree/v1/\(appScope)/root/2.json"))
+        let index = try PublishedIndex.parse(try desk.readBytes("tree/v1/\(appScope)/index.json"))
+        #expect(index.roots.map(\.version) == [1, 2])
+        #expect(index.manifests.map(\.version) == [1, 2, 3])
+        // One step: the root and its manifest share a sequence number, after manifest 2's.
+        #expect(index.roots[1].sequence != nil && index.roots[1].sequence == index.manifests[2].sequence)
+        #expect((index.manifests[1].sequence ?? 0) < (index.manifests[2].sequence ?? 0))
         let audit = team.audit(team.tree, at: recovery.adding(seconds: 60))
         #expect(audit.status == 0, "\(audit.out)")
         #expect(audit.out.contains("(pins role changed)"))

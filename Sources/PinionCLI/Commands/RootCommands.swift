@@ -154,7 +154,7 @@ struct RootRotateCommand: Command {
             .value("remove-root-key", repeatable: true),
             .value("add-pins-key", repeatable: true), .value("remove-pins-key", repeatable: true),
             .value("root-threshold"), .value("pins-threshold"), .value("max-manifest-lifetime"),
-            .value("out", short: "o"), .flag("force"), HardwareModule.option,
+            .value("out", short: "o"), .flag("force"), .flag("cut-off-manifests"), HardwareModule.option,
         ] + Validity.options
     static let help = """
         usage: pinion root rotate --previous ROOT_ENVELOPE
@@ -162,18 +162,25 @@ struct RootRotateCommand: Command {
                                   [--add-pins-key F.pub] [--remove-pins-key F.pub|KEYID]
                                   [--root-threshold N] [--pins-threshold M]
                                   [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
-                                  [--max-manifest-lifetime D] -o ROOT_PAYLOAD [--force]
+                                  [--max-manifest-lifetime D] [--cut-off-manifests]
+                                  -o ROOT_PAYLOAD [--force]
 
         Writes the unsigned next root payload: version = previous + 1, same scope, the
         previous roles with the keys added and removed, thresholds kept unless given.
         It must then be signed by a threshold of the PREVIOUS root role AND of the NEW
         root role (docs/DESIGN.md §4). Keys in no role are dropped from `keys`.
-        Replacing the pins role restarts the clients' revoked set (docs/DESIGN.md §7).
+        pinsRoleSince (docs/DESIGN.md §4, §5): kept from the previous root when the pins
+        key ids and threshold are unchanged and the lifetime cap is not raised, so the
+        published manifest stays valid through the rotation; otherwise (or with
+        --cut-off-manifests) it is the new version, and a manifest re-signed under it must
+        be published together with the root. Changing pinsRoleSince restarts the clients'
+        revoked set (docs/DESIGN.md §7).
 
         options: as pinion root init, plus
           --previous F          the current root ENVELOPE
           --add-*-key F.pub|URI add a key to the role (repeatable; a PKCS#11 URI reads the token)
           --remove-*-key K      remove a key (a .pub file, a URI or a key id) from the role (repeatable)
+          --cut-off-manifests   set pinsRoleSince to the new version even when the pins role is kept
           expiry defaults to 1y from --issued-at; the lifetime cap to the previous root's
 
         """
@@ -231,12 +238,14 @@ struct RootRotateCommand: Command {
             arguments, context: context, defaultLifetime: 31_536_000)
         let cap = try RoleBuilder.lifetimeCap(arguments, default: previous.maxManifestLifetime)
         let used = Set(rootIDs + pinsIDs)
-        let payload = RootPayload(
+        var payload = RootPayload(
             scope: previous.scope, version: previous.version + 1, issuedAt: issuedAt,
             expiresAt: expiresAt,
             maxManifestLifetime: cap, keys: allKeys.values.filter { used.contains($0.keyID) },
             rootRole: .init(keyIDs: rootIDs, threshold: rootThreshold),
             pinsRole: .init(keyIDs: pinsIDs, threshold: pinsThreshold), extensions: previous.extensions)
+        let keepsManifests = previous.pinsRoleUnchanged(in: payload) && !arguments.flag("cut-off-manifests")
+        payload.pinsRoleSince = keepsManifests ? previous.effectivePinsRoleSince : payload.version
         guard payload.version <= Limits.maxInteger else {
             throw CLIError.failure("root version would exceed 2^53-1")
         }
@@ -247,9 +256,13 @@ struct RootRotateCommand: Command {
         context.print(
             "root role \(rootThreshold)-of-\(rootIDs.count), pins role \(pinsThreshold)-of-\(pinsIDs.count)"
         )
-        if Set(pinsIDs) != Set(previous.pinsRole.keyIDs) {
+        if keepsManifests {
             context.print(
-                "the pins role changes: clients restart their revoked set; re-sign the manifest under this root"
+                "pinsRoleSince \(previous.effectivePinsRoleSince): manifests signed under root \(previous.effectivePinsRoleSince) or later stay valid"
+            )
+        } else {
+            context.print(
+                "pinsRoleSince \(payload.version): the published manifest stops verifying under this root; publish it together with a manifest re-signed under it (clients restart their revoked set)"
             )
         }
         context.print(

@@ -40,13 +40,19 @@ public struct RootPayload: Sendable, Equatable {
     public var keys: [Key]
     public var rootRole: Role
     public var pinsRole: Role
+    /// The lowest manifest `rootVersion` this root's pins role and cap accept
+    /// (docs/DESIGN.md §4, §5): 1 ... `version`, or nil when the member is absent, which
+    /// means the root's own version. A rotation that keeps the pins role and does not raise
+    /// the cap keeps the previous root's value, so manifests signed under it stay valid.
+    public var pinsRoleSince: Int64?
     /// `x-` extension members, kept as they were.
     public var extensions: [JSONObject.Member]
 
     public init(
         scope: String, version: Int64, issuedAt: Timestamp, expiresAt: Timestamp,
         maxManifestLifetime: Int64,
-        keys: [Key], rootRole: Role, pinsRole: Role, extensions: [JSONObject.Member] = []
+        keys: [Key], rootRole: Role, pinsRole: Role, pinsRoleSince: Int64? = nil,
+        extensions: [JSONObject.Member] = []
     ) {
         self.scope = scope
         self.version = version
@@ -56,7 +62,43 @@ public struct RootPayload: Sendable, Equatable {
         self.keys = keys.sorted { $0.keyID < $1.keyID }
         self.rootRole = rootRole
         self.pinsRole = pinsRole
+        self.pinsRoleSince = pinsRoleSince
         self.extensions = extensions
+    }
+
+    /// `pinsRoleSince`, or the root's own version when the member is absent: manifests with
+    /// `effectivePinsRoleSince <= rootVersion <= version` verify under this root.
+    public var effectivePinsRoleSince: Int64 { pinsRoleSince ?? version }
+
+    /// Whether `next` (the following root) keeps this root's pins role unchanged: the same
+    /// pins key ids (as a set), the same threshold, and a cap not raised. Only then may
+    /// `next` keep this root's `pinsRoleSince`; otherwise a manifest that was a half-signed
+    /// draft, or pre-signed by a key `next` adds, would become valid (docs/DESIGN.md §4).
+    public func pinsRoleUnchanged(in next: RootPayload) -> Bool {
+        Set(next.pinsRole.keyIDs) == Set(pinsRole.keyIDs) && next.pinsRole.threshold == pinsRole.threshold
+            && next.maxManifestLifetime <= maxManifestLifetime
+            && next.pinsRole.keyIDs.allSatisfy { next.publicKey(for: $0) == publicKey(for: $0) }
+    }
+
+    /// The `pinsRoleSince` rule between consecutive roots (docs/DESIGN.md §4): when the pins
+    /// role is unchanged, `next` may keep this root's effective value or move it up to its
+    /// own version (every root in between has the same pins role); otherwise it must be its
+    /// own version. A lower value, or a kept one over a changed role, is refused. (The JVM
+    /// SDK applies the same rule.)
+    ///
+    /// - Throws: `TrustError.pinsRoleSinceInvalid` with the values allowed.
+    public func checkPinsRoleSince(of next: RootPayload) throws(TrustError) {
+        let since = next.effectivePinsRoleSince
+        if since == next.version { return }
+        guard pinsRoleUnchanged(in: next) else {
+            throw .pinsRoleSinceInvalid(
+                rootVersion: next.version, found: since, allowed: next.version...next.version, pinsRoleChanged: true)
+        }
+        let lowest = min(effectivePinsRoleSince, next.version)
+        guard since >= lowest else {
+            throw .pinsRoleSinceInvalid(
+                rootVersion: next.version, found: since, allowed: lowest...next.version, pinsRoleChanged: false)
+        }
     }
 
     /// The raw public key listed under `keyID`, if any.
@@ -135,11 +177,19 @@ public struct RootPayload: Sendable, Equatable {
         let pinsRole = try parseRole(
             try rolesReader.required("pins"), path: "roles.pins", listed: listed)
         try rolesReader.finish()
+        var pinsRoleSince: Int64?
+        if let value = reader.optional("pinsRoleSince") {
+            // A version below 1 or above this root's own version names no root this one
+            // could speak for.
+            pinsRoleSince = try SchemaReader.integer(
+                value, path: reader.childPath("pinsRoleSince"), in: 1...max(1, version))
+        }
         try reader.finish()
         return RootPayload(
             scope: scope, version: version, issuedAt: issuedAt, expiresAt: expiresAt,
             maxManifestLifetime: maxLifetime,
-            keys: keys, rootRole: rootRole, pinsRole: pinsRole, extensions: reader.extensions)
+            keys: keys, rootRole: rootRole, pinsRole: pinsRole, pinsRoleSince: pinsRoleSince,
+            extensions: reader.extensions)
     }
 
     private static func parseRole(_ value: JSONValue, path: String, listed: Set<String>)
@@ -208,6 +258,9 @@ public struct RootPayload: Sendable, Equatable {
                 "roles",
                 .object(
                     JSONObject([.init("root", roleValue(rootRole)), .init("pins", roleValue(pinsRole))]))))
+        if let pinsRoleSince {
+            members.append(.init("pinsRoleSince", .number(String(pinsRoleSince))))
+        }
         members += extensions
         return JSONWriter.write(.object(JSONObject(members)))
     }

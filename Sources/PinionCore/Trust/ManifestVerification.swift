@@ -22,7 +22,9 @@ public struct VerifiedManifest: Sendable, Equatable {
 public enum ManifestVerifier {
     /// Verifies, in the order of docs/DESIGN.md §6 step 3: envelope (size limit, strict form),
     /// payloadType, signatures against `root`'s pins role, strict payload, scope,
-    /// rootVersion equal to `root`'s version, and lifetime within `maxManifestLifetime`.
+    /// `root.pinsRoleSince <= rootVersion <= root.version` (a manifest signed under an older
+    /// root with the same pins role stays valid across a rotation, §5), and lifetime within
+    /// the newest root's `maxManifestLifetime`.
     /// Expiry and order against a floor are the caller's (they depend on time and state).
     ///
     /// - Parameters:
@@ -83,8 +85,13 @@ public enum ManifestVerifier {
         guard payload.scope == rootPayload.scope else {
             throw .scopeMismatch(expected: rootPayload.scope, found: payload.scope)
         }
-        guard payload.rootVersion == rootPayload.version else {
+        guard payload.rootVersion <= rootPayload.version else {
             throw .rootVersionMismatch(expected: rootPayload.version, found: payload.rootVersion)
+        }
+        guard payload.rootVersion >= rootPayload.effectivePinsRoleSince else {
+            throw .rootVersionBeforePinsRole(
+                found: payload.rootVersion, pinsRoleSince: rootPayload.effectivePinsRoleSince,
+                newest: rootPayload.version)
         }
         guard payload.lifetime <= rootPayload.maxManifestLifetime else {
             throw .lifetimeExceedsCap(lifetime: payload.lifetime, cap: rootPayload.maxManifestLifetime)

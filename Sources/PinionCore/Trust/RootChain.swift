@@ -48,7 +48,8 @@ public struct RootChain: Sendable, Equatable {
     ///
     /// - Returns: the accepted root.
     /// - Throws: `TrustError.format`, `.wrongPayloadKind`, `.rootNotNext`, `.scopeMismatch`,
-    ///   `.thresholdNotMet` (naming the role and root version that fell short).
+    ///   `.thresholdNotMet` (naming the role and root version that fell short),
+    ///   `.pinsRoleSinceInvalid` (a `pinsRoleSince` that keeps manifests of a changed pins role).
     @discardableResult
     public mutating func append(_ bytes: [UInt8], crypto: CryptoProvider, limits: Limits = .standard)
         throws(TrustError)
@@ -67,6 +68,7 @@ public struct RootChain: Sendable, Equatable {
             throw .scopeMismatch(expected: current.scope, found: payload.scope)
         }
         let own = try RootChain.requireRootThreshold(envelope, signedFor: payload, crypto: crypto)
+        try current.checkPinsRoleSince(of: payload)
         let root = VerifiedRoot(
             envelope: envelope, payload: payload, payloadSHA256: crypto.hasher.sha256(envelope.payload),
             ownRoleReport: own,

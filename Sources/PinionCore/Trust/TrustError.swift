@@ -24,6 +24,15 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
     case manifestExpired(version: Int64, expiresAt: Timestamp, now: Timestamp)
     /// More root rotations than one walk may follow.
     case tooManyRotations(limit: Int)
+    /// A manifest whose rootVersion is below the newest root's `pinsRoleSince`: the pins
+    /// role or cap changed since it was signed (docs/DESIGN.md §5).
+    case rootVersionBeforePinsRole(found: Int64, pinsRoleSince: Int64, newest: Int64)
+    /// A root whose `pinsRoleSince` breaks the rotation rule (docs/DESIGN.md §4): it may keep
+    /// the previous root's value (or a higher one) only when the pins role is unchanged and
+    /// the cap not raised; otherwise it must be the root's own version. `allowed` is the
+    /// range accepted.
+    case pinsRoleSinceInvalid(
+        rootVersion: Int64, found: Int64, allowed: ClosedRange<Int64>, pinsRoleChanged: Bool)
 
     public var description: String {
         switch self {
@@ -53,6 +62,13 @@ public enum TrustError: Error, Sendable, Equatable, CustomStringConvertible {
         case .manifestExpired(let version, let expiresAt, let now):
             return "manifest version \(version) expired at \(expiresAt) (now \(now))"
         case .tooManyRotations(let limit): return "more than \(limit) root rotations in one walk"
+        case .rootVersionBeforePinsRole(let found, let since, let newest):
+            return
+                "manifest rootVersion \(found) is below pinsRoleSince \(since) of the newest root (version \(newest)): the pins role or cap changed since; re-sign under root \(newest)"
+        case .pinsRoleSinceInvalid(let version, let found, let allowed, let changed):
+            return changed
+                ? "root version \(version) changes the pins role or raises maxManifestLifetime, so pinsRoleSince must be \(allowed.upperBound), not \(found)"
+                : "root version \(version) has pinsRoleSince \(found), below the previous root's \(allowed.lowerBound); it may be \(allowed.lowerBound) to \(allowed.upperBound)"
         }
     }
 }

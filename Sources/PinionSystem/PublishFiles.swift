@@ -1,0 +1,235 @@
+// POSIX file access of `pinion publish` (docs/DESIGN.md §9): the tree lock, lstat checks,
+// O_NOFOLLOW reads, atomic writes with fsync of files and directories. Moved here from the
+// CLI so that PinionPublisher imports no C module (issue 11).
+
+import Foundation
+import PinionTrust
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why a file operation of the publisher failed. `path` names the file or directory.
+public enum PublishFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An operating-system error (open, read, write, rename, lock), with strerror's text.
+    case io(path: String, what: String, reason: String)
+    /// A path that must be a regular file or a directory is a symbolic link or another kind.
+    case wrongKind(path: String, expected: String)
+    /// A file larger than the limit (bytes).
+    case tooLarge(path: String, limit: Int)
+    /// A no-clobber write found the file already there.
+    case exists(path: String)
+
+    public var description: String {
+        switch self {
+        case .io(let path, let what, let reason): return "\(path): cannot \(what): \(reason)"
+        case .wrongKind(let path, let expected):
+            return "\(path): not \(expected) (a symbolic link or special file); the tree needs repair"
+        case .tooLarge(let path, let limit): return "\(path): larger than the limit of \(limit) bytes"
+        case .exists(let path): return "\(path): already exists"
+        }
+    }
+
+    /// Whether the operating system failed (exit code 3), not the tree's content.
+    public var isIOError: Bool {
+        if case .io = self { return true }
+        return false
+    }
+}
+
+/// The POSIX file operations a publish performs. Every path is a plain string; no method
+/// follows a symbolic link at the last component.
+public enum PublishFiles {
+    /// What `lstat` says a path is.
+    public enum Kind: Sendable, Equatable {
+        case regular
+        case directory
+        /// A symbolic link, device, FIFO or socket.
+        case other
+    }
+
+    /// The kind of `path` (without following a link), or nil when it does not exist.
+    /// - Throws: `.io` for any error but ENOENT.
+    public static func kind(_ path: String) throws(PublishFileError) -> Kind? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, what: "inspect", reason: errnoText())
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regular
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    /// An exclusive flock(2) on `directory` (created with its parents if missing), held
+    /// until the returned lock is released or deallocated.
+    /// - Throws: `.io` when the directory cannot be created, opened or locked.
+    public static func lock(_ directory: String) throws(PublishFileError) -> StorageLock {
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw .io(path: directory, what: "create", reason: error.localizedDescription)
+        }
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(path: directory, what: "open", reason: errnoText()) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let reason = errnoText()
+            close(descriptor)
+            throw .io(path: directory, what: "lock", reason: reason)
+        }
+        return StorageLock(release: {
+            _ = flock(descriptor, LOCK_UN)
+            _ = close(descriptor)
+        })
+    }
+
+    /// The bytes of the regular file `path`, or nil when it does not exist. Opened with
+    /// O_NOFOLLOW and checked with fstat, so a symbolic link or special file is refused.
+    /// - Throws: `.wrongKind`, `.tooLarge`, `.io`.
+    public static func readRegularIfPresent(_ path: String, limit: Int) throws(PublishFileError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw .wrongKind(path: path, expected: "a regular file") }
+            throw .io(path: path, what: "open", reason: errnoText())
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(path: path, what: "inspect", reason: errnoText()) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongKind(path: path, expected: "a regular file") }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        let data: Data
+        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
+            throw .io(path: path, what: "read", reason: error.localizedDescription)
+        }
+        guard data.count <= limit else { throw .tooLarge(path: path, limit: limit) }
+        return [UInt8](data)
+    }
+
+    /// Names in `directory`; none when it does not exist. An unreadable directory is an
+    /// error, never empty.
+    /// - Throws: `.wrongKind` when it is not a directory, `.io` otherwise.
+    public static func list(_ directory: String) throws(PublishFileError) -> [String] {
+        switch try kind(directory) {
+        case nil: return []
+        case .directory: break
+        default: throw .wrongKind(path: directory, expected: "a directory")
+        }
+        do { return try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw .io(path: directory, what: "list", reason: error.localizedDescription)
+        }
+    }
+
+    /// Creates each directory (with parents) that is missing.
+    /// - Throws: `.io`.
+    public static func createDirectories(_ directories: [String]) throws(PublishFileError) {
+        for directory in directories {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw .io(path: directory, what: "create", reason: error.localizedDescription)
+            }
+        }
+    }
+
+    /// The directories among `path`, its ancestors and `inside` that do not exist yet,
+    /// deepest first: what a refused publish removes again with `removeEmptyDirectories`.
+    public static func missingDirectories(from path: String, inside: [String]) -> [String] {
+        var missing: [String] = []
+        var candidate = path
+        while !candidate.isEmpty, candidate != "/", candidate != ".", !FileManager.default.fileExists(atPath: candidate)
+        {
+            missing.append(candidate)
+            let parent = (candidate as NSString).deletingLastPathComponent
+            if parent == candidate { break }
+            candidate = parent
+        }
+        for directory in inside where !FileManager.default.fileExists(atPath: directory) {
+            var step = directory
+            while step.count > path.count, !missing.contains(step) {
+                missing.append(step)
+                step = (step as NSString).deletingLastPathComponent
+            }
+        }
+        return missing.sorted { $0.count > $1.count }
+    }
+
+    /// rmdir(2) on each directory, in order; a directory with anything in it stays.
+    public static func removeEmptyDirectories(_ directories: [String]) {
+        for directory in directories { _ = rmdir(directory) }
+    }
+
+    /// Removes regular files whose names start with `.` and contain `.json.tmp-` (what a
+    /// publish that died left behind) from each directory. Call only under the tree's lock.
+    public static func removeAbandonedTemporaryFiles(in directories: [String]) {
+        for directory in directories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names where name.hasPrefix(".") && name.contains(".json.tmp-") {
+                let path = directory + "/" + name
+                if (try? kind(path)) == .regular { unlink(path) }
+            }
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync,
+    /// then rename (replace) or link (no-clobber), then fsync of the directory. A crash
+    /// leaves the old file or the new one. A replaced file keeps its permission bits, and
+    /// its successor's modification time is made later than the old one's (servers derive
+    /// ETag and Last-Modified from mtime and size).
+    ///
+    /// - Throws: `.wrongKind` when `path` exists and is not a regular file, `.exists` when
+    ///   `replace` is false and it exists, `.io` on any failure (the temporary file is removed).
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, replace: Bool) throws(PublishFileError) {
+        var old = stat()
+        let exists = lstat(path, &old) == 0
+        if !exists, errno != ENOENT { throw .io(path: path, what: "inspect", reason: errnoText()) }
+        if exists, old.st_mode & S_IFMT != S_IFREG { throw .wrongKind(path: path, expected: "a regular file") }
+        if exists, !replace { throw .exists(path: path) }
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : 0o644
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary =
+            directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw .io(path: temporary, what: "create", reason: errnoText()) }
+        if exists { _ = fchmod(descriptor, mode) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+        do {
+            try handle.write(contentsOf: bytes)
+            try handle.synchronize()
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw .io(path: path, what: "write", reason: error.localizedDescription)
+        }
+        if exists {
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_mtim.tv_sec <= old.st_mtim.tv_sec {
+                let later = timespec(tv_sec: old.st_mtim.tv_sec + 1, tv_nsec: 0)
+                _ = futimens(descriptor, [later, later])
+            }
+        }
+        close(descriptor)
+        if replace {
+            guard rename(temporary, path) == 0 else {
+                let reason = errnoText()
+                unlink(temporary)
+                throw .io(path: path, what: "rename", reason: reason)
+            }
+        } else {
+            // link(2) fails with EEXIST instead of replacing a file created meanwhile.
+            let result = link(temporary, path)
+            let linkErrno = errno
+            unlink(temporary)
+            guard result == 0 else {
+                if linkErrno == EEXIST { throw .exists(path: path) }
+                throw .io(path: path, what: "create", reason: String(cString: strerror(linkErrno)))
+            }
+        }
+        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryDescriptor >= 0 else { throw .io(path: directory, what: "open", reason: errnoText()) }
+        defer { close(directoryDescriptor) }
+        guard fsync(directoryDescriptor) == 0 else { throw .io(path: directory, what: "fsync", reason: errnoText()) }
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}
