@@ -505,7 +505,6 @@ extension KeyFile {
     }
 }
 
-
 /// The key-derivation cost of a PKCS#8 `EncryptedPrivateKeyInfo`, judged from its
 /// algorithm parameters before `PKCS8_decrypt` runs the derivation (shared with SPKI.swift).
 enum KDFCost: Equatable {

@@ -3,6 +3,7 @@
 import COpenSSL
 import CPinionShims
 import PinionCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

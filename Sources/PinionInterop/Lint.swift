@@ -1,8 +1,8 @@
 // Lint rules for a manifest before it is signed or published: backups, revocations, public
 // suffixes, lifetimes, what changed since the previous version, and live servers.
 
-import PinionTrust
 import PinionCore
+import PinionTrust
 
 /// One finding: severity, stable rule name, the domain (or `manifest`), what and how to fix.
 public struct LintFinding: Sendable, Equatable, CustomStringConvertible {

@@ -110,12 +110,12 @@ public struct PinFailureReport: Sendable, Equatable {
         ]
             + (effectiveExpirationDate.map { [.init("effective-expiration-date", .string($0.description))] } ?? [])
             + [
-            .init("include-subdomains", .bool(includeSubdomains)),
-            .init("noted-hostname", .string(notedHostname)),
-            .init("served-certificate-chain", .array(servedCertificateChain.map { .string($0) })),
-            .init("validated-certificate-chain", .array(validatedCertificateChain.map { .string($0) })),
-            .init("known-pins", .array(knownPins.map { .string("pin-sha256=\"\(Base64.encode($0.digest))\"") })),
-        ]
+                .init("include-subdomains", .bool(includeSubdomains)),
+                .init("noted-hostname", .string(notedHostname)),
+                .init("served-certificate-chain", .array(servedCertificateChain.map { .string($0) })),
+                .init("validated-certificate-chain", .array(validatedCertificateChain.map { .string($0) })),
+                .init("known-pins", .array(knownPins.map { .string("pin-sha256=\"\(Base64.encode($0.digest))\"") })),
+            ]
     }
 }
 

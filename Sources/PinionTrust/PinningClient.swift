@@ -361,8 +361,12 @@ public final class PinningClient: Sendable {
                     events.append(.networkFailure(failure.description))
                 }
             }
-            return (RefreshReport(outcome: outcome, maxAge: maxAge.withLock { $0 }, document: result.document, diagnosis: result.diagnosis),
-                events)
+            return (
+                RefreshReport(
+                    outcome: outcome, maxAge: maxAge.withLock { $0 }, document: result.document,
+                    diagnosis: result.diagnosis),
+                events
+            )
         }
     }
 
@@ -469,7 +473,8 @@ public final class PinningClient: Sendable {
             failure: failure, port: Int(chain.port), dateTime: configuration.clock(),
             servedCertificateChain: chain.servedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
             validatedCertificateChain: chain.verifiedChainDER.map { PinFailureReport.pem(certificateDER: $0) },
-            effectiveExpirationDate: Self.expiration(of: failure.entry, snapshot: snapshot, state: trustedState, at: now))
+            effectiveExpirationDate: Self.expiration(
+                of: failure.entry, snapshot: snapshot, state: trustedState, at: now))
         guard throttle.withLock({ $0.shouldSend(report, at: now) }) else { return }
         onPinFailure(report)
         if let reportURI = configuration.reportURI { post(report, to: reportURI) }

@@ -509,7 +509,8 @@ public struct TrustCore: Sendable {
                 events.append(.rejected(error))
                 var diagnosis: String?
                 if case .trust(let trustError) = error, let envelope = try? Envelope.parse(bytes, limits: limits) {
-                    diagnosis = ManifestDiagnosis.explain(trustError, envelope: envelope, chain: current.chain, crypto: crypto)
+                    diagnosis = ManifestDiagnosis.explain(
+                        trustError, envelope: envelope, chain: current.chain, crypto: crypto)
                 }
                 return finish(.rejected(error), document: "manifest.json", diagnosis: diagnosis)
             }

@@ -5,10 +5,10 @@ import Foundation
 import PinionAudit
 import PinionCLI
 import PinionCore
-import PinionSystem
-import PinionTrust
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 import Testing
 
 /// A written fixture and the given root's file.

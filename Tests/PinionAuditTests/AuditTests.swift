@@ -4,10 +4,10 @@
 import Foundation
 import PinionAudit
 import PinionCore
-import PinionSystem
-import PinionTrust
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 import Testing
 
 /// 50 versions, root rotations before versions 20 (new root key) and 35 (new pins key),

@@ -7,8 +7,8 @@ import PinionAudit
 import PinionClient
 import PinionCore
 import PinionSystem
-import PinionTrust
 import PinionTestSupport
+import PinionTrust
 import Testing
 
 /// A CA (`ca.pem`) and a server certificate for IP 127.0.0.1 (`server.pem`, `server.key`).

@@ -4,10 +4,10 @@
 import Foundation
 import PinionAudit
 import PinionCore
-import PinionSystem
-import PinionTrust
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 
 /// Roots and manifests of one scope, signed in memory; `write(to:)` lays out the tree.
 final class HistoryFixture {

@@ -4,10 +4,10 @@
 import Foundation
 import PinionAudit
 import PinionCore
-import PinionSystem
-import PinionTrust
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 import Testing
 
 @Suite struct LargeHistoryTests {

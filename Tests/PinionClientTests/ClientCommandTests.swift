@@ -40,7 +40,8 @@ import Testing
         #expect(json.status == 0)
         #expect(json.out.contains("\"manifestCurrent\": true"))
         // Values, not prose, for machines: the outcome enum, the floor as numbers, RFC 3339 times.
-        guard case .object(let document) = try StrictJSONParser.parse(Array(json.out.utf8), limits: Limits.standard.json)
+        guard
+            case .object(let document) = try StrictJSONParser.parse(Array(json.out.utf8), limits: Limits.standard.json)
         else {
             Issue.record("client refresh --json is not an object")
             return

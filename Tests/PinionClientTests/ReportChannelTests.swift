@@ -129,7 +129,8 @@ extension ReportChannelTests {
                     host: host, port: 443, verifiedSPKISHA256: unpinned, verifiedChainDER: [[0x30]],
                     servedChainDER: [[0x30]]))
         }
-        let byEntry = Dictionary(reports.withLock { $0 }.map { ($0.notedHostname, $0) }, uniquingKeysWith: { a, _ in a })
+        let byEntry = Dictionary(
+            reports.withLock { $0 }.map { ($0.notedHostname, $0) }, uniquingKeysWith: { a, _ in a })
         #expect(byEntry["api.example.test"]?.effectiveExpirationDate == manifest.expiresAt)
         let baselineReport = try #require(byEntry["beta.api.example.test"])
         #expect(baselineReport.effectiveExpirationDate == nil, "the baseline's pins applied, not the manifest's")

@@ -33,7 +33,9 @@ final class ScriptedPublisher: HTTPSTransport {
             let chain = PeerChain(
                 host: host, port: 443, verifiedSPKISHA256: [[UInt8](repeating: 1, count: 32)],
                 verifiedChainDER: [[0x30]], servedChainDER: [[0x30]])
-            if case .refuse(let reason) = pinCheck(chain) { throw .pinningRefused(host: host, port: 443, reason: reason) }
+            if case .refuse(let reason) = pinCheck(chain) {
+                throw .pinningRefused(host: host, port: 443, reason: reason)
+            }
         }
         try hop(url.host ?? "")
         switch answers[url.path] ?? .status(404) {
@@ -146,7 +148,8 @@ final class ScriptedPublisher: HTTPSTransport {
         }
         #expect(report.document == "manifest.json")
         #expect(
-            report.diagnosis?.hasPrefix("manifest rootVersion 3, newest trusted root is 1: publish or pass root 2 and 3")
+            report.diagnosis?.hasPrefix(
+                "manifest rootVersion 3, newest trusted root is 1: publish or pass root 2 and 3")
                 == true, "\(report.diagnosis ?? "no diagnosis")")
     }
 

@@ -87,7 +87,8 @@ import Testing
         #expect(
             throws: HistoryViolation.revocationLifted([pin(7)]),
             performing: {
-                try HistoryRules.checkSuccessor(lifting, of: latest, latestPayloadSHA256: self.latestHash, allowLift: false)
+                try HistoryRules.checkSuccessor(
+                    lifting, of: latest, latestPayloadSHA256: self.latestHash, allowLift: false)
             })
         try HistoryRules.checkSuccessor(lifting, of: latest, latestPayloadSHA256: latestHash, allowLift: true)
         var adding = next(of: latest)
@@ -103,7 +104,8 @@ import Testing
         #expect(
             throws: HistoryViolation.previousMismatch(expected: latestHash, found: nil),
             performing: {
-                try HistoryRules.checkSuccessor(candidate, of: latest, latestPayloadSHA256: self.latestHash, allowLift: true)
+                try HistoryRules.checkSuccessor(
+                    candidate, of: latest, latestPayloadSHA256: self.latestHash, allowLift: true)
             })
     }
 

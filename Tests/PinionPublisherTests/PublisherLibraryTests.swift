@@ -84,7 +84,7 @@ import Testing
         let forged = try manifest(keys: [try makeKey()])
         guard
             case .manifest(input: 0, let error, let chain)? = refusal({ () throws(PublishError) in try publish([forged])
-                })
+            })
         else {
             Issue.record("a forged manifest was not refused")
             return

@@ -5,8 +5,8 @@ import Foundation
 import PinionCLI
 import PinionCore
 import PinionCrypto
-import PinionSystem
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Synchronization
 import Testing

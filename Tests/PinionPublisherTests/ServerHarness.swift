@@ -6,8 +6,8 @@ import COpenSSL
 import CPinionShims
 import Foundation
 import PinionCrypto
-import PinionSystem
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Testing
 

@@ -6,11 +6,11 @@ import COpenSSL
 import Dispatch
 import Foundation
 import PinionCore
-import PinionSystem
-import PinionTrust
 import PinionCrypto
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 import Synchronization
 import Testing
 

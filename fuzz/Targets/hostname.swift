@@ -7,8 +7,8 @@
 // boundary; pins, times and base64 round-trip to the exact text; escaped text holds no
 // control or format character.
 
-import PinionTrust
 import PinionCore
+import PinionTrust
 
 private let somePin = (try? Pin(digest: [UInt8](repeating: 7, count: 32)))!
 

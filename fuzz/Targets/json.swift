@@ -5,9 +5,9 @@
 // back to the same value and the same bytes; a parsed payload re-serialised parses back
 // to an equal payload (the CLI edits payloads this way, the baseline parser relies on it).
 
-import PinionTrust
 import PinionCore
 import PinionCrypto
+import PinionTrust
 
 private let limits = Limits.standard
 private let crypto = CryptoProvider.sodium

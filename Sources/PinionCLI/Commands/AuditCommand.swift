@@ -5,9 +5,9 @@ import Foundation
 import PinionAudit
 import PinionClient
 import PinionCore
+import PinionCrypto
 import PinionSystem
 import PinionTrust
-import PinionCrypto
 
 #if canImport(Glibc)
     import Glibc

@@ -3,8 +3,8 @@
 import PinionClient
 import PinionCore
 import PinionCrypto
-import PinionSystem
 import PinionInterop
+import PinionSystem
 
 struct CheckHostCommand: Command {
     static let path = ["check-host"]

@@ -3,8 +3,8 @@
 
 import PinionCore
 import PinionCrypto
-import PinionSystem
 import PinionInterop
+import PinionSystem
 
 /// A manifest envelope checked against a trusted root exactly as `pinion verify` checks it.
 enum VerifiedManifestFile {

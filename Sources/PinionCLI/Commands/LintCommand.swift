@@ -3,8 +3,8 @@
 import Foundation
 import PinionCore
 import PinionCrypto
-import PinionSystem
 import PinionInterop
+import PinionSystem
 
 struct LintCommand: Command {
     static let path = ["lint"]

@@ -4,7 +4,6 @@ import Foundation
 import PinionCore
 import PinionPublisher
 
-
 struct ServeCommand: Command {
     static let path = ["serve"]
     static let summary = "serve the published tree over HTTPS"
