@@ -3,6 +3,7 @@
 // HTTPS client implements (OpenSSL on Linux, URLSession on Apple, OkHttp on the JVM).
 
 import Foundation
+import PinionCore
 
 /// The certificates of one TLS connection as the pin check sees them, after X.509
 /// validation (chain and host name) has passed.
@@ -179,7 +180,7 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
     /// One line naming the endpoint (or URL, file) and what failed.
     public var description: String {
         switch self {
-        case .invalidURL(let url, let reason): return "invalid URL \"\(url)\": \(reason)"
+        case .invalidURL(let url, let reason): return "invalid URL \"\(TerminalText.escape(url))\": \(reason)"
         case .unsupportedScheme(let scheme): return "unsupported URL scheme \"\(scheme)\" (only https)"
         case .invalidHeader(let name, let reason): return "invalid request header \"\(name)\": \(reason)"
         case .invalidConfiguration(let reason): return "invalid HTTPS client configuration: \(reason)"
@@ -214,7 +215,8 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
         case .responseTooLarge(let host, let port, let limit):
             return "\(Self.endpoint(host, port)): response body larger than \(limit) bytes"
         case .tooManyRedirects(let limit): return "more than \(limit) redirects"
-        case .redirectToNonHTTPS(let location): return "refused redirect to non-https URL \"\(location)\""
+        case .redirectToNonHTTPS(let location):
+            return "refused redirect to non-https URL \"\(TerminalText.escape(location))\""
         }
     }
 

@@ -408,7 +408,7 @@ public final class PinningClient: Sendable {
                 // A redirect may not leave the publisher's host (or the configured ones).
                 guard allowedHosts.contains(Self.normalisedHost(chain.host)) else {
                     offHost.withLock { $0 = chain.host }
-                    return .refuse(reason: "redirect to \(chain.host) refused")
+                    return .refuse(reason: "redirect to \(TerminalText.escape(chain.host)) refused")
                 }
                 // The update channel: X.509 validation already passed; only the app's
                 // publisher pins apply, never manifest pins.
@@ -418,12 +418,14 @@ public final class PinningClient: Sendable {
             }
         } catch {
             if case .redirectToNonHTTPS(let location) = error {
-                return .failure(FetchFailure(reason: "refused redirect to http (\(location))", refused: true))
+                return .failure(
+                    FetchFailure(reason: "refused redirect to http (\(TerminalText.escape(location)))", refused: true))
             }
             if let host = offHost.withLock({ $0 }) {
                 return .failure(
                     FetchFailure(
-                        reason: "refused redirect to \(host): the update channel stays on the publisher's host",
+                        reason:
+                            "refused redirect to \(TerminalText.escape(host)): the update channel stays on the publisher's host",
                         refused: true))
             }
             return .failure(FetchFailure(reason: error.description))
@@ -433,7 +435,7 @@ public final class PinningClient: Sendable {
         if let coding = response.value(forHeader: "content-encoding"),
             coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
         {
-            return .failure(FetchFailure(reason: "unsupported Content-Encoding \(coding)"))
+            return .failure(FetchFailure(reason: "unsupported Content-Encoding \(TerminalText.escape(coding))"))
         }
         return .success(response)
     }

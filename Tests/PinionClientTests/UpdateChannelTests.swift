@@ -153,6 +153,31 @@ final class ScriptedPublisher: HTTPSTransport {
                 == true, "\(report.diagnosis ?? "no diagnosis")")
     }
 
+    @Test func publisherTextInEventsIsEscaped() throws {
+        // A hostile publisher's header value (C1 CSI: clear the screen) must not reach an
+        // app's log or terminal raw through the SDK's event descriptions.
+        let publisher = ScriptedPublisher([
+            Self.manifestPath: .status(200, body: manifest, headers: [("content-encoding", "gzip\u{9B}2J")])
+        ])
+        let events = Mutex<[ClientEvent]>([])
+        var configuration = ClientConfiguration(
+            scope: "com.example.app", baseURL: URL(string: "https://pins.example.test/"),
+            embeddedRoot: setup.rootEnvelope.serialized(), stateDirectory: "/nonexistent",
+            clock: { t0.adding(seconds: day) })
+        configuration.publisherRedirectHosts = []
+        let client = try PinningClient(
+            configuration: configuration, crypto: sodium, transport: publisher, storage: MemoryStorageForChannel(),
+            onEvent: { event in events.withLock { $0.append(event) } })
+        _ = client.refresh()
+        let texts = events.withLock { $0 }.compactMap { event -> String? in
+            if case .networkFailure(let text) = event { return text }
+            return nil
+        }
+        #expect(texts.count == 1)
+        #expect(texts.allSatisfy { !$0.unicodeScalars.contains { (0x80...0x9F).contains($0.value) } }, "\(texts)")
+        #expect(texts.first?.contains("unsupported Content-Encoding") == true)
+    }
+
     @Test func aRejectedDocumentIsNamed() throws {
         var tampered = manifest
         tampered[tampered.count / 2] ^= 0x01
