@@ -166,7 +166,10 @@ public final class PinningClient: Sendable {
             storage: storage, scope: configuration.scope, limits: configuration.limits, hasher: crypto.hasher)
         throttle = Locked(ReportThrottle(hasher: crypto.hasher))
         self.transport = transport
-        let (state, events, pending) = PinningClient.startUp(store.recover(), core: core)
+        let recovery = store.recover()
+        var readable: ClientState?
+        if case .unreadable = recovery.load { readable = store.bestReadableCopy() }
+        let (state, events, pending) = PinningClient.startUp(recovery, readable: readable, core: core)
         current = Locked((state, PinningClient.snapshot(state, configuration)))
         loadPending.withLock { $0 = pending }
         for event in events { emit(event) }
@@ -175,7 +178,16 @@ public final class PinningClient: Sendable {
 
     /// The start-up rules (docs/DESIGN.md §6) applied to what the store recovered: the state
     /// to run on, its events, and whether the load is still pending (unreadable state).
-    static func startUp(_ recovery: StateRecovery, core: TrustCore) -> (TrustedState, [ClientEvent], Bool) {
+    ///
+    /// - Parameters:
+    ///   - recovery: what the store found.
+    ///   - readable: for an unreadable state, the best copy that could still be read: it is
+    ///     enforced (in memory, nothing written) until the load completes, so a copy that
+    ///     cannot be read never unpins what the other copy pins.
+    ///   - core: the trust rules.
+    static func startUp(_ recovery: StateRecovery, readable: ClientState? = nil, core: TrustCore) -> (
+        TrustedState, [ClientEvent], Bool
+    ) {
         var events: [ClientEvent] = []
         let state: TrustedState
         var pending = false
@@ -195,8 +207,14 @@ public final class PinningClient: Sendable {
             state = core.initialState(forcedDomains: names)
             events = [.storeDropped(reason.description)]
         case .unreadable(let error):
-            state = core.initialState()
-            events = [.stateUnreadable(error)]
+            if let readable {
+                let (restored, restoreEvents) = core.restore(readable)
+                state = restored
+                events = [.stateUnreadable(error)] + restoreEvents
+            } else {
+                state = core.initialState()
+                events = [.stateUnreadable(error)]
+            }
             pending = true
         }
         return (state, events, pending)

@@ -223,6 +223,21 @@ public struct StateStore: Sendable {
         case unreadable(StorageError)
     }
 
+    /// The valid copy with the higher floor, ignoring copies that cannot be read: what the
+    /// client enforces while another copy is unreadable, so that no domain a readable record
+    /// pins becomes unpinned (docs/DESIGN.md §6, §7). Reads only; nothing is written.
+    ///
+    /// - Returns: the best readable state of this scope, or nil when no copy is valid.
+    public func bestReadableCopy() -> ClientState? {
+        var best: ClientState?
+        for case .valid(let state) in Self.copyFileNames.map(readCopy) {
+            let zero = ManifestOrder(rootVersion: 0, version: 0)
+            if let current = best, (state.floor ?? zero) <= (current.floor ?? zero) { continue }
+            best = state
+        }
+        return best
+    }
+
     /// Reads and checks one copy; never throws.
     ///
     /// - Parameter file: one of `copyFileNames`.

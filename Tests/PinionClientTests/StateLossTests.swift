@@ -166,6 +166,11 @@ struct StateLossTests {
             return
         }
         #expect(error.code == code && error.name == file)
+        // Fail-closed meanwhile: the other copy's record is enforced (in memory; nothing is
+        // written), so what it pins is never unpinned while this copy cannot be read.
+        #expect(restarted.trustedState.floor == floor3)
+        #expect(Set(restarted.policyNow().entry(named: "api.example.com")?.pins ?? []) == [pin(2), pin(3)])
+        #expect(storage.writes == writes)
         // Version 2 would be accepted by an empty state: the refresh must not even run.
         device.publisher.serve(device.manifest("2"))
         let report = restarted.refresh()
