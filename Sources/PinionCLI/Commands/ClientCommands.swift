@@ -101,7 +101,12 @@ final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [ClientEvent] = []
 
-    func append(_ event: ClientEvent) { lock.withLock { items.append(event) } }
+    /// Records an event. `trustRemoved` is left out: it tells an app to drop pooled
+    /// connections, and a one-shot command holds none (the JVM CLI prints the same list).
+    func append(_ event: ClientEvent) {
+        if case .trustRemoved = event { return }
+        lock.withLock { items.append(event) }
+    }
     var events: [ClientEvent] { lock.withLock { items } }
 
     static func describe(_ event: ClientEvent) -> String {
