@@ -10,6 +10,9 @@ import PinionSystem
 public enum ReportStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The database path lies inside the served tree (it would be served, or served over).
     case insideServedTree(database: String, tree: String)
+    /// The database path is a symbolic link (dangling or not): refused, never replaced or
+    /// followed, so an operator's link is neither deleted nor redirected.
+    case symbolicLink(String)
     /// The file was written by a newer Pinion (schema version above what this one knows).
     case newerSchema(found: Int64, known: Int64)
     /// The file is not a Pinion report store (no or a damaged schema version table).
@@ -21,6 +24,8 @@ public enum ReportStoreError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String {
         switch self {
+        case .symbolicLink(let path):
+            return "\(path): the report database is a symbolic link; give the path of the file itself"
         case .insideServedTree(let database, let tree):
             return "\(database): the report database must not be inside the served tree \(tree)"
         case .newerSchema(let found, let known):
@@ -111,6 +116,11 @@ public final class ReportStore: Sendable {
     public init(path: String, create: Bool, servedTree: String? = nil, limits: ReportStoreLimits = ReportStoreLimits())
         throws(ReportStoreError)
     {
+        if let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
+            type == .typeSymbolicLink
+        {
+            throw .symbolicLink(path)
+        }
         if let servedTree { try Self.refuseInside(database: path, tree: servedTree) }
         self.limits = limits
         // Reports hold client addresses: a new database (and the WAL and shared-memory files

@@ -68,6 +68,25 @@ import Testing
         }
     }
 
+    @Test func aSymbolicLinkAsTheDatabaseIsRefusedAndKept() throws {
+        // Dangling: never replaced by a new database (the operator's link stays).
+        let dangling = directory + "/dangling.sqlite"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory + "/nowhere.sqlite")
+        #expect(throws: ReportStoreError.symbolicLink(dangling)) { try ReportStore(path: dangling, create: true) }
+        let kept = try FileManager.default.attributesOfItem(atPath: dangling)[.type] as? FileAttributeType
+        #expect(kept == .typeSymbolicLink)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/nowhere.sqlite"), "nothing created behind it")
+        // Live, to a real report database: refused with a message naming the link, not SQLite's code.
+        let real = directory + "/real.sqlite"
+        _ = try ReportStore(path: real, create: true)
+        let live = directory + "/live.sqlite"
+        try FileManager.default.createSymbolicLink(atPath: live, withDestinationPath: real)
+        #expect(throws: ReportStoreError.symbolicLink(live)) { try ReportStore(path: live, create: true) }
+        let result = runPinion(["reports", live])
+        #expect(result.status != 0)
+        #expect(result.err.contains("is a symbolic link"), "\(result.err)")
+    }
+
     @Test func repeatsAreCountedPerDayAndExpireAfterTheRetentionPeriod() throws {
         let store = try ReportStore(
             path: directory + "/r.sqlite", create: true, limits: ReportStoreLimits(retentionSeconds: 30 * day))
