@@ -144,7 +144,8 @@ let package = Package(
             ],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionCLITests", dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionTestSupport"]),
+            name: "PinionCLITests",
+            dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionSystem", "PinionTestSupport"]),
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [

@@ -158,7 +158,7 @@ public struct DirectoryStorage: StateStorage {
         switch code {
         case EEXIST: return  // checked by openDirectory
         case ENOENT:
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = PathText.parent(of: path)
             guard !parent.isEmpty, parent != path else { throw StorageError.posix(.createDirectory, path, code: code) }
             try createDirectory(parent)
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else {

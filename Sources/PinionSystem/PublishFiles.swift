@@ -139,7 +139,7 @@ public enum PublishFiles {
         while !candidate.isEmpty, candidate != "/", candidate != ".", !FileManager.default.fileExists(atPath: candidate)
         {
             missing.append(candidate)
-            let parent = (candidate as NSString).deletingLastPathComponent
+            let parent = PathText.parent(of: candidate)
             if parent == candidate { break }
             candidate = parent
         }
@@ -147,7 +147,7 @@ public enum PublishFiles {
             var step = directory
             while step.count > path.count, !missing.contains(step) {
                 missing.append(step)
-                step = (step as NSString).deletingLastPathComponent
+                step = PathText.parent(of: step)
             }
         }
         return missing.sorted { $0.count > $1.count }

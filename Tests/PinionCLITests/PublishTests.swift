@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionTestSupport
 import Testing
 
@@ -31,6 +32,48 @@ import Testing
             for extra in [edit(version)] where !extra.isEmpty { w.ok(extra) }
             w.ok(["sign", "--key", "@pins.key", "@p\(version).json", "-o", "@m\(version).json"])
         }
+    }
+
+    @Test func aOneCharacterRelativeRepositoryAndStateDirectoryWork() throws {
+        // Foundation's NSString.deletingLastPathComponent traps on "t"; publish and the state
+        // storage walk parents with PathText instead (a child process: the path is relative).
+        let w = try world()
+        signChain(w, count: 1)
+        let publish = try runProgram(
+            pinionExecutable, ["publish", "--repo", "t", "root.json", "m1.json"], in: w.directory.path,
+            mergeStandardError: true)
+        #expect(publish.status == 0, "\(publish.out)")
+        #expect(try w.readBytes("t/v1/com.example.app/manifest.json") == (try w.readBytes("m1.json")))
+        let refresh = try runProgram(
+            pinionExecutable,
+            [
+                "client", "refresh", "--root", "root.json", "--scope", "com.example.app", "--state", "s", "--url",
+                "https://127.0.0.1:1/",
+            ], in: w.directory.path, mergeStandardError: true)
+        #expect(refresh.status == 3, "a network failure, not a crash: \(refresh.out)")
+        #expect(FileManager.default.fileExists(atPath: w.path("s")))
+    }
+
+    @Test func stepsCountUpByOneAlsoAfterAStepOfSeveralEnvelopes() throws {
+        let w = try Workspace()
+        w.standardRoot()
+        signChain(w, count: 2)
+        w.ok(["publish", "--repo", "@tree", "@root.json", "@m1.json"])
+        w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        let index = try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json"))
+        #expect(index.roots.map(\.sequence) == [1])
+        #expect(index.manifests.map(\.sequence) == [1, 2], "the second step is 2, not 3")
+        #expect(index.nextSequence == 3)
+    }
+
+    @Test func theParentOfAPathIsComputedAsText() {
+        #expect(PathText.parent(of: "t") == "")
+        #expect(PathText.parent(of: "tree") == "")
+        #expect(PathText.parent(of: "a/t") == "a")
+        #expect(PathText.parent(of: "a/b/") == "a")
+        #expect(PathText.parent(of: "/t") == "/")
+        #expect(PathText.parent(of: "/srv//pins") == "/srv")
+        #expect(PathText.parent(of: "/") == "/")
     }
 
     @Test func writesTheTreeWithManifestLast() throws {

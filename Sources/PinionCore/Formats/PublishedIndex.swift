@@ -60,10 +60,15 @@ public struct PublishedIndex: Sendable, Equatable {
         self.roots = roots
     }
 
-    /// The next sequence number: one more than the highest listed (1 for an empty index).
+    /// The next sequence number: one more than the highest listed; for an index of the older
+    /// form (no sequence numbers yet), one more than its number of entries, so that the steps
+    /// it lists keep lower numbers; 1 for an empty index. Every entry of one step shares its
+    /// step's number, so steps count up by exactly one.
     public var nextSequence: Int64 {
-        let highest = (manifests.compactMap(\.sequence) + roots.compactMap(\.sequence)).max() ?? 0
-        return max(highest, Int64(manifests.count + roots.count)) + 1
+        if let highest = (manifests.compactMap(\.sequence) + roots.compactMap(\.sequence)).max() {
+            return highest + 1
+        }
+        return Int64(manifests.count + roots.count) + 1
     }
 
     /// Parses index.json strictly. `payloadSHA256` is `sha256:<64 lowercase hex>`, the
