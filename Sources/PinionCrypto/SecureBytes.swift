@@ -109,9 +109,12 @@ extension SecureBytes {
     /// - Returns: the bytes, `count` = file size.
     /// - Throws: `SecureFileReadError`, or `SodiumError` when guarded memory runs out.
     public static func readFile(path: String, limit: Int) throws -> SecureBytes {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Opened non-blocking, so a FIFO without a writer reads as empty instead of hanging
+        // the command; blocking mode is restored so a pipe with a writer (`<(...)`) still works.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw SecureFileReadError.open(errno: errno) }
         defer { _ = close(descriptor) }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SecureFileReadError.read(errno: errno) }
         var capacity = min(limit + 1, 64 * 1024)

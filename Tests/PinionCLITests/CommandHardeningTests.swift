@@ -29,6 +29,20 @@ import Testing
         #expect(try Envelope.parse(try w.readBytes("root.json")).signatures.count == 2)
     }
 
+    @Test func aFIFOAsThePassphraseFileIsRefusedWithoutHanging() throws {
+        // A FIFO with no writer must not block the command (the same for a PKCS#11
+        // pin-source file, which is read the same way).
+        let w = try Workspace()
+        try w.write("pass.txt", "a passphrase of enough length\n")
+        w.ok(["keygen", "--out", "@enc", "--passphrase-file", "@pass.txt"])
+        w.ok(["manifest", "init", "--scope", "a.b", "--expires-in", "30d", "-o", "@p.json"])
+        #expect(mkfifo(w.path("fifo"), 0o600) == 0)
+        let result = w.run(["sign", "--key", "@enc.key", "--passphrase-file", "@fifo", "@p.json", "-o", "@s.json"])
+        #expect(result.status != 0)
+        #expect(result.err.contains("empty"), "\(result.err)")
+        #expect(!w.exists("s.json"))
+    }
+
     @Test func keyIDOfDERSecretKey() throws {
         let w = try Workspace()
         let made = try w.openssl(["genpkey", "-algorithm", "ed25519", "-outform", "DER", "-out", "@k.der"])
