@@ -59,11 +59,16 @@ final class ServerServices: Sendable {
     }
 }
 
-/// The plain-HTTP metrics listener. Requests are handled one at a time, each connection
-/// closed after its response, each read and write bounded by `timeoutMilliseconds`.
+/// The plain-HTTP metrics listener. Up to `maximumConcurrentScrapes` connections are served
+/// at once, each on its own dispatch thread, closed after its response, and the whole
+/// request (every read) must arrive within `timeoutMilliseconds`, so a slow or idle client
+/// cannot stall scrapes or /healthz. Connections over the limit are closed at once.
 final class MetricsServer: Sendable {
-    /// Milliseconds one read or write of a scrape may wait.
+    /// Milliseconds a whole request may take to arrive, and one write may wait.
     static let timeoutMilliseconds: Int32 = 5_000
+    /// Connections served at once; the listener is for a few scrapers and health checks.
+    static let maximumConcurrentScrapes = 8
+    private let slots = DispatchSemaphore(value: MetricsServer.maximumConcurrentScrapes)
 
     private let listener: TCPListener
     private let services: ServerServices
@@ -102,7 +107,12 @@ final class MetricsServer: Sendable {
         let thread = Thread { [self] in
             while !stopping.load(ordering: .relaxed) {
                 guard let connection = listener.accept(timeoutMilliseconds: 200) else { continue }
-                handle(connection)
+                // Over the limit: closed at once (released here), never queued behind others.
+                guard slots.wait(timeout: .now()) == .success else { continue }
+                DispatchQueue.global().async { [self] in
+                    defer { slots.signal() }
+                    handle(connection)
+                }
             }
             finished.signal()
         }
@@ -124,8 +134,14 @@ final class MetricsServer: Sendable {
         var clock = HTTPDateClock()
         clock.update()
         let limits = HTTPRequestLimits(maxRequestLineBytes: 1024, maxHeaderBytes: 8192, maxHeaderCount: 50)
+        // One deadline for the whole request: a client trickling a byte at a time gets no
+        // fresh timeout per read.
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.timeoutMilliseconds) * 1_000_000
         while true {
-            let chunk = connection.read(maximum: 4096, timeoutMilliseconds: Self.timeoutMilliseconds)
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return }
+            let left = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            let chunk = connection.read(maximum: 4096, timeoutMilliseconds: left)
             if chunk.isEmpty { return }
             buffer += chunk
             do {

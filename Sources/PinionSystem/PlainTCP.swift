@@ -142,8 +142,12 @@ public final class TCPListener: Sendable {
     public func shutdown() { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
 }
 
-/// One accepted TCP connection with deadline-bounded reads and writes. Used by one thread.
-public final class TCPConnection {
+/// One accepted TCP connection with deadline-bounded reads and writes. Used by one thread at
+/// a time: the accepting thread hands it over to the one that serves it.
+///
+/// `@unchecked Sendable`: the descriptor is immutable and the object is never used by two
+/// threads at once (ownership moves with the hand-over).
+public final class TCPConnection: @unchecked Sendable {
     private let descriptor: Int32
 
     fileprivate init(descriptor: Int32) {

@@ -4,6 +4,7 @@
 import Foundation
 import PinionCore
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Testing
 
@@ -124,6 +125,27 @@ import Testing
         #expect(writer.text.contains(#"l="a\"b\\c\nd""#))
         let samples = try PrometheusText.parse(writer.text)
         #expect(samples.first?.labels["l"] == tricky)
+    }
+
+    @Test func idleAndTricklingClientsDoNotStallScrapes() throws {
+        let tree = try EnvelopeTree()
+        let (publisher, metricsURL) = try server(tree)
+        defer { publisher.drain(timeout: 5) }
+        let port = try #require(URL(string: metricsURL)?.port.map { UInt16($0) })
+        // Three connections that send nothing (one sends a first byte and stops): served one
+        // at a time, each held the listener for its 5-second read timeout.
+        var idle: [Int32] = []
+        defer { for descriptor in idle { close(descriptor) } }
+        for _ in 0..<3 {
+            idle.append(
+                try SocketSupport.connectTCP(address: "127.0.0.1", port: port, attemptTimeout: 5, deadline: nil))
+        }
+        var byte: UInt8 = 0x47
+        #expect(write(idle[0], &byte, 1) == 1)
+        let scraped = try curl([metricsURL + "/metrics", "--max-time", "4"])
+        #expect(scraped.status == 200, "a scrape waited behind idle connections")
+        let health = try curl([metricsURL + "/healthz", "--max-time", "4"])
+        #expect(health.status == 200)
     }
 
     @Test func healthzIsServiceUnavailableOnceTheManifestExpires() throws {
