@@ -475,7 +475,7 @@ public final class PinningClient: Sendable {
         let now = effectiveNow
         let snapshot = policy
         let merged = snapshot.policy(at: now)
-        observe(snapshot, at: now)
+        observeIfExpired(at: now)
         switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged) {
         case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
         case .notPinned: return .notPinned

@@ -88,11 +88,17 @@ extension PinningClient {
     /// is also announced as `ClientEvent.trustRemoved`, on the thread that caused it.
     /// Non-blocking: a lock held for a comparison, never across a refresh.
     public var trustGeneration: UInt64 {
-        let (generation, until) = observed.withLock { ($0.generation, $0.until) }
-        let now = effectiveNow
-        guard let until, now >= until else { return generation }
-        observe(policy, at: now)
+        observeIfExpired(at: effectiveNow)
         return observed.withLock { $0.generation }
+    }
+
+    /// Observes the policy again once the observed one has stopped applying (the manifest
+    /// expired, or its staleGrace or the newest root's expiry passed). Between refreshes that
+    /// is the only way the effective policy changes, so a connection's evaluation costs one
+    /// comparison of times here, not a comparison of whole policies.
+    func observeIfExpired(at now: Timestamp) {
+        guard let until = observed.withLock({ $0.until }), now >= until else { return }
+        observe(policy, at: now)
     }
 
     /// Delivers an event to `onEvent` and to every `events()` stream.
