@@ -7,6 +7,7 @@
 import Dispatch
 import Foundation
 import PinionCore
+import PinionSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -247,65 +248,16 @@ public final class HTTPSPublisher: Sendable {
     }
 
     private static func listen(host: String, port: UInt16) throws(PublisherError) -> (Int32, UInt16) {
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        let family: Int32
-        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-            family = AF_INET
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = port.bigEndian
-        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-            family = AF_INET6
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = port.bigEndian
-        } else {
-            throw .badListenAddress("\(host) is not an IPv4 or IPv6 address (host names are not looked up)")
-        }
-        let address = family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .listenFailed(address: address, detail: String(cString: strerror(errno))) }
-        var one: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
-        if family == AF_INET {
-            bound = withUnsafePointer(to: &v4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        } else {
-            bound = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
+        do throws(ListeningSocket.Failure) {
+            let made = try ListeningSocket.open(host: host, port: port, nonBlocking: true, backlog: 1024)
+            return (made.descriptor, made.port)
+        } catch {
+            switch error {
+            case .notAnIPLiteral:
+                throw .badListenAddress("\(host) is not an IPv4 or IPv6 address (host names are not looked up)")
+            case .system(let address, let detail): throw .listenFailed(address: address, detail: detail)
             }
         }
-        guard bound == 0, Glibc.listen(descriptor, 1024) == 0 else {
-            let detail = String(cString: strerror(errno))
-            close(descriptor)
-            throw .listenFailed(address: address, detail: detail)
-        }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else {
-            let detail = String(cString: strerror(errno))
-            close(descriptor)
-            throw .listenFailed(address: address, detail: detail)
-        }
-        let boundPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
-            if family == AF_INET {
-                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    UInt16(bigEndian: $0.pointee.sin_port)
-                }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                UInt16(bigEndian: $0.pointee.sin6_port)
-            }
-        }
-        return (descriptor, boundPort)
     }
 }
 

@@ -61,65 +61,17 @@ public final class TCPListener: Sendable {
     ///   - port: the TCP port; 0 picks a free one.
     /// - Throws: `SocketError`.
     public init(host: String, port: UInt16) throws(SocketError) {
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        let family: Int32
-        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-            family = AF_INET
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = port.bigEndian
-        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-            family = AF_INET6
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = port.bigEndian
-        } else {
-            throw SocketError(context: "listen \(host)", detail: "not an IPv4 or IPv6 address")
-        }
-        let context = family == AF_INET6 ? "listen [\(host)]:\(port)" : "listen \(host):\(port)"
-        let made = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard made >= 0 else { throw SocketError(context: context, detail: String(cString: strerror(errno))) }
-        var one: Int32 = 1
-        setsockopt(made, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
-        if family == AF_INET {
-            bound = withUnsafePointer(to: &v4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(made, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        } else {
-            bound = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(made, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
+        let made: (descriptor: Int32, port: UInt16)
+        do throws(ListeningSocket.Failure) {
+            made = try ListeningSocket.open(host: host, port: port, nonBlocking: false, backlog: 64)
+        } catch {
+            switch error {
+            case .notAnIPLiteral: throw SocketError(context: "listen \(host)", detail: "not an IPv4 or IPv6 address")
+            case .system(let address, let detail): throw SocketError(context: "listen \(address)", detail: detail)
             }
         }
-        guard bound == 0, listen(made, 64) == 0 else {
-            let detail = String(cString: strerror(errno))
-            close(made)
-            throw SocketError(context: context, detail: detail)
-        }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(made, $0, &length) }
-        }
-        guard named == 0 else {
-            let detail = String(cString: strerror(errno))
-            close(made)
-            throw SocketError(context: context, detail: detail)
-        }
-        self.port = withUnsafePointer(to: &storage) { pointer in
-            if family == AF_INET {
-                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    UInt16(bigEndian: $0.pointee.sin_port)
-                }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                UInt16(bigEndian: $0.pointee.sin6_port)
-            }
-        }
-        descriptor = made
+        self.port = made.port
+        descriptor = made.descriptor
         self.host = host
     }
 
@@ -188,5 +140,93 @@ public final class TCPConnection: @unchecked Sendable {
             sent += count
         }
         return true
+    }
+}
+
+/// The one listening-socket set-up, shared by `pinion serve`'s TLS listener and the small
+/// plain listeners (metrics): an IPv4 or IPv6 literal (never a name lookup), SO_REUSEADDR,
+/// close-on-exec, optionally non-blocking, and the port the system bound.
+package enum ListeningSocket {
+    /// Why no listening socket was made.
+    package enum Failure: Error, Equatable {
+        /// The host is not an IPv4 or IPv6 literal.
+        case notAnIPLiteral
+        /// socket, bind, listen or getsockname failed; `address` is `HOST:PORT` (IPv6 in
+        /// brackets), `detail` the system's reason.
+        case system(address: String, detail: String)
+    }
+
+    /// Binds and listens.
+    ///
+    /// - Parameters:
+    ///   - host: an IPv4 or IPv6 literal.
+    ///   - port: the TCP port; 0 picks a free one.
+    ///   - nonBlocking: whether the socket is `SOCK_NONBLOCK` (for an epoll loop).
+    ///   - backlog: the listen(2) backlog.
+    /// - Returns: the descriptor (the caller closes it) and the bound port.
+    /// - Throws: `Failure`.
+    package static func open(host: String, port: UInt16, nonBlocking: Bool, backlog: Int32) throws(Failure) -> (
+        descriptor: Int32, port: UInt16
+    ) {
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let family: Int32
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            family = AF_INET
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            family = AF_INET6
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+        } else {
+            throw .notAnIPLiteral
+        }
+        let address = family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let flags = SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | (nonBlocking ? SOCK_NONBLOCK.rawValue : 0)
+        let made = socket(family, Int32(flags), 0)
+        guard made >= 0 else { throw .system(address: address, detail: String(cString: strerror(errno))) }
+        var one: Int32 = 1
+        setsockopt(made, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound: Int32
+        if family == AF_INET {
+            bound = withUnsafePointer(to: &v4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(made, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        } else {
+            bound = withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(made, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        }
+        guard bound == 0, listen(made, backlog) == 0 else {
+            let detail = String(cString: strerror(errno))
+            close(made)
+            throw .system(address: address, detail: detail)
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(made, $0, &length) }
+        }
+        guard named == 0 else {
+            let detail = String(cString: strerror(errno))
+            close(made)
+            throw .system(address: address, detail: detail)
+        }
+        let boundPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin_port)
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                UInt16(bigEndian: $0.pointee.sin6_port)
+            }
+        }
+        return (made, boundPort)
     }
 }
