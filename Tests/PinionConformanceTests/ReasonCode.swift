@@ -74,5 +74,6 @@ func reasonCode(_ rule: FormatRule) -> String {
     case .invalidThreshold: return "invalid-threshold"
     case .expiresNotAfterIssued: return "expires-not-after-issued"
     case .invalidPreviousHash: return "invalid-previous-hash"
+    case .invalidLog: return "invalid-log"
     }
 }

@@ -29,11 +29,7 @@ func sampleEntry(_ index: Int) -> [UInt8] {
 }
 
 /// PinionCrypto's Ed25519 key as the pure code's note signer (the adapter the publisher uses).
-struct SodiumNoteSigner: NoteSigner {
-    let key: Ed25519SecretKey
-    var publicKey: [UInt8] { key.publicKey.raw }
-    func sign(_ message: [UInt8]) throws -> [UInt8] { try key.sign(message) }
-}
+typealias SodiumNoteSigner = Ed25519NoteSigner
 
 /// A signer from a fixed 32-byte seed, so signatures are reproducible (Ed25519 is deterministic).
 func seededSigner(_ seedByte: UInt8) throws -> SodiumNoteSigner {

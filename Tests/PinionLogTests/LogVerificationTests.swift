@@ -363,7 +363,9 @@ private let now: Int64 = 1_800_000_000
         }
         #expect(throws: LogPolicyError.invalidValue("maxCheckpointAge is negative")) { try make(witnesses, age: -1) }
         #expect(throws: LogPolicyError.invalidValue("checkpointGrace is negative")) { try make(witnesses, grace: -1) }
-        #expect(throws: LogPolicyError.invalidValue("empty origin")) {
+        #expect(
+            throws: LogPolicyError.invalidValue("the origin must be 1-256 printable ASCII characters without spaces")
+        ) {
             _ = try LogPolicy(origin: "", logKey: logKey, witnesses: witnesses, quorum: 1, maxCheckpointAge: 1)
         }
         #expect(log.policy.hasFewWitnesses)

@@ -72,6 +72,9 @@ public enum FormatRule: Error, Sendable, Equatable, CustomStringConvertible {
     case expiresNotAfterIssued
     /// `previous` is not `sha256:` plus 64 lowercase hex characters.
     case invalidPreviousHash(String)
+    /// A root's `log` member breaks a rule of docs/DESIGN.md §12 (a malformed note verifier
+    /// key, a witness key listed twice, the log key as a witness, a quorum out of range).
+    case invalidLog(String)
 }
 
 /// A strict-parser or schema error: where in the document (a path such as
@@ -152,6 +155,7 @@ public struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .expiresNotAfterIssued: return "expiresAt is not after issuedAt"
         case .invalidPreviousHash(let value):
             return "\"\(value)\" is not sha256: plus 64 lowercase hex characters"
+        case .invalidLog(let reason): return "invalid log: \(reason)"
         }
     }
 }

@@ -45,13 +45,17 @@ public struct RootPayload: Sendable, Equatable {
     /// means the root's own version. A rotation that keeps the pins role and does not raise
     /// the cap keeps the previous root's value, so manifests signed under it stay valid.
     public var pinsRoleSince: Int64?
+    /// The transparency log clients require (docs/DESIGN.md §12), or nil for a scope without
+    /// one. When the newest root has it, a manifest is accepted only with a cosigned
+    /// manifest.proof.
+    public var log: LogPolicy?
     /// `x-` extension members, kept as they were.
     public var extensions: [JSONObject.Member]
 
     public init(
         scope: String, version: Int64, issuedAt: Timestamp, expiresAt: Timestamp,
         maxManifestLifetime: Int64,
-        keys: [Key], rootRole: Role, pinsRole: Role, pinsRoleSince: Int64? = nil,
+        keys: [Key], rootRole: Role, pinsRole: Role, pinsRoleSince: Int64? = nil, log: LogPolicy? = nil,
         extensions: [JSONObject.Member] = []
     ) {
         self.scope = scope
@@ -63,6 +67,7 @@ public struct RootPayload: Sendable, Equatable {
         self.rootRole = rootRole
         self.pinsRole = pinsRole
         self.pinsRoleSince = pinsRoleSince
+        self.log = log
         self.extensions = extensions
     }
 
@@ -184,12 +189,59 @@ public struct RootPayload: Sendable, Equatable {
             pinsRoleSince = try SchemaReader.integer(
                 value, path: reader.childPath("pinsRoleSince"), in: 1...max(1, version))
         }
+        var log: LogPolicy?
+        if let value = reader.optional("log") {
+            log = try parseLog(value, path: reader.childPath("log"), hasher: crypto.hasher)
+        }
         try reader.finish()
         return RootPayload(
             scope: scope, version: version, issuedAt: issuedAt, expiresAt: expiresAt,
             maxManifestLifetime: maxLifetime,
-            keys: keys, rootRole: rootRole, pinsRole: pinsRole, pinsRoleSince: pinsRoleSince,
+            keys: keys, rootRole: rootRole, pinsRole: pinsRole, pinsRoleSince: pinsRoleSince, log: log,
             extensions: reader.extensions)
+    }
+
+    /// Parses the `log` member: `origin`, `key` (a C2SP note verifier key string, type 0x01),
+    /// `witnesses` (1 to `LogPolicy.maxWitnesses` objects of `key`, type 0x04, and `url`),
+    /// `quorum`, `maxCheckpointAge` and the optional `checkpointGrace` (seconds; default
+    /// `LogPolicy.defaultGrace`).
+    private static func parseLog(_ value: JSONValue, path: String, hasher: any SHA256Hasher)
+        throws(FormatError) -> LogPolicy
+    {
+        var reader = try SchemaReader(value, path: path)
+        let origin = try reader.string("origin")
+        let logKeyText = try reader.string("key")
+        let logKey: NoteVerifierKey
+        do { logKey = try NoteVerifierKey(parsing: logKeyText, hasher: hasher) } catch let error {
+            throw reader.error("key", .invalidLog(error.description))
+        }
+        var witnesses: [LogPolicy.Witness] = []
+        for (index, element) in try reader.array("witnesses", maxCount: LogPolicy.maxWitnesses).enumerated() {
+            var witnessReader = try SchemaReader(element, path: reader.elementPath("witnesses", index))
+            let keyText = try witnessReader.string("key")
+            let key: NoteVerifierKey
+            do { key = try NoteVerifierKey(parsing: keyText, hasher: hasher) } catch let error {
+                throw witnessReader.error("key", .invalidLog(error.description))
+            }
+            let url = try witnessReader.string("url")
+            try witnessReader.finish()
+            witnesses.append(LogPolicy.Witness(key: key, url: url))
+        }
+        let quorum = try reader.integer("quorum", in: 1...Int64(LogPolicy.maxWitnesses))
+        let maxAge = try reader.integer("maxCheckpointAge", in: 0...Limits.maxInteger)
+        var grace = LogPolicy.defaultGrace
+        if let value = reader.optional("checkpointGrace") {
+            grace = try SchemaReader.integer(
+                value, path: reader.childPath("checkpointGrace"), in: 0...Limits.maxInteger)
+        }
+        try reader.finish()
+        do {
+            return try LogPolicy(
+                origin: origin, logKey: logKey, witnesses: witnesses, quorum: Int(quorum), maxCheckpointAge: maxAge,
+                checkpointGrace: grace)
+        } catch let error {
+            throw FormatError(path: path, rule: .invalidLog(error.description))
+        }
     }
 
     private static func parseRole(_ value: JSONValue, path: String, listed: Set<String>)
@@ -260,6 +312,23 @@ public struct RootPayload: Sendable, Equatable {
                     JSONObject([.init("root", roleValue(rootRole)), .init("pins", roleValue(pinsRole))]))))
         if let pinsRoleSince {
             members.append(.init("pinsRoleSince", .number(String(pinsRoleSince))))
+        }
+        if let log {
+            let witnesses: [JSONValue] = log.witnesses.map {
+                .object(JSONObject([.init("key", .string($0.key.text)), .init("url", .string($0.url))]))
+            }
+            members.append(
+                .init(
+                    "log",
+                    .object(
+                        JSONObject([
+                            .init("origin", .string(log.origin)),
+                            .init("key", .string(log.logKey.text)),
+                            .init("witnesses", .array(witnesses)),
+                            .init("quorum", .number(String(log.quorum))),
+                            .init("maxCheckpointAge", .number(String(log.maxCheckpointAge))),
+                            .init("checkpointGrace", .number(String(log.checkpointGrace))),
+                        ]))))
         }
         members += extensions
         return JSONWriter.write(.object(JSONObject(members)))

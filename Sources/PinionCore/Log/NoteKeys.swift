@@ -1,7 +1,5 @@
 // C2SP signed-note keys: key names, key IDs, verifier key strings (name+keyhash+base64), and the signer protocol.
 
-import PinionCore
-
 /// Why a note, a verifier key or a note signature was refused (C2SP signed-note).
 public enum NoteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// More bytes than the limit; carries the limit, in bytes.
@@ -114,12 +112,14 @@ public struct NoteVerifierKey: Sendable, Equatable, Hashable {
         else { throw .invalidKeyName(name) }
     }
 
-    static func keyID(name: String, type: UInt8, key: [UInt8], hasher: any SHA256Hasher) -> UInt32 {
+    /// SHA-256(name || 0x0A || type || key)[:4] as a big-endian integer (C2SP signed-note key ID).
+    public static func keyID(name: String, type: UInt8, key: [UInt8], hasher: any SHA256Hasher) -> UInt32 {
         let digest = hasher.sha256(Array(name.utf8) + [0x0A, type] + key)
         return digest.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    static func bigEndian(_ value: UInt32) -> [UInt8] {
+    /// The 4 bytes of `value`, big-endian (key IDs in signature lines).
+    public static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 }

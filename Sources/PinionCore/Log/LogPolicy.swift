@@ -48,6 +48,9 @@ public struct LogPolicy: Sendable, Equatable {
         }
     }
 
+    /// The most witnesses a root may list.
+    public static let maxWitnesses = 32
+
     /// Default `checkpointGrace`: 7 days, in seconds.
     public static let defaultGrace: Int64 = 7 * 24 * 3600
 
@@ -70,8 +73,13 @@ public struct LogPolicy: Sendable, Equatable {
         origin: String, logKey: NoteVerifierKey, witnesses: [Witness], quorum: Int, maxCheckpointAge: Int64,
         checkpointGrace: Int64 = LogPolicy.defaultGrace
     ) throws(LogPolicyError) {
-        guard !origin.isEmpty, !origin.contains("\n") else { throw .invalidValue("empty origin") }
+        guard !origin.isEmpty, origin.utf8.count <= 256,
+            origin.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        else { throw .invalidValue("the origin must be 1-256 printable ASCII characters without spaces") }
         guard logKey.type == .ed25519 else { throw .wrongKeyType(logKey.name) }
+        guard witnesses.count <= LogPolicy.maxWitnesses else {
+            throw .invalidValue("more than \(LogPolicy.maxWitnesses) witnesses")
+        }
         guard (1...max(1, witnesses.count)).contains(quorum), !witnesses.isEmpty else {
             throw .invalidQuorum(quorum: quorum, witnesses: witnesses.count)
         }
@@ -82,7 +90,10 @@ public struct LogPolicy: Sendable, Equatable {
             guard witness.key.publicKey != logKey.publicKey else { throw .logKeyIsWitness(witness.name) }
             guard keys.insert(witness.key.publicKey).inserted else { throw .duplicateWitnessKey(witness.name) }
             guard names.insert(witness.name).inserted else { throw .duplicateWitnessName(witness.name) }
-            guard !witness.url.isEmpty else { throw .invalidValue("witness \(witness.name) has no URL") }
+            guard LogPolicy.isWitnessURL(witness.url) else {
+                throw .invalidValue(
+                    "witness \(witness.name): the URL must be https://host[:port][/path], without query or fragment")
+            }
         }
         guard maxCheckpointAge >= 0 else { throw .invalidValue("maxCheckpointAge is negative") }
         guard checkpointGrace >= 0 else { throw .invalidValue("checkpointGrace is negative") }
@@ -92,6 +103,37 @@ public struct LogPolicy: Sendable, Equatable {
         self.quorum = quorum
         self.maxCheckpointAge = maxCheckpointAge
         self.checkpointGrace = checkpointGrace
+    }
+
+    /// Whether `url` is a witness submission prefix Pinion accepts: `https://`, a host of
+    /// letters, digits, dots and hyphens (or a bracketed IPv6 literal), an optional port, an
+    /// optional path of printable ASCII; no query, fragment, user info or white space; at
+    /// most 2,048 bytes.
+    public static func isWitnessURL(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, url.hasPrefix("https://") else { return false }
+        let rest = url.dropFirst("https://".count)
+        guard rest.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
+            !rest.contains("?"), !rest.contains("#"), !rest.contains("@"), !rest.contains("\\")
+        else { return false }
+        let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        var host = Substring(authority)
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" }) else { return false }
+            let after = authority[authority.index(after: close)...]
+            return after.isEmpty || LogPolicy.isPort(after.dropFirst()) && after.first == ":"
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { return false }
+        host = parts[0]
+        if parts.count == 2, !LogPolicy.isPort(parts[1]) { return false }
+        return !host.isEmpty && host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+    }
+
+    private static func isPort(_ text: Substring) -> Bool {
+        guard let port = Int(text), (1...65535).contains(port), text.first != "0" else { return false }
+        return text.allSatisfy(\.isNumber)
     }
 
     /// Whether `root init` should warn: fewer than quorum + 2 witnesses leaves little room
