@@ -28,11 +28,21 @@ final class HardwareModule {
 
     init(_ arguments: ParsedArguments) { option = arguments.value("pkcs11-module") }
 
-    /// The module: --pkcs11-module, else PINION_PKCS11_MODULE.
-    func get() throws -> PKCS11Module {
-        if let module { return module }
+    /// The module: --pkcs11-module, else PINION_PKCS11_MODULE, else the URI's
+    /// `module-path=`. A URI whose module-path names another module than the one the command
+    /// already uses is refused (exit 2).
+    ///
+    /// - Parameter uri: the key URI the module is for, or nil (`key list`).
+    func get(for uri: PKCS11URI? = nil) throws -> PKCS11Module {
         let path = try Hardware.mapped {
-            try PKCS11Module.path(option: option)
+            if let uri { return try PKCS11Module.path(option: option ?? module?.path, uri: uri) }
+            return try module?.path ?? PKCS11Module.path(option: option)
+        }
+        if let module, module.path == path { return module }
+        if let module {
+            throw CLIError.usage(
+                PKCS11Error.moduleMismatch(uri: uri?.description ?? "pkcs11:", named: path, used: module.path)
+                    .description)
         }
         let opened = try Hardware.mapped { try PKCS11Module.open(path: path) }
         module = opened
@@ -67,7 +77,7 @@ enum Hardware {
         switch try KeyReference.parse(text) {
         case .file(let path): return try KeyFile.readPublicKey(path: path)
         case .pkcs11(let uri):
-            return try mapped { try PKCS11Keys.publicKey(uri: uri, module: try module.get()) }
+            return try mapped { try PKCS11Keys.publicKey(uri: uri, module: try module.get(for: uri)) }
         }
     }
 

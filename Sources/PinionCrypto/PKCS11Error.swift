@@ -118,6 +118,11 @@ public enum PKCS11Error: Error, Equatable, CustomStringConvertible {
     case labelExists(token: String, label: String)
     /// The URI given to keygen names an object; the label comes from --label only.
     case keygenURINamesObject(uri: String)
+    /// The module a URI names (`module-path=`, RFC 7512 §2.3) is not the one the command
+    /// uses (--pkcs11-module, PINION_PKCS11_MODULE, or another URI's module-path).
+    case moduleMismatch(uri: String, named: String, used: String)
+    /// A `module-path=` that is not an absolute path (RFC 7512 §2.3 requires one).
+    case relativeModulePath(uri: String, path: String)
 
     /// Whether the failure is the machine's or the device's (exit 3) rather than a refusal.
     public var isIOError: Bool {
@@ -131,7 +136,7 @@ public enum PKCS11Error: Error, Equatable, CustomStringConvertible {
     public var isUsageError: Bool {
         switch self {
         case .noModule, .noObjectInURI, .noToken, .ambiguousToken, .keyNotFound, .ambiguousKey, .notEd25519,
-            .keygenURINamesObject, .labelExists, .pinUnavailable:
+            .keygenURINamesObject, .labelExists, .pinUnavailable, .moduleMismatch, .relativeModulePath:
             return true
         default: return false
         }
@@ -141,7 +146,12 @@ public enum PKCS11Error: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noModule:
-            return "a PKCS#11 URI needs a module: give --pkcs11-module PATH or set PINION_PKCS11_MODULE"
+            return
+                "a PKCS#11 URI needs a module: give --pkcs11-module PATH, set PINION_PKCS11_MODULE, or add module-path=/ABSOLUTE/PATH to the URI"
+        case .moduleMismatch(let uri, let named, let used):
+            return "\(uri) names the module \(named), but this command uses \(used): give one module"
+        case .relativeModulePath(let uri, let path):
+            return "\(uri): module-path=\(path) is not an absolute path"
         case .moduleLoad(let path, let detail): return "cannot load the PKCS#11 module \(path): \(detail)"
         case .moduleBroken(let path, let detail): return "the PKCS#11 module \(path) is unusable: \(detail)"
         case .call(let function, let value): return "PKCS#11 \(function) failed: \(value)"

@@ -2,6 +2,7 @@
 // its raw calls (the only home of PKCS#11 pointer work besides PKCS11Session.swift).
 
 import CPKCS11
+import PinionCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -56,6 +57,35 @@ public final class PKCS11Module: @unchecked Sendable {
         if let option, !option.isEmpty { return option }
         if let value = environment("PINION_PKCS11_MODULE"), !value.isEmpty { return value }
         throw PKCS11Error.noModule
+    }
+
+    /// The module for a key URI: the one `--pkcs11-module` or PINION_PKCS11_MODULE gives,
+    /// else the URI's `module-path=` (RFC 7512 §2.3; it must be absolute). When both are
+    /// given they must be the same path: a URI naming one module while another signs would
+    /// hide which device holds the key.
+    ///
+    /// - Parameters:
+    ///   - option: the `--pkcs11-module` value, if given.
+    ///   - uri: the key's URI.
+    /// - Throws: `PKCS11Error.noModule`, `.moduleMismatch`, `.relativeModulePath`.
+    public static func path(option: String?, uri: PKCS11URI) throws -> String {
+        try path(option: option, uri: uri, environment: { name in getenv(name).map { String(cString: $0) } })
+    }
+
+    /// `path(option:uri:)` with the environment lookup replaceable (tests).
+    static func path(option: String?, uri: PKCS11URI, environment: (String) -> String?) throws -> String {
+        if let named = uri.modulePath, !named.hasPrefix("/") {
+            throw PKCS11Error.relativeModulePath(uri: uri.description, path: named)
+        }
+        let given: String
+        do { given = try path(option: option, environment: environment) } catch PKCS11Error.noModule {
+            guard let named = uri.modulePath else { throw PKCS11Error.noModule }
+            return named
+        }
+        if let named = uri.modulePath, named != given {
+            throw PKCS11Error.moduleMismatch(uri: uri.description, named: named, used: given)
+        }
+        return given
     }
 
     /// Loads (dlopen, RTLD_NOW | RTLD_LOCAL) and initialises the module, or shares the

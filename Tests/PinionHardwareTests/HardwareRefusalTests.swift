@@ -229,7 +229,7 @@ struct HardwareRefusalTests {
         try hsm.rootPayload(["@k.pub"], threshold: 1)
         let result = try hsm.pinion(["sign", "--key", hsm.uri("k"), "@root-payload.json", "-o", "@out.json"])
         #expect(result.status == 2)
-        #expect(result.err.contains("give --pkcs11-module PATH or set PINION_PKCS11_MODULE"))
+        #expect(result.err.contains("give --pkcs11-module PATH, set PINION_PKCS11_MODULE, or add module-path="))
         #expect(!hsm.workspace.exists("out.json"))
         let notAModule = try hsm.pinion([
             "sign", "--key", hsm.uri("k"), "--pkcs11-module", hsm.workspace.path("user.pin"), "@root-payload.json",
@@ -237,6 +237,40 @@ struct HardwareRefusalTests {
         ])
         #expect(notAModule.status == 3)
         #expect(notAModule.err.contains("cannot load the PKCS#11 module"))
+    }
+
+    /// RFC 7512 `module-path=`: used when no --pkcs11-module is given; refused when it names
+    /// another module than the flag, or is relative.
+    @Test func uriModulePathIsUsedOrRefusedWhenItDisagrees() throws {
+        let hsm = try SoftHSM(prefix: "hsm-module-path")
+        try hsm.makeToken()
+        try hsm.hardwareKey("k")
+        try hsm.rootPayload(["@k.pub"], threshold: 1)
+        let withPath = hsm.uri("k") + "&module-path=" + softHSMModule
+        try hsm.ok(["sign", "--key", withPath, "@root-payload.json", "-o", "@out.json"])
+        #expect(hsm.workspace.exists("out.json"))
+        let sameAsFlag = try hsm.pinion([
+            "sign", "--key", withPath, "--pkcs11-module", softHSMModule, "@root-payload.json", "-o", "@same.json",
+        ])
+        #expect(sameAsFlag.status == 0, "\(sameAsFlag.err)")
+        let other = hsm.uri("k") + "&module-path=/usr/lib/other/libother-pkcs11.so"
+        let mismatch = try hsm.pinion([
+            "sign", "--key", other, "--pkcs11-module", softHSMModule, "@root-payload.json", "-o", "@mismatch.json",
+        ])
+        #expect(mismatch.status == 2)
+        #expect(mismatch.err.contains("names the module /usr/lib/other/libother-pkcs11.so"), "\(mismatch.err)")
+        #expect(!hsm.workspace.exists("mismatch.json"))
+        let relative = try hsm.pinion([
+            "sign", "--key", hsm.uri("k") + "&module-path=libsofthsm2.so", "@root-payload.json", "-o", "@rel.json",
+        ])
+        #expect(relative.status == 2)
+        #expect(relative.err.contains("is not an absolute path"), "\(relative.err)")
+        #expect(!hsm.workspace.exists("rel.json"))
+        let envMismatch = try hsm.pinion(
+            ["sign", "--key", other, "@root-payload.json", "-o", "@env.json"],
+            environment: ["PINION_PKCS11_MODULE": softHSMModule])
+        #expect(envMismatch.status == 2)
+        #expect(!hsm.workspace.exists("env.json"))
     }
 
     @Test func keygenRefusesAnExistingLabelAndAnExistingPub() throws {

@@ -100,7 +100,8 @@ struct KeygenCommand: Command {
         }
         let module = HardwareModule(arguments)
         let (keyURI, publicKey) = try Hardware.mapped {
-            try PKCS11Keys.generate(uri: uri, label: label, module: try module.get(), pin: Hardware.pin(for: uri))
+            try PKCS11Keys.generate(
+                uri: uri, label: label, module: try module.get(for: uri), pin: Hardware.pin(for: uri))
         }
         try Files.writeAtomically(Hardware.publicKeyPEM(publicKey), to: publicPath, replace: false)
         context.err(

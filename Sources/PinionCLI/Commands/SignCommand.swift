@@ -157,7 +157,7 @@ struct SignCommand: Command {
                 // unless this key has already signed.
                 let (tokenKey, tokenSignature) = try Hardware.mapped {
                     try PKCS11Keys.sign(
-                        message, uri: uri, module: try hardware.get(), maximumMessage: maximumMessage,
+                        message, uri: uri, module: try hardware.get(for: uri), maximumMessage: maximumMessage,
                         pin: Hardware.pin(for: uri))
                 }
                 publicKey = tokenKey

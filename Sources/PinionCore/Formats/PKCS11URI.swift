@@ -80,8 +80,9 @@ public struct PKCS11URI: Sendable, Equatable, CustomStringConvertible {
     public var type: String?
     /// The absolute path of the file holding the PIN (`pin-source=file:...`).
     public var pinSourceFile: String?
-    /// `module-path=`: the module the URI names (informative; Pinion loads the module given
-    /// by --pkcs11-module or PINION_PKCS11_MODULE).
+    /// `module-path=`: the module the URI names. Used when neither --pkcs11-module nor
+    /// PINION_PKCS11_MODULE is given; when one is, it must name the same path
+    /// (`PKCS11Module.path(option:uri:)`).
     public var modulePath: String?
 
     /// A URI with no attributes (`pkcs11:`: every token, every object).
