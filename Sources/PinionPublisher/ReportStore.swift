@@ -49,7 +49,11 @@ public enum StoredOutcome: Sendable, Equatable {
 public struct ReportStoreLimits: Sendable, Equatable {
     /// Seconds a report is kept after it was last seen (client addresses are personal data).
     public var retentionSeconds: Int64
-    /// Largest database file, in bytes (SQLite `max_page_count`); new reports are then refused.
+    /// Largest size on disk of the database file and its write-ahead log together, in bytes.
+    /// The WAL gets a budget (`walBudget`: a quarter of the cap, 2 to 2,048 pages), held by
+    /// checkpointing at half of it (`wal_autocheckpoint`) and truncating to it
+    /// (`journal_size_limit`); the database file gets the rest (`max_page_count`). New
+    /// reports are then refused. (The shared-memory index, 32 KiB, is not counted.)
     public var maxBytes: Int64
 
     /// - Parameters: seconds of retention (default 30 days) and bytes (default 256 MiB).
@@ -104,6 +108,15 @@ public final class ReportStore: Sendable {
     /// The settings in force.
     public let limits: ReportStoreLimits
 
+    /// The bytes of `maxBytes` the write-ahead log may use: a quarter of it, at least 2 and
+    /// at most 2,048 WAL frames (a frame is a page plus 24 bytes; the WAL header 32 bytes).
+    ///
+    /// - Parameters: `maxBytes` the store's cap and `pageSize` SQLite's page size, both in bytes.
+    /// - Returns: the budget in bytes.
+    public static func walBudget(maxBytes: Int64, pageSize: Int64) -> Int64 {
+        min(max(maxBytes / 4, 2 * (pageSize + 24) + 32), 2048 * (pageSize + 24) + 32)
+    }
+
     /// Opens (creating when asked) the store, sets WAL mode and full synchronous commits, and
     /// migrates the schema.
     ///
@@ -146,8 +159,12 @@ public final class ReportStore: Sendable {
             }
             // FULL: an acknowledged (204) report survives a power cut, not only a crash.
             try database.execute("PRAGMA synchronous = FULL")
-            let pageSize = try database.query("PRAGMA page_size").first?.first?.integer ?? 4096
-            let pages = max(16, limits.maxBytes / max(pageSize, 512))
+            let pageSize = max(try database.query("PRAGMA page_size").first?.first?.integer ?? 4096, 512)
+            let budget = Self.walBudget(maxBytes: limits.maxBytes, pageSize: pageSize)
+            // A WAL frame is a page plus a 24-byte header; checkpoint at half the budget.
+            try database.query("PRAGMA wal_autocheckpoint = \(max(1, budget / 2 / (pageSize + 24)))")
+            try database.query("PRAGMA journal_size_limit = \(budget)")
+            let pages = max(8, (limits.maxBytes - budget) / pageSize)
             try database.query("PRAGMA max_page_count = \(pages)")
             try migrate()
         } catch let error as ReportStoreError {

@@ -128,8 +128,31 @@ import Testing
         // A repeat of a stored report still fits (no new row); the database is intact.
         #expect(try store.commit([(try report(host: "h0.example.com"), "s", "10.0.0.1")], at: t0).get() == [.repeated])
         #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
-        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? Int.max
-        #expect(size <= 65_536)
+        // The cap covers the database file and its write-ahead log together.
+        func size(_ file: String) -> Int {
+            guard FileManager.default.fileExists(atPath: file) else { return 0 }
+            return (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? Int.max
+        }
+        #expect(size(path) + size(path + "-wal") <= 65_536, "db \(size(path)) + wal \(size(path + "-wal"))")
+        #expect(size(path + "-wal") > 0, "the WAL is in use while the store is open")
+    }
+
+    @Test func theWriteAheadLogStaysWithinItsBudgetUnderManyCommits() throws {
+        let path = directory + "/wal.sqlite"
+        let cap: Int64 = 1 << 20
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: cap))
+        // Repeats rewrite the same rows: the database stays small, the WAL would grow
+        // without bound if nothing checkpointed and truncated it.
+        _ = store.commit([(try report(host: "h.example.com"), "s", "10.0.0.1")], at: t0)
+        for index in 0..<400 {
+            _ = store.commit(
+                [(try report(host: "h.example.com"), "s", "10.0.0.1")], at: t0.adding(seconds: Int64(index)))
+        }
+        let wal = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? Int.max
+        #expect(Int64(wal) <= ReportStore.walBudget(maxBytes: cap, pageSize: 4096), "wal \(wal)")
+        #expect(ReportStore.walBudget(maxBytes: cap, pageSize: 4096) == cap / 4)
+        #expect(ReportStore.walBudget(maxBytes: 1 << 40, pageSize: 4096) == 2048 * 4120 + 32)
+        #expect(ReportStore.walBudget(maxBytes: 4096, pageSize: 4096) == 2 * 4120 + 32)
     }
 
     @Test func pinionReportsAnswersWhichKeysThePinsRefused() throws {

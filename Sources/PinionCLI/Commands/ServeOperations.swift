@@ -22,7 +22,7 @@ enum ServeOperations {
                                  while the write queue is full
           --reports-retention T  delete reports last seen longer ago (default 30d; they
                                  hold client addresses)
-          --reports-max-bytes N  size cap of the database file (default 268435456)
+          --reports-max-bytes N  size cap of the database and its WAL (default 268435456)
           --reports-queue N      reports waiting to be written at most (default 1024)
           --reports-burst N      reports one client address may send at once (default 20)
           --reports-per-minute N then this many a minute (default 10)
