@@ -155,6 +155,25 @@ import Testing
         #expect(ReportStore.walBudget(maxBytes: 4096, pageSize: 4096) == 2 * 4120 + 32)
     }
 
+    /// A client may send any app-version string: text shows 10 per key and how many more.
+    @Test func manyAppVersionsAreBoundedInText() throws {
+        let path = directory + "/versions.sqlite"
+        let store = try ReportStore(path: path, create: true)
+        for index in 0..<25 {
+            _ = store.commit([(try report(appVersion: "9.\(index)"), "com.example.app", "10.0.0.1")], at: t0)
+        }
+        let text = runPinion(["reports", path, "--at", t0.adding(seconds: 60).description])
+        #expect(text.status == 0, "\(text.err)")
+        #expect(text.out.contains("(+15 more)"), "\(text.out)")
+        let line = text.out.split(separator: "\n").first { $0.contains("(+15 more)") } ?? ""
+        #expect(line.components(separatedBy: ", ").count == 10, "10 versions shown: \(line)")
+        let json = runPinion(["reports", path, "--at", t0.adding(seconds: 60).description, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let keys = try #require(object["refusedKeys"] as? [[String: Any]])
+        #expect((keys.first?["appVersions"] as? [String])?.count == 25)
+        #expect(keys.first?["appVersionCount"] as? Int == 25)
+    }
+
     @Test func pinionReportsAnswersWhichKeysThePinsRefused() throws {
         let path = directory + "/summary.sqlite"
         let store = try ReportStore(path: path, create: true)
@@ -189,12 +208,18 @@ import Testing
         #expect(days.compactMap { $0["count"] as? Int }.sorted() == [1, 1, 2])
         #expect(days.map { $0["day"] as? String } == ["2026-11-30", "2026-11-30", "2026-12-01"])
         #expect(json["receivedReports"] as? Int == 6)
+        let hosts = try #require(json["hosts"] as? [[String: Any]])
+        #expect(hosts.count == 1)
+        #expect(hosts.first?["count"] as? Int == 4)
+        #expect(hosts.first?["servedKeys"] as? Int == 2)
 
         let text = runPinion(["reports", path, "--at", t0.adding(seconds: 2 * day).description, "--since", "30d"])
         #expect(text.status == 0)
         #expect(text.out.contains("pin-failure reports since 2026-11-02: 6"))
         #expect(text.out.contains("  4  com.example.app  api.example.com  pin-sha256=\"\(firstPin)\"  app 2.1"))
         #expect(text.out.contains("org.example  elsewhere.example.org"))
+        #expect(
+            text.out.contains("hosts, most reported first:\n  5  com.example.app  api.example.com  2 served key(s)"))
 
         let empty = runPinion(["reports", path, "--scope", "nothing.here", "--at", t0.description])
         #expect(empty.status == 0)

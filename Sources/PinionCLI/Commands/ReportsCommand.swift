@@ -16,14 +16,17 @@ struct ReportsCommand: Command {
         and answers the question to ask before enforcing a report-only entry: which keys do
         clients see that our pins refuse? It lists each served key (SPKI SHA-256, RFC 7469
         §2.4) with its host, report count, app versions and first and last receive times,
-        most reported first, then the counts by day, host, served key and app version.
+        most reported first (after the totals per host), then the counts by day, host, served
+        key and app version.
 
         options:
           --scope S     only reports POSTed to /v1/S/reports
           --since T     from this long before --at (whole UTC days; default 7d)
           --at TIME     the time to count back from (RFC 3339; default now)
           --json        the same as JSON: {"since", "distinctReports", "receivedReports",
-                        "refusedKeys": [...], "days": [...]}
+                        "hosts": [...], "refusedKeys": [...], "days": [...]}
+
+        Text lists at most 10 app versions per key, then "(+N more)"; --json lists them all.
 
         Exit codes: 0 (also when there are no reports), 1 not a report database or one
         written by a newer pinion, 3 cannot open it.
@@ -71,9 +74,14 @@ struct ReportsCommand: Command {
             context.print("no served key was refused")
             return
         }
+        context.print("hosts, most reported first:")
+        for host in hostTotals(keys) {
+            context.print(
+                TerminalText.escape("  \(host.count)  \(host.scope)  \(host.hostname)  \(host.keys) served key(s)"))
+        }
         context.print("served keys the pins refused, most reported first:")
         for key in keys {
-            let versions = key.appVersions.isEmpty ? "-" : key.appVersions.joined(separator: ", ")
+            let versions = versionList(key.appVersions)
             context.print(
                 TerminalText.escape(
                     "  \(key.count)  \(key.scope)  \(key.hostname)  pin-sha256=\"\(key.servedPin)\"  "
@@ -89,6 +97,29 @@ struct ReportsCommand: Command {
         }
     }
 
+    /// At most `shownVersions` app versions in text, then how many more: a client can send
+    /// any version string, so the list is bounded on screen (the JSON has them all).
+    static let shownVersions = 10
+
+    static func versionList(_ versions: [String]) -> String {
+        guard !versions.isEmpty else { return "-" }
+        let shown = versions.prefix(shownVersions).joined(separator: ", ")
+        return versions.count > shownVersions ? shown + " (+\(versions.count - shownVersions) more)" : shown
+    }
+
+    /// Reports per (scope, host) over the refused keys, most reported first.
+    static func hostTotals(_ keys: [RefusedKey]) -> [(scope: String, hostname: String, count: Int64, keys: Int)] {
+        var totals: [String: (scope: String, hostname: String, count: Int64, keys: Int)] = [:]
+        for key in keys {
+            let id = key.scope + "\u{0}" + key.hostname
+            var entry = totals[id] ?? (key.scope, key.hostname, 0, 0)
+            entry.count += key.count
+            entry.keys += 1
+            totals[id] = entry
+        }
+        return totals.values.sorted { ($1.count, $0.scope, $0.hostname) < ($0.count, $1.scope, $1.hostname) }
+    }
+
     private static func json(
         since: Timestamp, _ keys: [RefusedKey], _ days: [ReportDayCount], _ totals: (distinct: Int64, received: Int64)
     ) -> JSONValue {
@@ -100,7 +131,15 @@ struct ReportsCommand: Command {
                     .init("firstSeen", .string(key.firstSeen.description)),
                     .init("lastSeen", .string(key.lastSeen.description)),
                     .init("appVersions", .array(key.appVersions.map { .string($0) })),
+                    .init("appVersionCount", .number(String(key.appVersions.count))),
                     .init("knownPins", .array(key.knownPins.map { .string($0) })),
+                ]))
+        }
+        let hostValues = hostTotals(keys).map { host -> JSONValue in
+            .object(
+                JSONObject([
+                    .init("scope", .string(host.scope)), .init("hostname", .string(host.hostname)),
+                    .init("count", .number(String(host.count))), .init("servedKeys", .number(String(host.keys))),
                 ]))
         }
         let dayValues = days.map { row -> JSONValue in
@@ -117,6 +156,7 @@ struct ReportsCommand: Command {
                 .init("since", .string(String(since.description.prefix(10)))),
                 .init("distinctReports", .number(String(totals.distinct))),
                 .init("receivedReports", .number(String(totals.received))),
+                .init("hosts", .array(hostValues)),
                 .init("refusedKeys", .array(keyValues)), .init("days", .array(dayValues)),
             ]))
     }
