@@ -129,7 +129,26 @@ public final class JvmRefreshBench {
         return "\"sha256/" + Base64.getEncoder().encodeToString(digest) + "\"";
     }
 
+    /**
+     * Runs the benchmark ({@code WORK REPS WARMUP [DOMAINS...]}) or, with {@code profile WORK DOMAINS
+     * ITERATIONS}, only the SDK side in a loop, for a profiler (bench/README.md: Java Flight Recorder).
+     *
+     * @param args see the class comment
+     */
     public static void main(String[] args) {
+        if (args.length == 4 && args[0].equals("profile")) {
+            try {
+                Path work = Path.of(args[1]);
+                PinionRefresh pinion = new PinionRefresh(Files.readAllBytes(work.resolve("root.json")),
+                        Files.readAllBytes(work.resolve("manifest-" + positive(args[2]) + ".json")), baseline(new SecureRandom()),
+                        new Timestamp(System.currentTimeMillis() / 1000));
+                for (int i = positive(args[3]); i > 0; i--) Measure.sink = pinion.run();
+            } catch (Exception e) {
+                System.err.println("JvmRefreshBench: " + e);
+                System.exit(1);
+            }
+            return;
+        }
         if (args.length < 3) {
             System.err.println("usage: JvmRefreshBench WORK REPS WARMUP [DOMAINS...] (see bench/README.md)");
             System.exit(2);
