@@ -474,22 +474,28 @@ if ran != set(SECTIONS.values()) and os.path.exists(args.output):
     old_written = next((line for line in old_head if line.startswith("Written by")), "")
     old_date = old_written.split(" on ", 1)[1].split(".", 1)[0] if " on " in old_written else "an unknown date"
     old_command = next((line.strip() for line in old_head if line.startswith("    ")), "?")
-    # After several partial runs the kept sections still name the run that measured them.
-    earlier = next((line for line in old_head if line.startswith("Only section(s)")), None)
-    provenance = (earlier.split("are kept from ", 1)[1] if earlier and "are kept from " in earlier
-                  else f"the run of {old_date} (`{old_command}`), on the machine its header described.")
     old_summary = next((part for part in old_parts if part[0] == "## Summary"), ["## Summary", ""])
     new_summary = next(part for part in new_parts if part[0] == "## Summary")
     rows = [line for line in old_summary if number(line) is not None and number(line) not in ran]
     rows += [line for line in new_summary if number(line) in ran]
     rows.sort(key=number)
     table = [line for line in new_summary if line.startswith("|") and number(line) is None]
-    sections = {number(part[0]): part for part in old_parts if number(part[0]) is not None and number(part[0]) not in ran}
+    # Each kept section says which run measured it; one that does not say yet was measured by the run
+    # that wrote the previous RESULTS.md. So after several partial runs every section still names its own.
+    kept_from = "*Kept from the run of "
+    sections = {}
+    for part in old_parts:
+        key = number(part[0])
+        if key is None or key in ran:
+            continue
+        if not any(line.startswith(kept_from) for line in part[:4]):
+            part = part[:2] + [f"{kept_from}{old_date} (`{old_command}`): this run did not measure it.*", ""] + part[2:]
+        sections[key] = part
     sections.update({number(part[0]): part for part in new_parts if number(part[0]) in ran})
     names = ", ".join(str(n) for n in sorted(ran))
     out = new_head + [
-        f"Only section(s) {names} ran in this run (`BENCH_SECTIONS`; the machine line above is this run's). The "
-        f"other sections and their summary rows are kept from {provenance}",
+        f"Only section(s) {names} ran in this run (`BENCH_SECTIONS`; the machine line above is this run's). "
+        "Every other section says under its heading which run it is from; its summary rows are from the same run.",
         "",
         "## Summary",
         "",
