@@ -10,10 +10,15 @@ import platform
 import statistics
 import subprocess
 
+# bench/run's section names and the numbers their headings and summary rows carry.
+SECTIONS = {"refresh": 1, "evaluate": 2, "publisher": 3, "audit": 4, "metrics": 5, "ed25519": 6, "jvm": 7}
+
 parser = argparse.ArgumentParser()
 parser.add_argument("results")
 parser.add_argument("output")
 parser.add_argument("--command", required=True)
+parser.add_argument("--sections", default=" ".join(SECTIONS),
+                    help="the sections bench/run ran; for a subset the other sections of OUTPUT are kept")
 args = parser.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -174,6 +179,19 @@ for r in of("ed25519-signatures"):
                     str(r["differences"]), "libsodium", f"rate {r['rateRatio']:.2f}x of libsodium", "0 differences",
                     verdict(r["differences"] == 0)))
 
+# 7. JVM SDK refresh, judged against Swift's ratio at the same size in the same run
+jvm_refresh = {r["domains"]: r for r in of("jvm-refresh")}
+for count in sorted(jvm_refresh):
+    r = jvm_refresh[count]
+    swift = refresh.get(count)
+    if swift:
+        bound = 1.5 * swift["ratio"]
+        target, result = f"≤ 1.5 × Swift's {swift['ratio']:.2f}x = {bound:.2f}x", verdict(r["ratio"] <= bound)
+    else:
+        target, result = "≤ 1.5 × Swift's ratio", "not judged (section 1 not run)"
+    summary.append((f"7. JVM SDK refresh, {count:,} domains (parse + verify + merge)", ns(r["pinionNs"]),
+                    ns(r["referenceNs"]), f"{r['ratio']:.2f}x", target, result))
+
 w("## Summary")
 w("")
 w("| benchmark | Pinion | reference | ratio | target | result |")
@@ -209,11 +227,14 @@ if 10000 in refresh:
       f"payload SHA-256) {ns(phases['manifestVerify'])}; whole `TrustCore.refresh` "
       f"{ns(phases['refreshOnly'])}; the merge is the rest of the total.")
     w("")
-    if refresh[10000]["maxEnvelopeBytes"] > 4 * 1024 * 1024:
+    # The limit finding of NOTES.md: the benchmark raises maxEnvelopeBytes only when the envelope is over the
+    # standard limit (8 MiB since the finding, docs/DESIGN.md §5); lines without the standard say nothing.
+    standard = refresh[10000].get("standardMaxEnvelopeBytes")
+    if standard is not None and refresh[10000]["maxEnvelopeBytes"] > standard:
         w(f"**Limit finding.** 10,000 domains of 3 pins, as Pinion serialises them, make a "
-          f"{refresh[10000]['envelopeBytes']:,}-byte envelope, over the standard `maxEnvelopeBytes` of 4 MiB "
-          "(4,194,304): with the standard limits the SDK refuses the manifest (`tooLarge`), although "
-          "`maxDomains` is 10,000. The benchmark raises only `maxEnvelopeBytes` (to 8 MiB, through the "
+          f"{refresh[10000]['envelopeBytes']:,}-byte envelope, over the standard `maxEnvelopeBytes` of "
+          f"{standard:,} bytes: with the standard limits the SDK refuses the manifest (`tooLarge`), although "
+          "`maxDomains` is 10,000. The benchmark raises only `maxEnvelopeBytes` (through the "
           "SDK's `Limits`) for that size. See NOTES below.")
         w("")
 w("Peak RSS is `ru_maxrss` of a fresh process per size and mode (median of 3): `file only` reads the "
@@ -370,9 +391,117 @@ if of("ed25519-points") or of("ed25519-signatures"):
               "non-canonical, off-curve) with no call to OpenSSL, which makes up for its own decompressions.")
             w("")
 
+if jvm_refresh:
+    first = next(iter(jvm_refresh.values()))
+    w("## 7. JVM SDK refresh (parse + verify + merge)")
+    w("")
+    w("JVM SDK (jvm/, bench/jvm/): `TrustCore.refresh` from the first-run state with a `Fetch.Source` returning "
+      "the bytes (root walk ends at a 404; envelope, strict Ed25519 under the root's pins role, strict payload, "
+      "rules), then `TrustedState.snapshot` (the fail-closed merge with a two-domain baseline), as "
+      "`PinningClient` does after a refresh; no network, no persistence. The same root and manifests as "
+      "section 1 (`pinion-bench gen`, this run). Reference: BouncyCastle's RFC 8032 "
+      "`org.bouncycastle.math.ec.rfc8032.Ed25519.verify` over the envelope's PAE plus Jackson's "
+      "`ObjectMapper.readTree` of the payload bytes (inputs prepared outside the timed part). "
+      f"Before measuring, each size runs {first['warmupRounds']} warm-up rounds of both sides (discarded; the "
+      "JIT compiles the hot paths then); then "
+      f"{first['repetitions']} repetitions, reference first, of at least 1 s each. Figures are **process** CPU "
+      "time per refresh (the JVM's garbage-collector and JIT threads included; JDK 17 reads it in 10 ms "
+      "ticks, hence the 1 s windows); the ratio is the median of the per-repetition ratios, and the target "
+      "compares it with Swift's ratio at the same size from section 1 of this run.")
+    w("")
+    w(f"- {first['java']}; GC {first['gc']}; JVM options `{first['jvmArguments']}`; BouncyCastle "
+      f"{first['bouncycastle']}; Jackson {first['jackson']}")
+    w("")
+    w("| domains (3 pins each) | envelope | JVM SDK | reference | ratio | ratios per repetition | Swift ratio "
+      "(section 1) | JVM ratio / Swift ratio | warm-up discarded: rounds (SDK / reference calls) | JIT "
+      "time during the measured repetitions | thread-CPU ratio |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    for count in sorted(jvm_refresh):
+        r = jvm_refresh[count]
+        swift = refresh.get(count)
+        swift_ratio = f"{swift['ratio']:.2f}x" if swift else "not run"
+        relative = f"{r['ratio'] / swift['ratio']:.2f}" if swift else "-"
+        w(f"| {count:,} | {r['envelopeBytes']:,} B | {ns(r['pinionNs'])} | {ns(r['referenceNs'])} | "
+          f"{r['ratio']:.2f}x | {', '.join(f'{x:.2f}' for x in r['ratios'])} | {swift_ratio} | {relative} | "
+          f"{r['warmupRounds']} ({r['warmupPinionCalls']:,} / {r['warmupReferenceCalls']:,}) | "
+          f"{r['jitMsMeasured']} ms | {r['threadRatio']:.2f}x |")
+    w("")
+    w("The thread-CPU ratio counts only the measuring thread (as section 1 does for Swift), leaving out the "
+      "collector's threads; it is shown as a cross-check, not judged.")
+    w("")
+    largest = jvm_refresh[max(jvm_refresh)]
+    p = largest["phasesNs"]
+    w(f"Where the JVM SDK's time goes at {max(jvm_refresh):,} domains (same run, medians of process CPU per "
+      f"call): envelope parse (strict JSON + base64) {ns(p['envelopeParse'])}; `StrictEd25519` over the PAE "
+      f"{ns(p['strictEd25519'])} (BouncyCastle alone: {ns(p['referenceVerify'])}); strict payload parse "
+      f"(`ManifestPayload.parse`) {ns(p['payloadParse'])} (Jackson's tree parse of the same bytes: "
+      f"{ns(p['referenceParse'])}); payload SHA-256 {ns(p['payloadSha256'])}; `ManifestVerifier.verify` (all "
+      f"of these) {ns(p['manifestVerify'])}; whole `TrustCore.refresh` {ns(p['refreshOnly'])}; the merge "
+      f"(`TrustedState.snapshot`) {ns(p['merge'])}.")
+    w("")
+
 notes = os.path.join(here, "NOTES.md")
 if os.path.exists(notes):
     w(open(notes).read().rstrip())
     w("")
+
+
+def blocks(lines):
+    """Splits a RESULTS.md into its preamble and its `## ` blocks, each a list of lines."""
+    head, parts = [], []
+    for line in lines:
+        if line.startswith("## "):
+            parts.append([line])
+        elif parts:
+            parts[-1].append(line)
+        else:
+            head.append(line)
+    return head, parts
+
+
+def number(line):
+    """The section number a `## N.` heading or a `| N. ...` summary row carries, else None."""
+    text = line[3:] if line.startswith("## ") else line[2:] if line.startswith("| ") else ""
+    digits = text.split(".", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+ran = {SECTIONS[name] for name in args.sections.split() if name in SECTIONS}
+if ran != set(SECTIONS.values()) and os.path.exists(args.output):
+    # A partial run: its sections and summary rows replace theirs in the last RESULTS.md; the others stay.
+    old_head, old_parts = blocks(open(args.output).read().split("\n"))
+    new_head, new_parts = blocks(out)
+    old_written = next((line for line in old_head if line.startswith("Written by")), "")
+    old_date = old_written.split(" on ", 1)[1].split(".", 1)[0] if " on " in old_written else "an unknown date"
+    old_command = next((line.strip() for line in old_head if line.startswith("    ")), "?")
+    old_summary = next((part for part in old_parts if part[0] == "## Summary"), ["## Summary", ""])
+    new_summary = next(part for part in new_parts if part[0] == "## Summary")
+    rows = [line for line in old_summary if number(line) is not None and number(line) not in ran]
+    rows += [line for line in new_summary if number(line) in ran]
+    rows.sort(key=number)
+    table = [line for line in new_summary if line.startswith("|") and number(line) is None]
+    # Each kept section says which run measured it; one that does not say yet was measured by the run
+    # that wrote the previous RESULTS.md. So after several partial runs every section still names its own.
+    kept_from = "*Kept from the run of "
+    sections = {}
+    for part in old_parts:
+        key = number(part[0])
+        if key is None or key in ran:
+            continue
+        if not any(line.startswith(kept_from) for line in part[:4]):
+            part = part[:2] + [f"{kept_from}{old_date} (`{old_command}`): this run did not measure it.*", ""] + part[2:]
+        sections[key] = part
+    sections.update({number(part[0]): part for part in new_parts if number(part[0]) in ran})
+    names = ", ".join(str(n) for n in sorted(ran))
+    out = new_head + [
+        f"Only section(s) {names} ran in this run (`BENCH_SECTIONS`; the machine line above is this run's). "
+        "Every other section says under its heading which run it is from; its summary rows are from the same run.",
+        "",
+        "## Summary",
+        "",
+    ] + table + rows + [""]
+    for key in sorted(sections):
+        out += sections[key]
+    out += next((part for part in new_parts if part[0].startswith("## Notes")), [])
 with open(args.output, "w") as output:
     output.write("\n".join(out))

@@ -135,6 +135,7 @@ func benchRefresh(directory: String, repetitions: Int) {
         line["domains"] = count
         line["envelopeBytes"] = manifest.count
         line["maxEnvelopeBytes"] = pinion.limits.maxEnvelopeBytes
+        line["standardMaxEnvelopeBytes"] = Limits.standard.maxEnvelopeBytes
         line["pinionNs"] = median(pinionTimes)
         line["referenceNs"] = median(referenceTimes)
         line["ratio"] = median(ratios)
