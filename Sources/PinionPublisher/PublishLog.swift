@@ -155,6 +155,8 @@ struct LogPlan {
     let heads: [HeadRecord]
     /// The log-signed checkpoint of a publish that stopped below the quorum.
     let pending: SignedNote?
+    /// The heads appended (tiles to write, the log-signed checkpoint), nil without heads.
+    let append: LogAppend?
 
     /// The plan for a tree whose newest root is `newest`, with `index` as this step leaves it.
     ///
@@ -210,7 +212,26 @@ struct LogPlan {
         if pending != nil, current != nil, heads.isEmpty {
             pending = nil  // a completed publish whose pending file was not removed yet
         }
-        return LogPlan(policy: policy, context: context, files: files, current: current, heads: heads, pending: pending)
+        var append: LogAppend?
+        if !heads.isEmpty {
+            do {
+                append = try LogPublishing.append(
+                    heads: heads, current: current?.checkpoint, reader: LogTileFiles(files: files),
+                    origin: policy.origin, logSigner: context.signer, crypto: tree.crypto)
+            } catch {
+                throw .refused(input: nil, reason: "\(files.directory): \(error)")
+            }
+            if let pending, pending.text != append?.note.text {
+                throw .refused(
+                    input: nil,
+                    reason:
+                        "\(files.pendingCheckpointPath) is another checkpoint than the log index.json gives; repair the tree (or remove the pending file if no witness cosigned it)"
+                )
+            }
+        }
+        return LogPlan(
+            policy: policy, context: context, files: files, current: current, heads: heads, pending: pending,
+            append: append)
     }
 
     /// The checkpoint of a stored note, which must carry a valid signature by the log key.

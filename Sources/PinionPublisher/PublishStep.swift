@@ -340,21 +340,7 @@ struct PublishStep {
             try put(refreshed.bytes, files.checkpointPath, replace: true)
             return nil
         }
-        let append: LogAppend
-        do {
-            append = try LogPublishing.append(
-                heads: plan.heads, current: plan.current?.checkpoint, reader: reader, origin: plan.policy.origin,
-                logSigner: plan.context.signer, crypto: crypto)
-        } catch {
-            throw .refused(input: nil, reason: "\(files.directory): \(error)")
-        }
-        if let pending = plan.pending, pending.text != append.note.text {
-            throw .refused(
-                input: nil,
-                reason:
-                    "\(files.pendingCheckpointPath) is another checkpoint than the log index.json gives; repair the tree (or remove the pending file if no witness cosigned it)"
-            )
-        }
+        guard let append = plan.append else { return nil }
         try PublishTree.file { () throws(PublishFileError) in
             try PublishFiles.createDirectories([files.directory])
         }
