@@ -43,6 +43,11 @@ final class FakeWitness: @unchecked Sendable {
     }
     var latestSize: UInt64? { lock.withLock { latest?.size } }
     var requests: Int { lock.withLock { state.requests } }
+    /// The latest checkpoint it cosigned (to save and restore between simulated crashes).
+    var latestCheckpoint: Checkpoint? {
+        get { lock.withLock { latest } }
+        set { lock.withLock { latest = newValue } }
+    }
 
     func answer(_ body: [UInt8], logKey: NoteVerifierKey, origin: String) throws -> WitnessAnswer {
         try lock.withLock {
