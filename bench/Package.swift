@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "PinionCore", package: "Pinion"),
                 .product(name: "PinionCrypto", package: "Pinion"),
                 .product(name: "PinionClient", package: "Pinion"),
+                .product(name: "PinionTrust", package: "Pinion"),
             ]),
     ],
     swiftLanguageModes: [.v6]
