@@ -26,7 +26,8 @@ enum LogKeyOption {
         }
         let caFile = arguments.value("witness-ca")
         if let caFile {
-            _ = try Files.read(caFile, limit: maxInputBytes)  // a missing or unreadable bundle: refused before any write
+            // A missing or unreadable bundle is refused (exit 3, as every unreadable input) before any write.
+            _ = try Files.read(caFile, limit: maxInputBytes)
         }
         let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"), prompt: "Passphrase for \(path): ")
         let (key, encrypted) = try KeyFile.readSecretKeyFile(path: path, passphrase: { try passphrase.get() })
