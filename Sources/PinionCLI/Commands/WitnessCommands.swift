@@ -30,7 +30,9 @@ enum WitnessSetup {
         let keyPath = try arguments.required("key")
         let stateDirectory = try arguments.required("state-dir")
         var limits = WitnessLimits.standard
-        if let value = try arguments.integer("max-body-bytes", in: 1024...(1 << 20)) { limits.maxBodyBytes = Int(value) }
+        if let value = try arguments.integer("max-body-bytes", in: 1024...(1 << 20)) {
+            limits.maxBodyBytes = Int(value)
+        }
         if let value = try arguments.integer("max-proof-lines", in: 1...63) { limits.maxProofLines = Int(value) }
         let configuration: WitnessConfiguration
         do {
@@ -228,7 +230,8 @@ struct WitnessCosignCommand: Command {
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         _ = try arguments.positional([])
         let requestPath = try arguments.required("request")
-        let time = try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
+        let time =
+            try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
             ?? context.now()
         guard time.secondsSince1970 > 0 else { throw CLIError.usage("--at must be after 1970-01-01T00:00:00Z") }
         let witness = try WitnessSetup.load(arguments, context: context)
