@@ -60,7 +60,7 @@ struct StaticTreeHandler: HTTPRequestHandler {
                 close: close, date: date)
         }
         return HTTPResponse.make(
-            status: 200, headers: [("Content-Type", "application/json")] + validators + cors + request.keepAliveHeaders,
+            status: 200, headers: [("Content-Type", path.contentType)] + validators + cors + request.keepAliveHeaders,
             body: file.body, sendBody: sendBody, close: close, date: date)
     }
 }
