@@ -150,6 +150,11 @@ if "pinion" in slow:
 for r in of("audit"):
     summary.append((f"4. audit of {r['versions']:,} versions (`pinion audit`, CPU time)", ns(r["auditCPUNs"]),
                     ns(r["referenceNs"]), f"{r['ratio']:.2f}x", "≤ 2x", verdict(r["ratio"] <= 2)))
+# 7. witness cosign
+for r in of("witness-cosign"):
+    summary.append((f"7. witness add-checkpoint, {r['requests']:,} growing checkpoints (CPU per request)",
+                    ns(r["witnessCPUNsPerRequest"]), ns(r["referenceNsPerRequest"]), f"{r['ratio']:.2f}x",
+                    "reported", "-"))
 # 5. metrics overhead
 overhead = of("metrics-overhead")
 overhead_ratios = []
@@ -369,6 +374,21 @@ if of("ed25519-points") or of("ed25519-signatures"):
               f"{ns(r['pinionNs'])} with the wrapper around it: the wrapper refuses many mutations (small-order, "
               "non-canonical, off-curve) with no call to OpenSSL, which makes up for its own decompressions.")
             w("")
+
+for r in of("witness-cosign"):
+    w("## 7. Witness cosign throughput")
+    w("")
+    w(f"`Witness.addCheckpoint` in-process over {r['requests']:,} add-checkpoint bodies of a log growing by one "
+      "entry each (parse, log signature check, consistency proof, the state file written with fsync, rename "
+      "and directory fsync, then the cosignature). Reference: libsodium `crypto_sign_verify_detached` of each "
+      "request's log signature over its checkpoint text and `crypto_sign_detached` of its cosignature/v1 "
+      "message. CPU time of the calling thread; the wall time includes waiting for the disk.")
+    w("")
+    w("| witness CPU / request | witness wall / request | requests/s (wall) | reference / request | ratio (CPU) |")
+    w("|---|---|---|---|---|")
+    w(f"| {ns(r['witnessCPUNsPerRequest'])} | {ns(r['witnessWallNsPerRequest'])} | "
+      f"{r['requestsPerSecondWall']:.0f} | {ns(r['referenceNsPerRequest'])} | {r['ratio']:.2f}x |")
+    w("")
 
 notes = os.path.join(here, "NOTES.md")
 if os.path.exists(notes):
