@@ -33,7 +33,8 @@ func benchWitness(directory: String, requests: Int, repetitions: Int) {
             let signature = try? SignedNote.sign(text: text, keyName: origin, signer: logSigner, hasher: crypto.hasher),
             let proof =
                 size == 1
-                ? [] : try? MerkleProofs.consistencyProof(
+                ? []
+                : try? MerkleProofs.consistencyProof(
                     oldSize: UInt64(size - 1), newSize: UInt64(size), source: source, hasher: merkle)
         else { fail("cannot build request \(size)") }
         let note = SignedNote(text: text, signatures: [signature])
