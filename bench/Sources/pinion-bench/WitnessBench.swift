@@ -88,14 +88,37 @@ func benchWitness(directory: String, requests: Int, repetitions: Int) {
         try? FileManager.default.removeItem(atPath: state)
         return (cpu, wall)
     }
+    // The pure part alone: the decision and the cosignature, no state file.
+    let checkpoints = bodies.indices.map { index -> Checkpoint? in
+        index == 0 ? nil : try? Checkpoint.parse(String(decoding: texts[index - 1], as: UTF8.self), hasher: merkle)
+    }
+    let logKeys = configuration.logKeys
+    let witnessSigner = Ed25519NoteSigner(key: witnessKey)
+    func decision() -> Double {
+        let start = threadCPUNanoseconds()
+        for (index, body) in bodies.enumerated() {
+            guard
+                let decided = try? WitnessDecision.decide(
+                    body: body, logKeys: logKeys, latest: { _ in checkpoints[index] }, crypto: crypto),
+                let line = try? WitnessDecision.cosign(
+                    decided.note, name: configuration.name, timestamp: 1_800_000_000, signer: witnessSigner,
+                    hasher: crypto.hasher)
+            else { fail("the decision refused a consistent checkpoint") }
+            blackHole(line)
+        }
+        return Double(threadCPUNanoseconds() - start)
+    }
     _ = reference()
+    _ = decision()
     _ = witness()
+    var decisionTimes: [Double] = []
     var referenceTimes: [Double] = []
     var cpuTimes: [Double] = []
     var wallTimes: [Double] = []
     var ratios: [Double] = []
     for _ in 0..<repetitions {
         let r = reference()
+        decisionTimes.append(decision())
         let w = witness()
         referenceTimes.append(r)
         cpuTimes.append(w.cpu)
@@ -107,6 +130,7 @@ func benchWitness(directory: String, requests: Int, repetitions: Int) {
     line["requests"] = requests
     line["referenceNsPerRequest"] = median(referenceTimes) / Double(requests)
     line["witnessCPUNsPerRequest"] = median(cpuTimes) / Double(requests)
+    line["decisionCPUNsPerRequest"] = median(decisionTimes) / Double(requests)
     line["witnessWallNsPerRequest"] = median(wallTimes) / Double(requests)
     line["requestsPerSecondWall"] = Double(requests) / (median(wallTimes) / 1e9)
     line["ratio"] = median(ratios)
