@@ -98,8 +98,8 @@ import Testing
     @Test func limitsTheRequestRatePerClientAddress() throws {
         let log = try TestLog(size: 2)
         let fixture = try WitnessSetupFixture(logs: [log])
-        // One token, refilled once a minute: no refill can happen during the test.
-        let running = try RunningWitness(try fixture.open(), rateLimit: WitnessRateLimit(burst: 3, perMinute: 1))
+        // Three tokens, one more every 1,000 minutes: no refill can happen during the test.
+        let running = try RunningWitness(try fixture.open(), rateLimit: WitnessRateLimit(burst: 3, perMinute: 0.001))
         var statuses: [Int] = []
         for _ in 0..<5 { statuses.append(try running.send("GET", "/checkpoint/x").status) }
         #expect(statuses == [404, 404, 404, 429, 429])
