@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "PinionCrypto", package: "Pinion"),
                 .product(name: "PinionClient", package: "Pinion"),
                 .product(name: "PinionTrust", package: "Pinion"),
+                .product(name: "PinionPublisher", package: "Pinion"),
             ]),
     ],
     swiftLanguageModes: [.v6]

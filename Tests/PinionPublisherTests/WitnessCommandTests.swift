@@ -114,6 +114,25 @@ import Testing
         #expect(try workspace.read(stateName) == "pinion.test/witness/log\n3\nnot base64\n")
     }
 
+    @Test func readsAnEncryptedWitnessKeyWithItsPassphraseFile() throws {
+        let log = try TestLog(size: 2)
+        let workspace = try workspace(log)
+        try workspace.write("pass", "a long witness passphrase 2027\n")
+        try workspace.write("wrong", "not the witness passphrase 2027\n")
+        workspace.ok(["keygen", "--out", "@e", "--passphrase-file", "@pass", "--kdf-iterations", "1000"])
+        try workspace.writeBytes("request", try log.body(old: 0, size: 2))
+        let base = [
+            "witness", "cosign", "--config", "@config.json", "--key", "@e.key", "--state-dir", "@state", "--request",
+            "@request",
+        ]
+        let wrong = workspace.run(base + ["--passphrase-file", "@wrong"])
+        #expect(wrong.status != 0 && wrong.err.contains("--key"), "\(wrong.err)")
+        #expect(!workspace.exists("state/" + Witness.stateFileName(origin: log.origin, hasher: witnessCrypto.hasher)))
+        let right = workspace.run(base + ["--passphrase-file", "@pass"])
+        #expect(right.status == 0, "\(right.err)")
+        #expect(right.out.hasPrefix("— w1.test "))
+    }
+
     @Test func theServerRefusesBadSettingsBeforeListening() throws {
         let log = try TestLog(size: 3)
         let workspace = try workspace(log)

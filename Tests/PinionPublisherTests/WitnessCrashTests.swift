@@ -25,7 +25,7 @@ final class WitnessProcess: @unchecked Sendable {
         let lines = try readLines(2)
         guard lines.count == 2, lines[0].hasPrefix("witness key "),
             lines[1].hasPrefix("listening on https://127.0.0.1:"),
-            let port = UInt16(lines[1].split(separator: ":").last ?? "")
+            let port = UInt16(lines[1].split(separator: ":").last?.prefix { $0 != "/" } ?? "")
         else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -47,6 +47,18 @@ final class WitnessProcess: @unchecked Sendable {
             bytes.append(byte)
         }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// Sends `signal` and waits up to `timeout` seconds for the exit status (nil: still running, then killed).
+    func stop(_ signal: Int32, timeout: Double = 30) -> Int32? {
+        kill(process.processIdentifier, signal)
+        let deadline = IODeadline(seconds: timeout)
+        while process.isRunning, !deadline.hasPassed { usleep(20_000) }
+        guard !process.isRunning else {
+            kill9()
+            return nil
+        }
+        return process.terminationStatus
     }
 
     /// SIGKILL, then waits for the exit.
@@ -74,6 +86,30 @@ struct SeededRandom {
 }
 
 @Suite struct WitnessCrashTests {
+    @Test func reloadsOnSIGHUPAndDrainsToExitZeroOnSIGTERM() throws {
+        let log = try TestLog(size: 2)
+        let workspace = try Workspace(prefix: "pinion-witness-signals")
+        workspace.quickKey("w")
+        try workspace.write(
+            "config.json",
+            "{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\(log.origin)\", \"key\": \"\(try log.verifierKey.text)\"}]}"
+        )
+        let credentials = try ServerCredentials.shared()
+        let child = try WitnessProcess([
+            "--config", workspace.path("config.json"), "--key", workspace.path("w.key"), "--state-dir",
+            workspace.path("state"), "--cert", credentials.certificate, "--tls-key", credentials.key, "--listen",
+            "127.0.0.1:0", "--access-log", "off", "--path-prefix", "/w1",
+        ])
+        let client = try RawTLSClient(port: child.port)
+        #expect(try RunningWitness.post(client, "/w1/add-checkpoint", try log.body(old: 0, size: 2)).status == 200)
+        kill(child.process.processIdentifier, SIGHUP)
+        // Still answering after the reload, on a new connection.
+        let after = try RawTLSClient(port: child.port)
+        let fetched = after.request("GET /w1/checkpoint/\(percentEncoded(log.origin)) HTTP/1.1\r\nHost: w\r\n\r\n")
+        #expect(fetched?.status == 200)
+        #expect(child.stop(SIGTERM) == 0)
+    }
+
     @Test(.timeLimit(.minutes(3))) func neverForgetsAnAcknowledgedSizeNorCosignsAForkAcrossTwoHundredKills() throws {
         let kills = 200
         var random = SeededRandom(seed: 0x5eed_2026)

@@ -6,6 +6,7 @@ import PinionCrypto
 import PinionPublisher
 import PinionTestSupport
 import PinionTrust
+import Synchronization
 import Testing
 
 @Suite struct WitnessServerTests {
@@ -97,8 +98,8 @@ import Testing
     @Test func limitsTheRequestRatePerClientAddress() throws {
         let log = try TestLog(size: 2)
         let fixture = try WitnessSetupFixture(logs: [log])
-        // One token, refilled once a minute: no refill can happen during the test.
-        let running = try RunningWitness(try fixture.open(), rateLimit: WitnessRateLimit(burst: 3, perMinute: 1))
+        // Three tokens, one more every 1,000 minutes: no refill can happen during the test.
+        let running = try RunningWitness(try fixture.open(), rateLimit: WitnessRateLimit(burst: 3, perMinute: 0.001))
         var statuses: [Int] = []
         for _ in 0..<5 { statuses.append(try running.send("GET", "/checkpoint/x").status) }
         #expect(statuses == [404, 404, 404, 429, 429])
@@ -156,5 +157,48 @@ import Testing
         #expect(fromZero.status == 409)
         #expect(text(fromZero) == "10\n")
         #expect(try running.post("/add-checkpoint", try log.body(old: 10, size: 10)).status == 200)
+    }
+}
+
+@Suite struct WitnessConcurrencyAndFailureTests {
+    @Test func racingForksOfOneSizeGetOneTreeCosigned() throws {
+        let log = try TestLog(size: 6)
+        let forks = [log] + (0..<5).map { log.forked(at: $0) }
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let witness = try fixture.open()
+        let bodies = try forks.map { try $0.body(old: 0, size: 6) }
+        let results = Mutex<[Checkpoint]>([])
+        DispatchQueue.concurrentPerform(iterations: 48) { index in
+            if case .cosigned(_, let checkpoint) = witness.addCheckpoint(
+                bodies[index % bodies.count], timestamp: 1_800_000_000)
+            {
+                results.withLock { $0.append(checkpoint) }
+            }
+        }
+        let cosigned = results.withLock { $0 }
+        // The first request wins; every other fork of size 6 is then 409 (old 0) or refused.
+        #expect(cosigned.count >= 1)
+        #expect(Set(cosigned.map(\.rootHash)).count == 1)
+        #expect(witness.latestCheckpoint(origin: log.origin) == cosigned.first)
+    }
+
+    @Test func answers503AndKeepsTheStateWhenTheStateCannotBeWritten() throws {
+        var log = try TestLog(size: 3)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let running = try RunningWitness(try fixture.open())
+        #expect(try running.post("/add-checkpoint", try log.body(old: 0, size: 3)).status == 200)
+        // A directory where the state file goes: the rename over it fails, even for root.
+        let path = fixture.stateFile(log.origin)
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path + "/blocker", withIntermediateDirectories: true)
+        log.grow(to: 5)
+        let failed = try running.post("/add-checkpoint", try log.body(old: 3, size: 5))
+        #expect(failed.status == 503)
+        #expect(failed.header("retry-after") == "5")
+        #expect(String(decoding: failed.body, as: UTF8.self).contains("cannot persist"))
+        #expect(running.server.witness.latestCheckpoint(origin: log.origin) == (try log.checkpoint(size: 3)))
+        // Once the disk is back, the same request is cosigned from the state it kept.
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try running.post("/add-checkpoint", try log.body(old: 3, size: 5)).status == 200)
     }
 }

@@ -169,3 +169,44 @@ import Testing
         Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: old, with: new).utf8)
     }
 }
+
+@Suite struct WitnessReCosignTests {
+    @Test func replayedReCosignsWriteTheStateAtMostOncePerInterval() throws {
+        let log = try TestLog(size: 4)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let witness = try fixture.open()
+        let start: UInt64 = 1_800_000_000
+        guard case .cosigned = witness.addCheckpoint(try log.body(old: 0, size: 4), timestamp: start) else {
+            throw SetupFailure(description: "not cosigned")
+        }
+        let path = fixture.stateFile(log.origin)
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        let replay = try log.body(old: 4, size: 4)
+        // Within the interval: cosigned with the new time, served by GET, the file left alone.
+        guard case .cosigned(let line, _) = witness.addCheckpoint(replay, timestamp: start + 30) else {
+            throw SetupFailure(description: "the re-cosign was refused")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == written)
+        #expect(witness.latestNote(origin: log.origin).map { Array($0.suffix(line.count)) } == line)
+        let cosignedAt = try SignedNote.parse(witness.latestNote(origin: log.origin) ?? []).verify(
+            keys: [fixture.verifierKey], verifier: witnessCrypto.verifier
+        ).first?.timestamp
+        #expect(cosignedAt == start + 30)
+        // Past the interval since the cosignature on disk: written again.
+        guard case .cosigned = witness.addCheckpoint(replay, timestamp: start + Witness.reCosignWriteInterval) else {
+            throw SetupFailure(description: "the re-cosign was refused")
+        }
+        let rewritten = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(rewritten != written)
+        #expect(Array(rewritten) == witness.latestNote(origin: log.origin))
+        // A new tree is always written at once, whatever the time.
+        var grown = log
+        grown.grow(to: 6)
+        guard case .cosigned = witness.addCheckpoint(try grown.body(old: 4, size: 6), timestamp: start + 61) else {
+            throw SetupFailure(description: "the extension was refused")
+        }
+        #expect(
+            try SignedNote.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).text
+                == (try grown.checkpoint(size: 6).text))
+    }
+}

@@ -67,7 +67,14 @@ public final class Witness: Sendable {
     private struct Record: Sendable {
         let checkpoint: Checkpoint
         let note: [UInt8]
+        /// The time of the cosignature in the state file (the note in memory may be newer).
+        let persistedTime: UInt64
     }
+
+    /// Seconds within which a re-cosign of the same tree is not written again: the size and
+    /// hash on disk are already right, and anyone can replay a log's public checkpoint, so
+    /// replays cost at most one state write per origin in this interval.
+    public static let reCosignWriteInterval: UInt64 = 60
 
     private final class Slot: Sendable {
         let fileName: String
@@ -161,7 +168,7 @@ public final class Witness: Sendable {
         guard !verified.isEmpty else {
             throw corrupt("it carries no cosignature by this witness's key (another --key or --config name?)")
         }
-        return Record(checkpoint: checkpoint, note: bytes)
+        return Record(checkpoint: checkpoint, note: bytes, persistedTime: verified[0].timestamp ?? 0)
     }
 
     /// The latest checkpoint cosigned for `origin`, nil when none yet or not configured.
@@ -176,7 +183,10 @@ public final class Witness: Sendable {
     }
 
     /// Handles one add-checkpoint body (C2SP tlog-witness): decides, persists the new latest
-    /// checkpoint, then returns the cosignature, all under the origin's lock.
+    /// checkpoint, then returns the cosignature, all under the origin's lock. A re-cosign of
+    /// the tree already on disk within `reCosignWriteInterval` of the cosignature there is
+    /// answered without writing (after a crash, the older cosignature of that same tree is
+    /// served).
     ///
     /// - Parameters:
     ///   - body: the request body.
@@ -212,10 +222,17 @@ public final class Witness: Sendable {
                 keys.contains { $0.name == signature.keyName && $0.keyID == signature.keyID }
             }
             let stored = SignedNote(text: decided.note.text, signatures: (logLine.map { [$0] } ?? []) + cosignature)
-            do { try storage.writeAtomically(slot.fileName, stored.bytes) } catch {
-                return .unavailable("cannot persist the checkpoint: \(error)")
+            var persistedTime = timestamp
+            if let record, record.checkpoint == decided.checkpoint, timestamp >= record.persistedTime,
+                timestamp - record.persistedTime < Self.reCosignWriteInterval
+            {
+                persistedTime = record.persistedTime
+            } else {
+                do { try storage.writeAtomically(slot.fileName, stored.bytes) } catch {
+                    return .unavailable("cannot persist the checkpoint: \(error)")
+                }
             }
-            record = Record(checkpoint: decided.checkpoint, note: stored.bytes)
+            record = Record(checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: persistedTime)
             return .cosigned(line: line, checkpoint: decided.checkpoint)
         }
     }
