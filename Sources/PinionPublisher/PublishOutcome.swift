@@ -25,6 +25,9 @@ public struct PublishOutcome: Sendable, Equatable {
     /// What the step did to the scope's transparency log (nil: the newest root lists none,
     /// or nothing was logged yet).
     public var log: LogStepOutcome? = nil
+    /// The log origin the newest root lists, nil when it lists no log (then a log key given
+    /// to the publish was not used).
+    public var logOrigin: String? = nil
 }
 
 /// Why a publish was refused. Nothing was written when any of these is thrown before the

@@ -318,7 +318,7 @@ struct PublishStep {
         }
         return PublishOutcome(
             scope: tree.scope, steps: steps, liftedRevocations: lifted, sequence: indexChanged ? sequence : nil,
-            log: logOutcome)
+            log: logOutcome, logOrigin: logPlan?.policy.origin)
     }
 
     /// Appends the plan's heads and has the witnesses cosign (or, with nothing to append,

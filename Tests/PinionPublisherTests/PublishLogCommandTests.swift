@@ -66,6 +66,16 @@ import Testing
         }
     }
 
+    @Test func aLogKeyForAScopeWithoutALogIsNotUsedAndSaysSo() throws {
+        let workspace = try Workspace(prefix: "pinion-publog-cli")
+        workspace.standardRoot()
+        workspace.quickKey("log")
+        let result = workspace.ok(["publish", "--repo", "@tree", "@root.json", "--log-key", "@log.key"])
+        #expect(result.err.contains("lists no transparency log"))
+        #expect(!workspace.exists("tree/v1/com.example.app/log"))
+        #expect(!workspace.exists("tree/pending"))
+    }
+
     @Test func unreachableWitnessesExitOneWithNothingServedAndRefreshExitsOne() throws {
         let workspace = try workspace()
         workspace.ok(["publish", "--repo", "@tree", "@root.json", "--log-key", "@log.key"])

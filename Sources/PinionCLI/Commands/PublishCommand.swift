@@ -97,6 +97,10 @@ struct PublishCommand: Command {
             }
         }
         if let step = outcome.log { LogKeyOption.report(step, scope: outcome.scope, context: context) }
+        if log != nil, outcome.logOrigin == nil {
+            context.warn(
+                "--log-key: the newest root of scope \(outcome.scope) lists no transparency log; the key was not used")
+        }
     }
 
     /// The exit code and message of a refused publish: the envelope's file named first.
