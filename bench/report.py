@@ -11,7 +11,8 @@ import statistics
 import subprocess
 
 # bench/run's section names and the numbers their headings and summary rows carry.
-SECTIONS = {"refresh": 1, "evaluate": 2, "publisher": 3, "audit": 4, "metrics": 5, "ed25519": 6, "jvm": 7}
+SECTIONS = {"refresh": 1, "evaluate": 2, "publisher": 3, "audit": 4, "metrics": 5, "ed25519": 6, "jvm": 7, "logappend": 8,
+            "witness": 9}
 
 parser = argparse.ArgumentParser()
 parser.add_argument("results")
@@ -155,6 +156,12 @@ if "pinion" in slow:
 for r in of("audit"):
     summary.append((f"4. audit of {r['versions']:,} versions (`pinion audit`, CPU time)", ns(r["auditCPUNs"]),
                     ns(r["referenceNs"]), f"{r['ratio']:.2f}x", "≤ 2x", verdict(r["ratio"] <= 2)))
+# 9. witness cosign
+for r in of("witness-cosign"):
+    summary.append((f"9. witness add-checkpoint, {r['requests']:,} growing checkpoints (CPU per request)",
+                    ns(r["witnessCPUNsPerRequest"]), ns(r["referenceNsPerRequest"]),
+                    f"{r['ratio']:.2f}x ({r['decisionCPUNsPerRequest'] / r['referenceNsPerRequest']:.2f}x without "
+                    "the durable write)", "reported", "-"))
 # 5. metrics overhead
 overhead = of("metrics-overhead")
 overhead_ratios = []
@@ -191,6 +198,16 @@ for count in sorted(jvm_refresh):
         target, result = "≤ 1.5 × Swift's ratio", "not judged (section 1 not run)"
     summary.append((f"7. JVM SDK refresh, {count:,} domains (parse + verify + merge)", ns(r["pinionNs"]),
                     ns(r["referenceNs"]), f"{r['ratio']:.2f}x", target, result))
+# 8. log append
+for r in of("log-append-ratio"):
+    appends = {a["entry"]: a for a in of("log-append")}
+    if 101 in appends and 10001 in appends:
+        summary.append(("8. log append (LogPublishing.append), entry 10,001: CPU time", ns(appends[10001]["appendNs"]),
+                        f"entry 101: {ns(appends[101]['appendNs'])}", f"{r['timeRatio']:.2f}x", "≤ 2x",
+                        verdict(r["timeRatio"] <= 2)))
+        summary.append(("8. log append, entry 10,001: log bytes written", f"{appends[10001]['bytesWritten']:,} B",
+                        f"entry 101: {appends[101]['bytesWritten']:,} B", f"{r['bytesRatio']:.2f}x", "≤ 2x",
+                        verdict(r["bytesRatio"] <= 2)))
 
 w("## Summary")
 w("")
@@ -438,6 +455,44 @@ if jvm_refresh:
       f"{ns(p['referenceParse'])}); payload SHA-256 {ns(p['payloadSha256'])}; `ManifestVerifier.verify` (all "
       f"of these) {ns(p['manifestVerify'])}; whole `TrustCore.refresh` {ns(p['refreshOnly'])}; the merge "
       f"(`TrustedState.snapshot`) {ns(p['merge'])}.")
+for r in of("witness-cosign"):
+    w("## 9. Witness cosign throughput")
+    w("")
+    w(f"`Witness.addCheckpoint` in-process over {r['requests']:,} add-checkpoint bodies of a log growing by one "
+      "entry each (parse, log signature check, consistency proof, the state file written with fsync, rename "
+      "and directory fsync, then the cosignature). Reference: libsodium `crypto_sign_verify_detached` of each "
+      "request's log signature over its checkpoint text and `crypto_sign_detached` of its cosignature/v1 "
+      "message. CPU time of the calling thread; the wall time includes waiting for the disk.")
+    w("")
+    w("| witness CPU / request | of which decision + cosign | witness wall / request | requests/s (wall) | "
+      "reference / request | ratio (CPU) |")
+    w("|---|---|---|---|---|---|")
+    w(f"| {ns(r['witnessCPUNsPerRequest'])} | {ns(r['decisionCPUNsPerRequest'])} | "
+      f"{ns(r['witnessWallNsPerRequest'])} | {r['requestsPerSecondWall']:.0f} | {ns(r['referenceNsPerRequest'])} | "
+      f"{r['ratio']:.2f}x |")
+    w("")
+    w("The rest of the CPU time is the kernel's work for the durable state write (write, fsync of the file, "
+      "rename, fsync of the directory) before every 200.")
+    w("")
+
+if of("log-append"):
+    w("## 8. Transparency log: one append")
+    w("")
+    w("`LogPublishing.append` for one head (what `pinion publish --log-key` does to the log per step: read the "
+      "right-edge partial tiles, hash, sign the checkpoint, compute the consistency and inclusion proofs), on an "
+      "in-memory log of 100 and of 10,000 heads, interleaved. The witnesses' round trips and the file writes are "
+      "not included; index.json's rewrite, which every publish does with or without a log, is listed below it.")
+    w("")
+    w("| entry | CPU time | files written | log bytes written | tiles read | bytes read |")
+    w("|---|---|---|---|---|---|")
+    for a in sorted(of("log-append"), key=lambda a: a["entry"]):
+        w(f"| {a['entry']:,} | {ns(a['appendNs'])} | {a['filesWritten']} | {a['bytesWritten']:,} | "
+          f"{a['tilesRead']} | {a['bytesRead']:,} |")
+    w("")
+    w("| index.json rewrite | serialize CPU time | bytes |")
+    w("|---|---|---|")
+    for r in sorted(of("index-rewrite"), key=lambda r: r["manifests"]):
+        w(f"| {r['manifests']:,} manifests | {ns(r['serializeNs'])} | {r['bytes']:,} |")
     w("")
 
 notes = os.path.join(here, "NOTES.md")
