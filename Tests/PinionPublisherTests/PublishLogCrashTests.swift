@@ -3,11 +3,12 @@
 import Foundation
 import PinionCore
 import PinionCrypto
-@testable import PinionPublisher
 import PinionSystem
 import PinionTestSupport
 import PinionTrust
 import Testing
+
+@testable import PinionPublisher
 
 @Suite struct PublishLogCrashTests {
     @Test func aPublishStoppedAfterAnyWriteIsCompletedByRunningItAgain() throws {
@@ -38,7 +39,8 @@ import Testing
             }
             stops += 1
             // What a client sees meanwhile: manifest.json is never ahead of manifest.proof.
-            let served = try ManifestPayload.parse(try Envelope.parse(try #require(world.read("manifest.json"))).payload)
+            let served = try ManifestPayload.parse(
+                try Envelope.parse(try #require(world.read("manifest.json"))).payload)
             if served.version == 2 {
                 #expect(throws: Never.self, "stopped after \(writes) writes") {
                     _ = try PublishLogTests().verifyServed(world, newestRoot: root)
