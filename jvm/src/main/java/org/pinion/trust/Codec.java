@@ -1,6 +1,7 @@
 // Canonical padded base64 (RFC 4648 §4) and lowercase hex, the only spellings documents use.
 package org.pinion.trust;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 
@@ -10,10 +11,11 @@ public final class Codec {
 
     private Codec() {}
 
+    /** The 6-bit value of each byte of the RFC 4648 §4 alphabet; -1 for every other byte. */
     private static final byte[] BASE64_VALUES = base64Values();
 
     private static byte[] base64Values() {
-        byte[] values = new byte[128];
+        byte[] values = new byte[256];
         Arrays.fill(values, (byte) -1);
         String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         for (int i = 0; i < alphabet.length(); i++) values[alphabet.charAt(i)] = (byte) i;
@@ -44,8 +46,51 @@ public final class Codec {
         int length = end - start;
         if (length % 4 != 0) return null;
         if (length == 0) return new byte[0];
-        int padding = text.charAt(end - 1) != '=' ? 0 : text.charAt(end - 2) != '=' ? 1 : 2;
+        if (length <= SHORT_BASE64) return decodeShortBase64Canonical(text, start, end);
+        // One copy of the characters as bytes (a Latin-1 string's own bytes; any other character
+        // becomes '?', which is not in the alphabet, so it is still refused).
+        byte[] in = (start == 0 && end == text.length() ? text : text.substring(start, end)).getBytes(StandardCharsets.ISO_8859_1);
+        int padding = in[length - 1] != '=' ? 0 : in[length - 2] != '=' ? 1 : 2;
         byte[] out = new byte[length / 4 * 3 - padding];
+        int fullEnd = padding == 0 ? length : length - 4;
+        byte[] values = BASE64_VALUES;
+        int o = 0;
+        for (int i = 0; i < fullEnd; i += 4) {
+            int a = values[in[i] & 0xff];
+            int b = values[in[i + 1] & 0xff];
+            int c = values[in[i + 2] & 0xff];
+            int d = values[in[i + 3] & 0xff];
+            if ((a | b | c | d) < 0) return null;
+            int group = (a << 18) | (b << 12) | (c << 6) | d;
+            out[o] = (byte) (group >> 16);
+            out[o + 1] = (byte) (group >> 8);
+            out[o + 2] = (byte) group;
+            o += 3;
+        }
+        if (padding == 0) return out;
+        int a = values[in[length - 4] & 0xff];
+        int b = values[in[length - 3] & 0xff];
+        if ((a | b) < 0) return null;
+        if (padding == 2) {
+            if ((b & 0x0f) != 0) return null;
+            out[o] = (byte) ((a << 2) | (b >> 4));
+            return out;
+        }
+        int c = values[in[length - 2] & 0xff];
+        if (c < 0 || (c & 0x03) != 0) return null;
+        int group = (a << 12) | (b << 6) | c;
+        out[o] = (byte) (group >> 10);
+        out[o + 1] = (byte) (group >> 2);
+        return out;
+    }
+
+    /** Up to this many characters (a pin's 44 among them) are read in place, with no copy as bytes. */
+    static final int SHORT_BASE64 = 64;
+
+    /** {@link #decodeBase64Canonical(String, int, int)} reading characters in place (a non-empty multiple of 4). */
+    private static byte[] decodeShortBase64Canonical(String text, int start, int end) {
+        int padding = text.charAt(end - 1) != '=' ? 0 : text.charAt(end - 2) != '=' ? 1 : 2;
+        byte[] out = new byte[(end - start) / 4 * 3 - padding];
         int fullEnd = padding == 0 ? end : end - 4;
         int o = 0;
         for (int i = start; i < fullEnd; i += 4) {
@@ -77,7 +122,7 @@ public final class Codec {
         return out;
     }
 
-    private static int value(char c) { return c < 128 ? BASE64_VALUES[c] : -1; }
+    private static int value(char c) { return c < 256 ? BASE64_VALUES[c] : -1; }
 
     /** @param bytes any bytes @return padded base64 */
     public static String base64(byte[] bytes) { return Base64.getEncoder().encodeToString(bytes); }

@@ -49,7 +49,22 @@ public final class Names {
                 return false;
             }
         }
-        return labels >= 2 && !looksNumeric(name.substring(name.lastIndexOf('.') + 1));
+        return labels >= 2 && !looksNumeric(name, name.lastIndexOf('.') + 1);
+    }
+
+    /** {@link #looksNumeric(String)} of {@code name[start...]}, without a substring or a stream. */
+    private static boolean looksNumeric(String name, int start) {
+        int length = name.length();
+        if (start >= length) return false;
+        boolean decimal = true;
+        for (int i = start; i < length && decimal; i++) decimal = name.charAt(i) >= '0' && name.charAt(i) <= '9';
+        if (decimal) return true;
+        if (length - start < 2 || name.charAt(start) != '0' || name.charAt(start + 1) != 'x') return false;
+        for (int i = start + 2; i < length; i++) {
+            char c = name.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+        }
+        return true;
     }
 
     /** The rule-by-rule check of {@link #validateHostName}, throwing the first rule broken. */

@@ -34,7 +34,9 @@ public final class PolicySnapshot {
     public PolicySnapshot(Baseline baseline, ManifestPayload manifest, boolean manifestValid, Set<Pin> revoked,
             long staleGrace, List<String> forcedDomains, Timestamp rootExpiresAt) {
         Map<String, PinnedDomain> base = index(baseline.domains);
-        Map<String, PinnedDomain> fromManifest = manifest == null ? Map.of() : index(manifest.domains);
+        // A parsed manifest's names are unique (ManifestPayload.parse refuses a duplicate domain and is
+        // the only way to make one), so its list is merged as it is, with no index of its own.
+        List<PinnedDomain> fromManifest = manifest == null ? List.of() : manifest.domains;
         this.expired = merge(base, fromManifest, false, revoked, forcedDomains);
         if (manifest != null && manifestValid) {
             this.current = merge(base, fromManifest, true, revoked, forcedDomains);
@@ -66,18 +68,17 @@ public final class PolicySnapshot {
 
     /**
      * One merge. The entries go into a map by name, so their order does not matter and the names
-     * are not sorted: every name of B, then every name of M not in B, then the forced names.
+     * are not sorted: every name of M (with B's entry of that name, if any), then every name of B
+     * not in M, then the forced names.
      */
-    private static MergedPolicy merge(Map<String, PinnedDomain> base, Map<String, PinnedDomain> manifest, boolean manifestCurrent,
+    private static MergedPolicy merge(Map<String, PinnedDomain> base, List<PinnedDomain> manifest, boolean manifestCurrent,
             Set<Pin> revoked, List<String> forced) {
         Map<String, PinnedDomain> byName = new HashMap<>(Math.max(16, (base.size() + manifest.size() + forced.size()) * 2));
-        for (Map.Entry<String, PinnedDomain> entry : base.entrySet()) {
-            byName.put(entry.getKey(), entry(entry.getValue(), manifest.get(entry.getKey()), manifestCurrent, revoked));
+        for (PinnedDomain m : manifest) {
+            byName.put(m.name, entry(base.get(m.name), m, manifestCurrent, revoked));
         }
-        for (Map.Entry<String, PinnedDomain> entry : manifest.entrySet()) {
-            if (!base.containsKey(entry.getKey())) {
-                byName.put(entry.getKey(), entry(null, entry.getValue(), manifestCurrent, revoked));
-            }
+        for (Map.Entry<String, PinnedDomain> entry : base.entrySet()) {
+            if (!byName.containsKey(entry.getKey())) byName.put(entry.getKey(), entry(entry.getValue(), null, manifestCurrent, revoked));
         }
         for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, List.of()));
         return MergedPolicy.owning(byName);

@@ -5,6 +5,8 @@
 // integers. Limits are enforced while reading, so hostile input cannot cause unbounded work.
 package org.pinion.trust;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
 import java.util.ArrayList;
@@ -18,6 +20,8 @@ import java.util.Set;
  */
 public final class StrictJsonParser {
     private final byte[] bytes;
+    /** {@link #bytes} read 8 at a time (little-endian) to skip runs of plain characters. */
+    private final ByteBuffer words;
     private final JsonLimits limits;
     private int index;
     /**
@@ -35,7 +39,25 @@ public final class StrictJsonParser {
 
     private StrictJsonParser(byte[] bytes, JsonLimits limits) {
         this.bytes = bytes;
+        this.words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         this.limits = limits;
+    }
+
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGH_BITS = 0x8080808080808080L;
+
+    /**
+     * Whether none of the 8 bytes of {@code word} ends or escapes a string or needs a check: no
+     * {@code "}, no backslash, no control character (below 0x20), no byte from 0x80 (so the word is
+     * ASCII). Exact when it says true: with no high bit set, {@code (x - ONES) & ~x & HIGH_BITS} is
+     * non-zero exactly when some byte of x is zero, and {@code (x - 0x20 * ONES) & ~x} when some byte is
+     * below 0x20 (the classic "has zero byte" / "has less than" tests; borrows only add false alarms).
+     */
+    static boolean plainStringWord(long word) {
+        long quote = word ^ (0x22 * ONES);
+        long backslash = word ^ (0x5C * ONES);
+        long special = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) | ((word - 0x20 * ONES) & ~word) | word;
+        return (special & HIGH_BITS) == 0;
     }
 
     /**
@@ -66,7 +88,11 @@ public final class StrictJsonParser {
     static int firstInvalidUtf8Offset(byte[] bytes) {
         int i = 0;
         int count = bytes.length;
+        ByteBuffer words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         while (i < count) {
+            // ASCII runs 8 bytes at a time.
+            while (i + 8 <= count && (words.getLong(i) & HIGH_BITS) == 0) i += 8;
+            if (i >= count) break;
             int lead = bytes[i] & 0xff;
             if (lead < 0x80) {
                 i++;
@@ -322,6 +348,7 @@ public final class StrictJsonParser {
         boolean ascii = true;
         int runStart = index;
         while (true) {
+            while (index + 8 <= bytes.length && plainStringWord(words.getLong(index))) index += 8;
             if (index >= bytes.length) throw syntax("'\"' to end the string");
             byte b = bytes[index];
             if (b == '"') {

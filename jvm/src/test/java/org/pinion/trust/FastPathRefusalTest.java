@@ -47,7 +47,7 @@ public class FastPathRefusalTest {
         int accepted = 0;
         int refused = 0;
         for (int round = 0; round < 20_000; round++) {
-            byte[] raw = new byte[random.nextInt(40)];
+            byte[] raw = new byte[round % 50 == 0 ? random.nextInt(2000) : random.nextInt(40)];
             random.nextBytes(raw);
             StringBuilder text = new StringBuilder(Base64.getEncoder().encodeToString(raw));
             int edits = random.nextInt(3);
@@ -294,6 +294,47 @@ public class FastPathRefusalTest {
             fail("a merged entry's pins can be changed");
         } catch (UnsupportedOperationException expected) {
             assertEquals(2, m.domains.get(0).pins.size());
+        }
+    }
+
+    static boolean plainByte(int b) { return b >= 0x20 && b < 0x80 && b != '"' && b != '\\'; }
+
+    @Test
+    public void wordSkipFindsEverySpecialByteAtEveryPosition() {
+        for (int b = 0; b < 256; b++) {
+            for (int position = 0; position < 8; position++) {
+                long word = 0x6161616161616161L;
+                word = (word & ~(0xffL << (8 * position))) | ((long) b << (8 * position));
+                assertEquals("byte " + b + " at " + position, plainByte(b), StrictJsonParser.plainStringWord(word));
+            }
+        }
+        Random random = new Random(8259);
+        for (int round = 0; round < 200_000; round++) {
+            long word = random.nextLong();
+            if (round % 2 == 0) word &= 0x7f7f7f7f7f7f7f7fL;
+            boolean plain = true;
+            for (int k = 0; k < 8; k++) plain &= plainByte((int) (word >>> (8 * k)) & 0xff);
+            assertEquals(Long.toHexString(word), plain, StrictJsonParser.plainStringWord(word));
+        }
+    }
+
+    @Test
+    public void longStringsAreCheckedAtEveryOffset() throws FormatException {
+        String run = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for (int at = 0; at <= run.length(); at++) {
+            String head = run.substring(0, at);
+            String tail = run.substring(at);
+            assertEquals(head + "\"" + tail, StrictJsonParser.parse(utf8("\"" + head + "\\\"" + tail + "\""), Limits.STANDARD.json()).text());
+            assertEquals(head + "\u00e9" + tail, StrictJsonParser.parse(utf8("\"" + head + "\u00e9" + tail + "\""), Limits.STANDARD.json()).text());
+            assertEquals(head, StrictJsonParser.parse(utf8("\"" + head + "\""), Limits.STANDARD.json()).text());
+            assertEquals(at + "", FormatRule.SYNTAX, refusal("\"" + head + "\u0007" + tail + "\"").rule());
+            assertEquals(at + "", FormatRule.SYNTAX, refusal("\"" + head + tail).rule());
+            byte[] bad = utf8("\"" + head + "\u00e9" + tail + "\"");
+            bad[1 + at + 1] = (byte) 0x41; // the continuation byte of the é: a lone lead byte
+            assertEquals(at + "", 1 + at, StrictJsonParser.firstInvalidUtf8Offset(bad));
+            byte[] high = utf8("\"" + head + "x" + tail + "\"");
+            high[1 + at] = (byte) 0xff;
+            assertEquals(at + "", 1 + at, StrictJsonParser.firstInvalidUtf8Offset(high));
         }
     }
 }
