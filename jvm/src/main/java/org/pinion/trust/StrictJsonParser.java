@@ -164,7 +164,11 @@ public final class StrictJsonParser {
         return fail(FormatRule.SYNTAX, "JSON syntax error at byte " + index + ": expected " + expected);
     }
 
+    private static final long EIGHT_SPACES = 0x2020202020202020L;
+
     private void skipWhitespace() {
+        // Indentation 8 spaces at a time.
+        while (index + 8 <= bytes.length && words.getLong(index) == EIGHT_SPACES) index += 8;
         while (index < bytes.length) {
             byte b = bytes[index];
             if (b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D) {

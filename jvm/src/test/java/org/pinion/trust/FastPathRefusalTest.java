@@ -47,7 +47,7 @@ public class FastPathRefusalTest {
         int accepted = 0;
         int refused = 0;
         for (int round = 0; round < 20_000; round++) {
-            byte[] raw = new byte[round % 50 == 0 ? random.nextInt(2000) : random.nextInt(40)];
+            byte[] raw = new byte[round % 10 == 0 ? random.nextInt(2000) : random.nextInt(40)];
             random.nextBytes(raw);
             StringBuilder text = new StringBuilder(Base64.getEncoder().encodeToString(raw));
             int edits = random.nextInt(3);
@@ -81,6 +81,14 @@ public class FastPathRefusalTest {
         assertArrayEquals(new byte[0], Codec.decodeBase64Canonical(""));
         for (String bad : new String[] {"QR==", "QUJ=", "QQ", "QQ=", "QQ===", "Q===", "====", "QQ==QQ==", "Q=Q=", "-_8=", "QQ ==", "QUJD\n"}) {
             assertNull(bad, Codec.decodeBase64Canonical(bad));
+        }
+        // The same spellings after a long prefix (over SHORT_BASE64 characters: the JDK decoder's path).
+        String prefix = "QUJD".repeat(Codec.SHORT_BASE64);
+        assertArrayEquals(("ABC".repeat(Codec.SHORT_BASE64) + "A").getBytes(StandardCharsets.US_ASCII), Codec.decodeBase64Canonical(prefix + "QQ=="));
+        for (String bad : new String[] {"QR==", "QUJ=", "QQ", "QQ=", "Q===", "====", "QQ==QQ==", "Q=Q=", "-_8=", "QQ ==", "QUJD\n", "QUJ\u00e9",
+            "QUJ\u0141"}) {
+            assertNull(bad, Codec.decodeBase64Canonical(prefix + bad));
+            assertNull(bad, Codec.decodeBase64Canonical(bad + prefix));
         }
         // The range form reads only its range.
         assertArrayEquals(new byte[] {0x41}, Codec.decodeBase64Canonical("xxQQ==yy", 2, 6));
