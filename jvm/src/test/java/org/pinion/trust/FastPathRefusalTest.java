@@ -97,8 +97,12 @@ public class FastPathRefusalTest {
 
     @Test
     public void pinsWithNonCanonicalBase64OrTheWrongLengthAreRefused() throws FormatException {
-        String good = Fixtures.pin(1).toString();
-        assertEquals(Fixtures.pin(1), Pin.parse(good));
+        byte[] digest = new byte[32];
+        java.util.Arrays.fill(digest, (byte) 0xfb); // base64 "+/v7...": both characters the URL alphabet replaces
+        Pin pin = Pin.ofDigest(digest);
+        String good = pin.toString();
+        assertTrue(good, good.startsWith("sha256/+/v7"));
+        assertEquals(pin, Pin.parse(good));
         String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         int last = alphabet.indexOf(good.charAt(good.length() - 2));
         // 32 bytes leave 2 bits under the padding; setting one gives a spelling that decodes to the same
@@ -107,7 +111,6 @@ public class FastPathRefusalTest {
         String[] bad = {nonZeroBits, good.substring(0, good.length() - 1), good.replace('+', '-').replace('/', '_').replace("sha256_", "sha256/"),
             "sha256/" + Codec.base64(new byte[31]), "sha256/" + Codec.base64(new byte[33]), "SHA256/" + good.substring(7), "sha256/"};
         for (String text : bad) {
-            if (text.equals(good)) continue;
             try {
                 Pin.parse(text);
                 fail("accepted " + text);
