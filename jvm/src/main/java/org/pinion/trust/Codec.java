@@ -1,7 +1,6 @@
 // Canonical padded base64 (RFC 4648 §4) and lowercase hex, the only spellings documents use.
 package org.pinion.trust;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 
@@ -11,21 +10,95 @@ public final class Codec {
 
     private Codec() {}
 
+    /** The 6-bit value of each byte of the RFC 4648 §4 alphabet; -1 for every other byte. */
+    private static final byte[] BASE64_VALUES = base64Values();
+
+    private static byte[] base64Values() {
+        byte[] values = new byte[256];
+        Arrays.fill(values, (byte) -1);
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for (int i = 0; i < alphabet.length(); i++) values[alphabet.charAt(i)] = (byte) i;
+        return values;
+    }
+
     /**
      * @param text candidate base64
      * @return the bytes, or null unless {@code text} is canonical padded base64 (re-encoding gives
      *     back the exact text: no missing padding, non-zero trailing bits, whitespace or URL alphabet)
      */
     public static byte[] decodeBase64Canonical(String text) {
-        byte[] decoded;
+        return decodeBase64Canonical(text, 0, text.length());
+    }
+
+    /**
+     * Decodes {@code text[start..<end]} checking canonical form directly (the length a multiple of
+     * 4, only the RFC 4648 §4 alphabet, one or two {@code =} only at the end, zero bits under the
+     * padding) instead of decoding, re-encoding and comparing; it accepts exactly the spellings
+     * {@link java.util.Base64} re-encodes to themselves (tested against that rule).
+     *
+     * @param text holds the candidate base64
+     * @param start first character, 0-based
+     * @param end one past the last character
+     * @return the bytes, or null unless that range is canonical padded base64
+     */
+    static byte[] decodeBase64Canonical(String text, int start, int end) {
+        int length = end - start;
+        if (length % 4 != 0) return null;
+        if (length == 0) return new byte[0];
+        if (length <= SHORT_BASE64) return decodeShortBase64Canonical(text, start, end);
+        // Long inputs (an envelope's payload) go through the JDK's decoder, the fastest here. It
+        // refuses every character outside the alphabet and '=' anywhere but a 4-character unit's
+        // end, and accepts missing padding (excluded by the length) and non-zero bits under the
+        // padding, which are checked here.
+        int padding = text.charAt(end - 1) != '=' ? 0 : text.charAt(end - 2) != '=' ? 1 : 2;
+        if (padding == 1 && (value(text.charAt(end - 2)) & 0x03) != 0) return null;
+        if (padding == 2 && (value(text.charAt(end - 3)) & 0x0f) != 0) return null;
         try {
-            decoded = Base64.getDecoder().decode(text.getBytes(StandardCharsets.ISO_8859_1));
+            return Base64.getDecoder().decode(start == 0 && end == text.length() ? text : text.substring(start, end));
         } catch (IllegalArgumentException e) {
             return null;
         }
-        if (!Base64.getEncoder().encodeToString(decoded).equals(text)) return null;
-        return decoded;
     }
+
+    /** Up to this many characters (a pin's 44 among them) are read in place, with no copy as bytes. */
+    static final int SHORT_BASE64 = 64;
+
+    /** {@link #decodeBase64Canonical(String, int, int)} reading characters in place (a non-empty multiple of 4). */
+    private static byte[] decodeShortBase64Canonical(String text, int start, int end) {
+        int padding = text.charAt(end - 1) != '=' ? 0 : text.charAt(end - 2) != '=' ? 1 : 2;
+        byte[] out = new byte[(end - start) / 4 * 3 - padding];
+        int fullEnd = padding == 0 ? end : end - 4;
+        int o = 0;
+        for (int i = start; i < fullEnd; i += 4) {
+            int a = value(text.charAt(i));
+            int b = value(text.charAt(i + 1));
+            int c = value(text.charAt(i + 2));
+            int d = value(text.charAt(i + 3));
+            if ((a | b | c | d) < 0) return null;
+            int group = (a << 18) | (b << 12) | (c << 6) | d;
+            out[o] = (byte) (group >> 16);
+            out[o + 1] = (byte) (group >> 8);
+            out[o + 2] = (byte) group;
+            o += 3;
+        }
+        if (padding == 0) return out;
+        int a = value(text.charAt(end - 4));
+        int b = value(text.charAt(end - 3));
+        if ((a | b) < 0) return null;
+        if (padding == 2) {
+            if ((b & 0x0f) != 0) return null;
+            out[o] = (byte) ((a << 2) | (b >> 4));
+            return out;
+        }
+        int c = value(text.charAt(end - 2));
+        if (c < 0 || (c & 0x03) != 0) return null;
+        int group = (a << 12) | (b << 6) | c;
+        out[o] = (byte) (group >> 10);
+        out[o + 1] = (byte) (group >> 2);
+        return out;
+    }
+
+    private static int value(char c) { return c < 256 ? BASE64_VALUES[c] : -1; }
 
     /** @param bytes any bytes @return padded base64 */
     public static String base64(byte[] bytes) { return Base64.getEncoder().encodeToString(bytes); }

@@ -56,13 +56,19 @@ public final class JsonValue {
     public static JsonValue string(String text) { return new JsonValue(Kind.STRING, text, false, null, null); }
 
     /** @param elements the elements @return the JSON array */
-    public static JsonValue array(List<JsonValue> elements) {
-        return new JsonValue(Kind.ARRAY, null, false, Collections.unmodifiableList(new ArrayList<>(elements)), null);
-    }
+    public static JsonValue array(List<JsonValue> elements) { return ownedArray(new ArrayList<>(elements)); }
 
     /** @param members the members, unique names @return the JSON object */
-    public static JsonValue object(List<Member> members) {
-        return new JsonValue(Kind.OBJECT, null, false, null, Collections.unmodifiableList(new ArrayList<>(members)));
+    public static JsonValue object(List<Member> members) { return ownedObject(new ArrayList<>(members)); }
+
+    /** @param elements a list no one else holds (the parser's, not copied) @return the JSON array */
+    static JsonValue ownedArray(ArrayList<JsonValue> elements) {
+        return new JsonValue(Kind.ARRAY, null, false, Collections.unmodifiableList(elements), null);
+    }
+
+    /** @param members a list no one else holds, unique names (the parser's, not copied) @return the JSON object */
+    static JsonValue ownedObject(ArrayList<Member> members) {
+        return new JsonValue(Kind.OBJECT, null, false, null, Collections.unmodifiableList(members));
     }
 
     /** @return the JSON type */
@@ -82,11 +88,17 @@ public final class JsonValue {
 
     /** @param name member name @return the member's value, or null when absent or not an object */
     public JsonValue get(String name) {
-        if (members == null) return null;
-        for (Member member : members) {
-            if (member.name.equals(name)) return member.value;
+        int i = indexOf(name);
+        return i < 0 ? null : members.get(i).value;
+    }
+
+    /** @param name member name @return the index of the first member of that name, or -1 (also when not an object) */
+    int indexOf(String name) {
+        if (members == null) return -1;
+        for (int i = 0, count = members.size(); i < count; i++) {
+            if (members.get(i).name.equals(name)) return i;
         }
-        return null;
+        return -1;
     }
 
     /** @return a short name of the type for messages */

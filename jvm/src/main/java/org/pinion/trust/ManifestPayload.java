@@ -79,7 +79,7 @@ public final class ManifestPayload {
         List<JsonValue> domainValues = reader.array("domains", limits.maxDomains);
         List<PinnedDomain> domains = parseDomains(domainValues, "domains", limits);
         List<JsonValue> revokedValues = reader.optionalArray("revokedPins", Integer.MAX_VALUE);
-        List<Pin> revoked = parsePins(revokedValues == null ? List.of() : revokedValues, "revokedPins");
+        List<Pin> revoked = parsePins(revokedValues == null ? List.of() : revokedValues, reader, "revokedPins");
         reader.finish();
         return new ManifestPayload(scope, rootVersion, version, issuedAt, expiresAt, domains, revoked);
     }
@@ -94,11 +94,10 @@ public final class ManifestPayload {
      * @throws FormatException naming {@code domains[i]...} and the rule
      */
     static List<PinnedDomain> parseDomains(List<JsonValue> values, String arrayPath, Limits limits) throws FormatException {
-        List<PinnedDomain> domains = new ArrayList<>();
-        Set<String> names = new HashSet<>();
+        List<PinnedDomain> domains = new ArrayList<>(values.size());
+        Set<String> names = new HashSet<>(Math.max(16, values.size() * 2));
         for (int i = 0; i < values.size(); i++) {
-            String path = arrayPath + "[" + i + "]";
-            SchemaReader reader = new SchemaReader(values.get(i), path);
+            SchemaReader reader = new SchemaReader(values.get(i), arrayPath, i);
             String name = reader.string("name");
             try {
                 Names.validateHostName(name);
@@ -109,30 +108,44 @@ public final class ManifestPayload {
             boolean enforce = reader.bool("enforce", true);
             List<JsonValue> pinValues = reader.array("pins", limits.maxPinsPerDomain);
             if (pinValues.isEmpty()) throw reader.error("pins", FormatRule.EMPTY, "must not be empty");
-            List<Pin> pins = parsePins(pinValues, reader.childPath("pins"));
+            List<Pin> pins = parsePins(pinValues, reader, "pins");
             reader.finish();
             if (!names.add(name)) {
-                throw new FormatException(path + ".name", FormatRule.DUPLICATE_DOMAIN, "duplicate domain " + name);
+                throw new FormatException(reader.childPath("name"), FormatRule.DUPLICATE_DOMAIN, "duplicate domain " + name);
             }
-            domains.add(new PinnedDomain(name, includeSubdomains, enforce, pins));
+            domains.add(PinnedDomain.owning(name, includeSubdomains, enforce, pins));
         }
         return domains;
     }
 
-    private static List<Pin> parsePins(List<JsonValue> values, String path) throws FormatException {
-        List<Pin> pins = new ArrayList<>();
-        Set<Pin> seen = new HashSet<>();
-        for (int i = 0; i < values.size(); i++) {
-            String elementPath = path + "[" + i + "]";
+    /** Pin lists up to this length are checked for duplicates by a scan (no set); longer ones by a set. */
+    static final int LINEAR_DUPLICATE_SCAN_PINS = 16;
+
+    /**
+     * @param values the array's elements
+     * @param owner the reader of the object holding the array (for error paths only)
+     * @param name the array's member name
+     * @return the pins, a list no one else holds
+     */
+    private static List<Pin> parsePins(List<JsonValue> values, SchemaReader owner, String name) throws FormatException {
+        int count = values.size();
+        List<Pin> pins = new ArrayList<>(count);
+        Set<Pin> seen = count > LINEAR_DUPLICATE_SCAN_PINS ? new HashSet<>(count * 2) : null;
+        for (int i = 0; i < count; i++) {
             JsonValue value = values.get(i);
-            if (value.kind() != JsonValue.Kind.STRING) throw new FormatException(elementPath, FormatRule.WRONG_TYPE, "expected a pin string");
+            if (value.kind() != JsonValue.Kind.STRING) {
+                throw new FormatException(owner.elementPath(name, i), FormatRule.WRONG_TYPE, "expected a pin string");
+            }
             Pin pin;
             try {
                 pin = Pin.parse(value.text());
             } catch (FormatException e) {
-                throw e.at(elementPath);
+                throw e.at(owner.elementPath(name, i));
             }
-            if (!seen.add(pin)) throw new FormatException(elementPath, FormatRule.DUPLICATE_PIN, "duplicate pin " + value.text());
+            boolean duplicate = seen != null ? !seen.add(pin) : pins.contains(pin);
+            if (duplicate) {
+                throw new FormatException(owner.elementPath(name, i), FormatRule.DUPLICATE_PIN, "duplicate pin " + value.text());
+            }
             pins.add(pin);
         }
         return pins;

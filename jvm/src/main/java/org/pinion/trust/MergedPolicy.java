@@ -14,7 +14,7 @@ public final class MergedPolicy {
     /** A policy that pins nothing. */
     public static final MergedPolicy EMPTY = new MergedPolicy(List.of());
 
-    private final Map<String, PinnedDomain> entries = new HashMap<>();
+    private final Map<String, PinnedDomain> entries;
 
     /** What the policy demands of one host: the longest match's pins and the OR of all matches' enforce. */
     public static final class HostPolicy {
@@ -34,11 +34,20 @@ public final class MergedPolicy {
 
     /** @param domains entries; two of one name are combined fail-closed (flags ORed, pins intersected) */
     public MergedPolicy(List<PinnedDomain> domains) {
+        entries = new HashMap<>(Math.max(16, domains.size() * 2));
         for (PinnedDomain d : domains) {
             PinnedDomain existing = entries.get(d.name);
             entries.put(d.name, existing == null ? d : strictest(existing, d));
         }
     }
+
+    private MergedPolicy(Map<String, PinnedDomain> byName) { entries = byName; }
+
+    /**
+     * @param byName entries keyed by their own name, a map no one else holds or changes
+     * @return the policy over that map, not copied
+     */
+    static MergedPolicy owning(Map<String, PinnedDomain> byName) { return new MergedPolicy(byName); }
 
     static PinnedDomain strictest(PinnedDomain a, PinnedDomain b) {
         Set<Pin> other = new HashSet<>(b.pins);

@@ -23,6 +23,52 @@ public final class Names {
      * @throws FormatException {@link FormatRule#INVALID_HOST_NAME} with the reason (path empty)
      */
     public static void validateHostName(String name) throws FormatException {
+        if (isPlainHostName(name)) return;
+        validateHostNameReasoned(name);
+    }
+
+    /**
+     * One pass over the characters, no copy: whether {@code name} meets every rule of
+     * {@link #validateHostName}. Only a name it refuses goes through the rule-by-rule check, which
+     * finds the reason in the Swift SDK's order (tested to agree on valid and invalid names).
+     */
+    static boolean isPlainHostName(String name) {
+        int length = name.length();
+        if (length == 0 || length > MAX_HOST_LENGTH) return false;
+        int labels = 0;
+        int labelStart = 0;
+        for (int i = 0; i <= length; i++) {
+            char c = i < length ? name.charAt(i) : '.';
+            if (c == '.') {
+                int labelLength = i - labelStart;
+                if (labelLength == 0 || labelLength > 63) return false;
+                if (name.charAt(labelStart) == '-' || name.charAt(i - 1) == '-') return false;
+                labels++;
+                labelStart = i + 1;
+            } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+                return false;
+            }
+        }
+        return labels >= 2 && !looksNumeric(name, name.lastIndexOf('.') + 1);
+    }
+
+    /** {@link #looksNumeric(String)} of {@code name[start...]}, without a substring or a stream. */
+    private static boolean looksNumeric(String name, int start) {
+        int length = name.length();
+        if (start >= length) return false;
+        boolean decimal = true;
+        for (int i = start; i < length && decimal; i++) decimal = name.charAt(i) >= '0' && name.charAt(i) <= '9';
+        if (decimal) return true;
+        if (length - start < 2 || name.charAt(start) != '0' || name.charAt(start + 1) != 'x') return false;
+        for (int i = start + 2; i < length; i++) {
+            char c = name.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+        }
+        return true;
+    }
+
+    /** The rule-by-rule check of {@link #validateHostName}, throwing the first rule broken. */
+    static void validateHostNameReasoned(String name) throws FormatException {
         byte[] b = name.getBytes(StandardCharsets.UTF_8);
         if (b.length == 0) throw host("empty");
         if (b.length > MAX_HOST_LENGTH) throw host("longer than " + MAX_HOST_LENGTH + " characters");

@@ -6,8 +6,14 @@ import java.util.Arrays;
 /** An SPKI SHA-256 pin: the 32-byte SHA-256 digest of a DER SubjectPublicKeyInfo. */
 public final class Pin implements Comparable<Pin> {
     private final byte[] digest;
+    /** {@code Arrays.hashCode(digest)}, computed once: pins are set members in every parse and merge. */
+    private final int hash;
 
-    private Pin(byte[] digest) { this.digest = digest.clone(); }
+    /** @param digest 32 bytes this pin now owns (callers pass a fresh or cloned array) */
+    private Pin(byte[] digest) {
+        this.digest = digest;
+        this.hash = Arrays.hashCode(digest);
+    }
 
     /**
      * @param digest 32 bytes
@@ -18,7 +24,7 @@ public final class Pin implements Comparable<Pin> {
         if (digest.length != 32) {
             throw new FormatException("", FormatRule.INVALID_PIN, "invalid pin: not 32 bytes (got " + digest.length + ")");
         }
-        return new Pin(digest);
+        return new Pin(digest.clone());
     }
 
     /**
@@ -30,7 +36,7 @@ public final class Pin implements Comparable<Pin> {
      */
     public static Pin parse(String text) throws FormatException {
         if (!text.startsWith("sha256/")) throw invalid("must start with sha256/");
-        byte[] bytes = Codec.decodeBase64Canonical(text.substring(7));
+        byte[] bytes = Codec.decodeBase64Canonical(text, 7, text.length());
         if (bytes == null) throw invalid("not canonical padded base64");
         if (bytes.length != 32) throw invalid("not 32 bytes after base64 decoding (got " + bytes.length + ")");
         return new Pin(bytes);
@@ -47,10 +53,12 @@ public final class Pin implements Comparable<Pin> {
     public boolean matches(byte[] other) { return Arrays.equals(digest, other); }
 
     @Override
-    public boolean equals(Object other) { return other instanceof Pin && Arrays.equals(((Pin) other).digest, digest); }
+    public boolean equals(Object other) {
+        return other instanceof Pin && ((Pin) other).hash == hash && Arrays.equals(((Pin) other).digest, digest);
+    }
 
     @Override
-    public int hashCode() { return Arrays.hashCode(digest); }
+    public int hashCode() { return hash; }
 
     @Override
     public int compareTo(Pin other) {

@@ -23,10 +23,28 @@ public final class PinnedDomain {
      * @param pins accepted pins
      */
     public PinnedDomain(String name, boolean includeSubdomains, boolean enforce, List<Pin> pins) {
+        this(Collections.unmodifiableList(new ArrayList<>(pins)), name, includeSubdomains, enforce);
+    }
+
+    private PinnedDomain(List<Pin> unmodifiablePins, String name, boolean includeSubdomains, boolean enforce) {
         this.name = name;
         this.includeSubdomains = includeSubdomains;
         this.enforce = enforce;
-        this.pins = Collections.unmodifiableList(new ArrayList<>(pins));
+        this.pins = unmodifiablePins;
+    }
+
+    /**
+     * The entry over {@code pins} without copying it: for the parser and the merge, which pass a
+     * list they made and no one else holds or changes.
+     *
+     * @param name host name
+     * @param includeSubdomains covers subdomains
+     * @param enforce refuse on failure (false: report only)
+     * @param pins accepted pins, never changed after this call
+     * @return the entry
+     */
+    static PinnedDomain owning(String name, boolean includeSubdomains, boolean enforce, List<Pin> pins) {
+        return new PinnedDomain(Collections.unmodifiableList(pins), name, includeSubdomains, enforce);
     }
 
     @Override

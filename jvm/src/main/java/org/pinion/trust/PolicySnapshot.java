@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Both merges of DESIGN.md §7 for one (B, M, R), and the instant from which the expired one applies;
@@ -35,7 +34,9 @@ public final class PolicySnapshot {
     public PolicySnapshot(Baseline baseline, ManifestPayload manifest, boolean manifestValid, Set<Pin> revoked,
             long staleGrace, List<String> forcedDomains, Timestamp rootExpiresAt) {
         Map<String, PinnedDomain> base = index(baseline.domains);
-        Map<String, PinnedDomain> fromManifest = manifest == null ? Map.of() : index(manifest.domains);
+        // A parsed manifest's names are unique (ManifestPayload.parse refuses a duplicate domain and is
+        // the only way to make one), so its list is merged as it is, with no index of its own.
+        List<PinnedDomain> fromManifest = manifest == null ? List.of() : manifest.domains;
         this.expired = merge(base, fromManifest, false, revoked, forcedDomains);
         if (manifest != null && manifestValid) {
             this.current = merge(base, fromManifest, true, revoked, forcedDomains);
@@ -57,7 +58,7 @@ public final class PolicySnapshot {
     public MergedPolicy policy(Timestamp now) { return isManifestCurrent(now) ? current : expired; }
 
     private static Map<String, PinnedDomain> index(List<PinnedDomain> domains) {
-        Map<String, PinnedDomain> map = new HashMap<>();
+        Map<String, PinnedDomain> map = new HashMap<>(Math.max(16, domains.size() * 2));
         for (PinnedDomain d : domains) {
             PinnedDomain existing = map.get(d.name);
             map.put(d.name, existing == null ? d : MergedPolicy.strictest(existing, d));
@@ -65,36 +66,64 @@ public final class PolicySnapshot {
         return map;
     }
 
-    private static MergedPolicy merge(Map<String, PinnedDomain> base, Map<String, PinnedDomain> manifest, boolean manifestCurrent,
+    /**
+     * One merge. The entries go into a map by name, so their order does not matter and the names
+     * are not sorted: every name of M (with B's entry of that name, if any), then every name of B
+     * not in M, then the forced names.
+     */
+    private static MergedPolicy merge(Map<String, PinnedDomain> base, List<PinnedDomain> manifest, boolean manifestCurrent,
             Set<Pin> revoked, List<String> forced) {
-        Set<String> names = new TreeSet<>(base.keySet());
-        names.addAll(manifest.keySet());
-        List<PinnedDomain> entries = new ArrayList<>();
-        for (String name : names) {
-            PinnedDomain b = base.get(name);
-            PinnedDomain m = manifest.get(name);
-            List<Pin> pins;
-            if (m != null && manifestCurrent) {
-                pins = new ArrayList<>(m.pins);
-            } else if (b != null && m != null) {
-                Set<Pin> granted = new HashSet<>(m.pins);
-                pins = new ArrayList<>();
-                for (Pin pin : b.pins) {
-                    if (granted.contains(pin)) pins.add(pin);
-                }
-            } else if (b != null) {
-                pins = new ArrayList<>(b.pins);
-            } else {
-                pins = new ArrayList<>();
-            }
-            pins.removeIf(revoked::contains);
-            boolean sub = (b != null && b.includeSubdomains) || (m != null && m.includeSubdomains);
-            boolean enforce = (b != null && b.enforce) || (m != null && m.enforce);
-            entries.add(new PinnedDomain(name, sub, enforce, pins));
+        Map<String, PinnedDomain> byName = new HashMap<>(Math.max(16, (base.size() + manifest.size() + forced.size()) * 2));
+        for (PinnedDomain m : manifest) {
+            byName.put(m.name, entry(base.get(m.name), m, manifestCurrent, revoked));
         }
-        Map<String, PinnedDomain> byName = new HashMap<>();
-        for (PinnedDomain d : entries) byName.put(d.name, d);
+        for (Map.Entry<String, PinnedDomain> entry : base.entrySet()) {
+            if (!byName.containsKey(entry.getKey())) byName.put(entry.getKey(), entry(entry.getValue(), null, manifestCurrent, revoked));
+        }
         for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, List.of()));
-        return new MergedPolicy(new ArrayList<>(byName.values()));
+        return MergedPolicy.owning(byName);
+    }
+
+    /**
+     * The merged entry of one name (DESIGN.md §7): M's pins while M is current, else B's pins that M
+     * also grants (B's alone without M, none without B), minus R; flags ORed. When that equals B's or
+     * M's entry as it is (same flags, no pin removed), that immutable entry is returned, not a copy.
+     */
+    private static PinnedDomain entry(PinnedDomain b, PinnedDomain m, boolean manifestCurrent, Set<Pin> revoked) {
+        boolean sub = (b != null && b.includeSubdomains) || (m != null && m.includeSubdomains);
+        boolean enforce = (b != null && b.enforce) || (m != null && m.enforce);
+        PinnedDomain source;
+        List<Pin> pins;
+        if (m != null && manifestCurrent) {
+            source = m;
+            pins = m.pins;
+        } else if (b != null && m != null) {
+            source = null;
+            Set<Pin> granted = new HashSet<>(m.pins);
+            pins = new ArrayList<>();
+            for (Pin pin : b.pins) {
+                if (granted.contains(pin)) pins.add(pin);
+            }
+        } else if (b != null) {
+            source = b;
+            pins = b.pins;
+        } else {
+            return PinnedDomain.owning(m.name, sub, enforce, new ArrayList<>());
+        }
+        boolean anyRevoked = false;
+        if (!revoked.isEmpty()) {
+            for (Pin pin : pins) {
+                if (revoked.contains(pin)) {
+                    anyRevoked = true;
+                    break;
+                }
+            }
+        }
+        if (source != null && !anyRevoked && source.includeSubdomains == sub && source.enforce == enforce) return source;
+        List<Pin> kept = new ArrayList<>(pins.size());
+        for (Pin pin : pins) {
+            if (!anyRevoked || !revoked.contains(pin)) kept.add(pin);
+        }
+        return PinnedDomain.owning(source != null ? source.name : b.name, sub, enforce, kept);
     }
 }

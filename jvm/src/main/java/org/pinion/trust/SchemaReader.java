@@ -1,23 +1,55 @@
 // Typed, path-aware access to one JSON object for a document schema; unknown members refused at finish().
 package org.pinion.trust;
 
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /** Reads one object's members with types checked; {@link #finish()} refuses unread non-{@code x-} members. */
 final class SchemaReader {
     final JsonValue object;
-    final String path;
-    private final Set<String> read = new HashSet<>();
+    /** The object's path, or null until first needed when it is element {@link #elementIndex} of {@link #arrayPath}. */
+    private String path;
+    private final String arrayPath;
+    private final int elementIndex;
+    /**
+     * Which members were read, by position in {@code object.members()} (a member is read when
+     * one of the readers below asked for its name); {@link #finish()} refuses the others.
+     */
+    private final boolean[] read;
 
     SchemaReader(JsonValue value, String path) throws FormatException {
         if (value.kind() != JsonValue.Kind.OBJECT) throw new FormatException(path, FormatRule.WRONG_TYPE, "expected an object");
         this.object = value;
         this.path = path;
+        this.arrayPath = null;
+        this.elementIndex = 0;
+        this.read = new boolean[value.members().size()];
     }
 
-    String childPath(String name) { return path.isEmpty() ? name : path + "." + name; }
+    /**
+     * A reader of element {@code index} of the array at {@code arrayPath}; its path
+     * ({@code arrayPath[index]}) is only built when an error or a child path needs it.
+     */
+    SchemaReader(JsonValue value, String arrayPath, int index) throws FormatException {
+        if (value.kind() != JsonValue.Kind.OBJECT) {
+            throw new FormatException(arrayPath + "[" + index + "]", FormatRule.WRONG_TYPE, "expected an object");
+        }
+        this.object = value;
+        this.path = null;
+        this.arrayPath = arrayPath;
+        this.elementIndex = index;
+        this.read = new boolean[value.members().size()];
+    }
+
+    /** @return the object's path, e.g. {@code domains[3]} */
+    String path() {
+        if (path == null) path = arrayPath + "[" + elementIndex + "]";
+        return path;
+    }
+
+    String childPath(String name) {
+        String own = path();
+        return own.isEmpty() ? name : own + "." + name;
+    }
 
     String elementPath(String name, int index) { return childPath(name) + "[" + index + "]"; }
 
@@ -26,14 +58,24 @@ final class SchemaReader {
     }
 
     JsonValue optional(String name) {
-        read.add(name);
-        return object.get(name);
+        List<JsonValue.Member> members = object.members();
+        JsonValue found = null;
+        // Every member of that name is marked, as a set of read names would (the parser never
+        // makes two; an object built by hand might).
+        for (int i = 0; i < read.length; i++) {
+            JsonValue.Member member = members.get(i);
+            if (member.name.equals(name)) {
+                read[i] = true;
+                if (found == null) found = member.value;
+            }
+        }
+        return found;
     }
 
     JsonValue required(String name) throws FormatException {
         JsonValue value = optional(name);
         if (value == null) {
-            throw new FormatException(path, FormatRule.MISSING_MEMBER, "required member \"" + name + "\" is missing");
+            throw new FormatException(path(), FormatRule.MISSING_MEMBER, "required member \"" + name + "\" is missing");
         }
         return value;
     }
@@ -101,10 +143,7 @@ final class SchemaReader {
     }
 
     List<JsonValue> optionalArray(String name, int maxCount) throws FormatException {
-        if (object.get(name) == null) {
-            read.add(name);
-            return null;
-        }
+        if (object.get(name) == null) return null;
         return array(name, maxCount);
     }
 
@@ -121,9 +160,11 @@ final class SchemaReader {
     }
 
     void finish() throws FormatException {
-        for (JsonValue.Member member : object.members()) {
-            if (!read.contains(member.name) && !member.name.startsWith("x-")) {
-                throw new FormatException(path, FormatRule.UNKNOWN_MEMBER,
+        List<JsonValue.Member> members = object.members();
+        for (int i = 0; i < read.length; i++) {
+            JsonValue.Member member = members.get(i);
+            if (!read[i] && !member.name.startsWith("x-")) {
+                throw new FormatException(path(), FormatRule.UNKNOWN_MEMBER,
                         "unknown member \"" + member.name + "\" (extensions must start with \"x-\")");
             }
         }

@@ -5,11 +5,12 @@
 // integers. Limits are enforced while reading, so hostile input cannot cause unbounded work.
 package org.pinion.trust;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -19,13 +20,44 @@ import java.util.Set;
  */
 public final class StrictJsonParser {
     private final byte[] bytes;
+    /** {@link #bytes} read 8 at a time (little-endian) to skip runs of plain characters. */
+    private final ByteBuffer words;
     private final JsonLimits limits;
     private int index;
-    private final List<Object> path = new ArrayList<>();
+    /**
+     * The path of the value being read, for error messages only: component k is the member name
+     * {@code pathNames[k]}, or the array index {@code pathIndexes[k]} when that name is null.
+     */
+    private String[] pathNames = new String[16];
+    private int[] pathIndexes = new int[16];
+    private int pathLength;
+    /** Whether the last string {@link #parseString()} returned is all ASCII (then it is its own NFC form). */
+    private boolean lastStringAscii;
+
+    /** Objects with fewer members are checked for duplicates by a scan of the names read (no set). */
+    static final int LINEAR_DUPLICATE_SCAN_MEMBERS = 16;
 
     private StrictJsonParser(byte[] bytes, JsonLimits limits) {
         this.bytes = bytes;
+        this.words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         this.limits = limits;
+    }
+
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGH_BITS = 0x8080808080808080L;
+
+    /**
+     * Whether none of the 8 bytes of {@code word} ends or escapes a string or needs a check: no
+     * {@code "}, no backslash, no control character (below 0x20), no byte from 0x80 (so the word is
+     * ASCII). Exact when it says true: with no high bit set, {@code (x - ONES) & ~x & HIGH_BITS} is
+     * non-zero exactly when some byte of x is zero, and {@code (x - 0x20 * ONES) & ~x} when some byte is
+     * below 0x20 (the classic "has zero byte" / "has less than" tests; borrows only add false alarms).
+     */
+    static boolean plainStringWord(long word) {
+        long quote = word ^ (0x22 * ONES);
+        long backslash = word ^ (0x5C * ONES);
+        long special = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) | ((word - 0x20 * ONES) & ~word) | word;
+        return (special & HIGH_BITS) == 0;
     }
 
     /**
@@ -56,7 +88,11 @@ public final class StrictJsonParser {
     static int firstInvalidUtf8Offset(byte[] bytes) {
         int i = 0;
         int count = bytes.length;
+        ByteBuffer words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         while (i < count) {
+            // ASCII runs 8 bytes at a time.
+            while (i + 8 <= count && (words.getLong(i) & HIGH_BITS) == 0) i += 8;
+            if (i >= count) break;
             int lead = bytes[i] & 0xff;
             if (lead < 0x80) {
                 i++;
@@ -99,15 +135,25 @@ public final class StrictJsonParser {
 
     private String pathText() {
         StringBuilder text = new StringBuilder();
-        for (Object component : path) {
-            if (component instanceof String) {
+        for (int k = 0; k < pathLength; k++) {
+            if (pathNames[k] != null) {
                 if (text.length() > 0) text.append('.');
-                text.append((String) component);
+                text.append(pathNames[k]);
             } else {
-                text.append('[').append(component).append(']');
+                text.append('[').append(pathIndexes[k]).append(']');
             }
         }
         return text.toString();
+    }
+
+    private void pushPath(String name, int arrayIndex) {
+        if (pathLength == pathNames.length) {
+            pathNames = java.util.Arrays.copyOf(pathNames, pathLength * 2);
+            pathIndexes = java.util.Arrays.copyOf(pathIndexes, pathLength * 2);
+        }
+        pathNames[pathLength] = name;
+        pathIndexes[pathLength] = arrayIndex;
+        pathLength++;
     }
 
     private FormatException fail(FormatRule rule, String detail) {
@@ -118,7 +164,11 @@ public final class StrictJsonParser {
         return fail(FormatRule.SYNTAX, "JSON syntax error at byte " + index + ": expected " + expected);
     }
 
+    private static final long EIGHT_SPACES = 0x2020202020202020L;
+
     private void skipWhitespace() {
+        // Indentation 8 spaces at a time.
+        while (index + 8 <= bytes.length && words.getLong(index) == EIGHT_SPACES) index += 8;
         while (index < bytes.length) {
             byte b = bytes[index];
             if (b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D) {
@@ -165,19 +215,33 @@ public final class StrictJsonParser {
             throw fail(FormatRule.NESTING_TOO_DEEP, "nesting deeper than " + limits.maxDepth + " levels");
         }
         index++;
-        List<JsonValue.Member> members = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        ArrayList<JsonValue.Member> members = new ArrayList<>();
+        // The names compared for duplicates, each in NFC (Swift compares strings by canonical
+        // equivalence; NFC makes Java agree). An ASCII name is its own NFC form, but a non-ASCII
+        // one can normalise to ASCII (U+212A KELVIN SIGN is "K"), so every key is NFC, never raw.
+        // A scan of this list for small objects, a set from LINEAR_DUPLICATE_SCAN_MEMBERS on, so
+        // a hostile object stays linear.
+        ArrayList<String> keys = new ArrayList<>();
+        Set<String> keySet = null;
         skipWhitespace();
         if (index < bytes.length && bytes[index] == '}') {
             index++;
-            return JsonValue.object(members);
+            return JsonValue.ownedObject(members);
         }
         while (true) {
             skipWhitespace();
             if (index >= bytes.length || bytes[index] != '"') throw syntax("a member name");
             String name = parseString();
-            // Swift compares strings by canonical equivalence; NFC makes Java agree.
-            if (!seen.add(Normalizer.normalize(name, Normalizer.Form.NFC))) {
+            String key = lastStringAscii ? name : Normalizer.normalize(name, Normalizer.Form.NFC);
+            boolean duplicate;
+            if (keySet != null) {
+                duplicate = !keySet.add(key);
+            } else {
+                duplicate = keys.contains(key);
+                keys.add(key);
+                if (keys.size() >= LINEAR_DUPLICATE_SCAN_MEMBERS) keySet = new HashSet<>(keys);
+            }
+            if (duplicate) {
                 throw fail(FormatRule.DUPLICATE_KEY, "duplicate member \"" + name + "\"");
             }
             if (members.size() >= limits.maxElements) {
@@ -187,9 +251,9 @@ public final class StrictJsonParser {
             if (index >= bytes.length || bytes[index] != ':') throw syntax("':'");
             index++;
             skipWhitespace();
-            path.add(name);
+            pushPath(name, 0);
             JsonValue value = parseValue(depth + 1);
-            path.remove(path.size() - 1);
+            pathLength--;
             members.add(new JsonValue.Member(name, value));
             skipWhitespace();
             if (index >= bytes.length) throw syntax("',' or '}'");
@@ -199,15 +263,15 @@ public final class StrictJsonParser {
             }
             if (bytes[index] == '}') {
                 index++;
-                return JsonValue.object(members);
+                return JsonValue.ownedObject(members);
             }
             throw syntax("',' or '}'");
         }
     }
 
     private int arrayLimit() {
-        if (!path.isEmpty() && path.get(path.size() - 1) instanceof String) {
-            Integer limit = limits.maxElementsByMember.get((String) path.get(path.size() - 1));
+        if (pathLength > 0 && pathNames[pathLength - 1] != null) {
+            Integer limit = limits.maxElementsByMember.get(pathNames[pathLength - 1]);
             if (limit != null) return Math.min(limit, limits.maxElements);
         }
         return limits.maxElements;
@@ -219,20 +283,20 @@ public final class StrictJsonParser {
             throw fail(FormatRule.NESTING_TOO_DEEP, "nesting deeper than " + limits.maxDepth + " levels");
         }
         index++;
-        List<JsonValue> elements = new ArrayList<>();
+        ArrayList<JsonValue> elements = new ArrayList<>();
         skipWhitespace();
         if (index < bytes.length && bytes[index] == ']') {
             index++;
-            return JsonValue.array(elements);
+            return JsonValue.ownedArray(elements);
         }
         while (true) {
             skipWhitespace();
             if (elements.size() >= limit) {
                 throw fail(FormatRule.TOO_MANY_ELEMENTS, "more than " + limit + " elements");
             }
-            path.add(elements.size());
+            pushPath(null, elements.size());
             JsonValue value = parseValue(depth + 1);
-            path.remove(path.size() - 1);
+            pathLength--;
             elements.add(value);
             skipWhitespace();
             if (index >= bytes.length) throw syntax("',' or ']'");
@@ -242,7 +306,7 @@ public final class StrictJsonParser {
             }
             if (bytes[index] == ']') {
                 index++;
-                return JsonValue.array(elements);
+                return JsonValue.ownedArray(elements);
             }
             throw syntax("',' or ']'");
         }
@@ -276,23 +340,38 @@ public final class StrictJsonParser {
         return new String(bytes, start, index - start, StandardCharsets.US_ASCII);
     }
 
+    /**
+     * Reads a string; sets {@link #lastStringAscii}. A string without escapes is one {@code new
+     * String} of its bytes (Latin-1 when all ASCII: the same characters, no UTF-8 decoding), with
+     * no {@code StringBuilder}; escaped strings append whole runs between escapes. The input was
+     * UTF-8-validated up front and a run always ends at an ASCII byte, so each run decodes alone.
+     */
     private String parseString() throws FormatException {
         index++;
-        StringBuilder text = new StringBuilder();
+        StringBuilder text = null;
+        boolean ascii = true;
         int runStart = index;
         while (true) {
+            while (index + 8 <= bytes.length && plainStringWord(words.getLong(index))) index += 8;
             if (index >= bytes.length) throw syntax("'\"' to end the string");
             byte b = bytes[index];
             if (b == '"') {
-                text.append(new String(bytes, runStart, index - runStart, StandardCharsets.UTF_8));
+                String run = new String(bytes, runStart, index - runStart,
+                        ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
                 index++;
-                return text.toString();
+                lastStringAscii = ascii;
+                if (text == null) return run;
+                return text.append(run).toString();
             }
-            if ((b & 0xff) < 0x20) throw syntax("an escaped control character");
-            if (b == '\\') {
+            if (b < 0) {
+                ascii = false;
+            } else if (b < 0x20) {
+                throw syntax("an escaped control character");
+            } else if (b == '\\') {
+                if (text == null) text = new StringBuilder();
                 text.append(new String(bytes, runStart, index - runStart, StandardCharsets.UTF_8));
                 index++;
-                parseEscape(text);
+                if (!parseEscape(text)) ascii = false;
                 runStart = index;
                 continue;
             }
@@ -300,19 +379,20 @@ public final class StrictJsonParser {
         }
     }
 
-    private void parseEscape(StringBuilder text) throws FormatException {
+    /** @return whether the escaped character is ASCII */
+    private boolean parseEscape(StringBuilder text) throws FormatException {
         if (index >= bytes.length) throw syntax("an escape character");
         byte b = bytes[index];
         index++;
         switch (b) {
-            case '"': text.append('"'); return;
-            case '\\': text.append('\\'); return;
-            case '/': text.append('/'); return;
-            case 'b': text.append('\b'); return;
-            case 'f': text.append('\f'); return;
-            case 'n': text.append('\n'); return;
-            case 'r': text.append('\r'); return;
-            case 't': text.append('\t'); return;
+            case '"': text.append('"'); return true;
+            case '\\': text.append('\\'); return true;
+            case '/': text.append('/'); return true;
+            case 'b': text.append('\b'); return true;
+            case 'f': text.append('\f'); return true;
+            case 'n': text.append('\n'); return true;
+            case 'r': text.append('\r'); return true;
+            case 't': text.append('\t'); return true;
             case 'u': {
                 int first = parseHex4();
                 if (first >= 0xDC00 && first <= 0xDFFF) {
@@ -328,10 +408,10 @@ public final class StrictJsonParser {
                         throw fail(FormatRule.LONE_SURROGATE, "lone UTF-16 surrogate in \\u escape");
                     }
                     text.append((char) first).append((char) second);
-                } else {
-                    text.append((char) first);
+                    return false;
                 }
-                return;
+                text.append((char) first);
+                return first < 0x80;
             }
             default:
                 index--;
