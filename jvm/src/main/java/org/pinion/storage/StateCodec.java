@@ -30,7 +30,7 @@ import org.pinion.trust.Timestamp;
  * {"type": "pinion.jvm-client-state", "formatVersion": 1, "scope": ..., "acceptedRoots": [b64...],
  *  "manifest": b64 | null, "floor": {"rootVersion", "version"} | null, "floorPayloadSHA256": hex | null,
  *  "lastKnownTime": time | null, "revokedPins": [...], "revokedSince": n, "manifestDomainNames": [...],
- *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} | null}
+ *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored)}
  * sha256 &lt;64 lowercase hex of every byte before this line&gt;
  * </pre>
  *
@@ -70,9 +70,11 @@ public final class StateCodec {
         for (String name : state.manifestDomainNames) names.add(JsonValue.string(name));
         m.add(member("manifestDomainNames", JsonValue.array(names)));
         m.add(member("manifestETag", state.manifestETag == null ? JsonValue.NULL : JsonValue.string(state.manifestETag)));
-        m.add(member("logCheckpoint", state.logCheckpoint == null ? JsonValue.NULL : JsonValue.object(List.of(
-                member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
-                member("quorumTime", JsonValue.number(state.logQuorumTime))))));
+        // Written only when there is one, so a state without a log encodes as format version 1 always did.
+        if (state.logCheckpoint != null) {
+            m.add(member("logCheckpoint", JsonValue.object(List.of(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
+                    member("quorumTime", JsonValue.number(state.logQuorumTime))))));
+        }
         byte[] body = JsonWriter.write(JsonValue.object(m));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] trailer = ("sha256 " + Codec.hex(Sha256.digest(body)) + "\n").getBytes(StandardCharsets.US_ASCII);
