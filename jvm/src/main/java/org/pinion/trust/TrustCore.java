@@ -385,8 +385,23 @@ public final class TrustCore {
                 return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
             }
         }
-        Fetch fetch = source.manifest(current.persisted().manifestETag);
         Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
+        // The publisher writes manifest.proof before manifest.json: a refresh between the two writes sees
+        // a proof of the next manifest. That mismatch is retried once, then refused (docs/DESIGN.md §12).
+        List<ClientEvent> attempt = new ArrayList<>(events);
+        RefreshResult result = manifestStep(state, current, t0, now, source, attempt);
+        if (result.outcome == RefreshResult.Outcome.REJECTED && result.error.log() != null
+                && result.error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED) {
+            attempt = new ArrayList<>(events);
+            result = manifestStep(state, current, t0, now, source, attempt);
+        }
+        return result;
+    }
+
+    /** The conditional manifest fetch, its checks and the log step, from {@code current} (the walked roots). */
+    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, Timestamp now, Fetch.Source source,
+            List<ClientEvent> events) {
+        Fetch fetch = source.manifest(current.persisted().manifestETag);
         switch (fetch.status) {
             case NOT_MODIFIED:
                 try {

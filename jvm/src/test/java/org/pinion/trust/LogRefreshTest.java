@@ -132,6 +132,47 @@ public class LogRefreshTest {
     }
 
     @Test
+    public void aProofOfTheNextManifestIsRetriedOnceThenRefused() throws Exception {
+        byte[] m2Payload = SignedChain.manifestPayload(SignedChain.SCOPE, 1, 2, null);
+        byte[] m2 = SignedChain.envelope(PayloadKind.PINS, m2Payload, 2);
+        byte[] rootSha = LogTestKit.sha256(ROOT_PAYLOAD);
+        List<byte[]> entries = List.of(LogTestKit.head(0, 1, rootSha, 1, 1, LogTestKit.sha256(M1_PAYLOAD)),
+                LogTestKit.head(1, 1, rootSha, 1, 2, LogTestKit.sha256(m2Payload)));
+        String text = LogTestKit.checkpointText(LogTestKit.ORIGIN, 2, LogTestKit.mth(entries));
+        byte[] proof2 = LogTestKit.proof(entries.get(1), 1, LogTestKit.path(1, entries), LogTestKit.note(text,
+                LogTestKit.logSignatureLine(LogTestKit.ORIGIN, LogTestKit.LOG_SEED, text), LogTestKit.cosign(0, T0.seconds, text),
+                LogTestKit.cosign(2, T0.seconds, text)));
+        // Mid-publish: manifest.proof is already the new one, manifest.json still the old one on the first read.
+        List<byte[]> manifests = new ArrayList<>(List.of(M1, m2));
+        int[] proofFetches = {0};
+        Fetch.Source midPublish = new Fetch.Source() {
+            @Override
+            public Fetch root(long version) { return Fetch.notFound(); }
+
+            @Override
+            public Fetch manifest(String ifNoneMatch) { return Fetch.found(manifests.size() > 1 ? manifests.remove(0) : manifests.get(0)); }
+
+            @Override
+            public Fetch proof() {
+                proofFetches[0]++;
+                return Fetch.found(proof2);
+            }
+        };
+        TrustCore core = core(ROOT);
+        RefreshResult result = core.refresh(core.initialState(List.of()), T0, midPublish);
+        assertEquals(result.error == null ? "" : result.error.getMessage(), RefreshResult.Outcome.UPDATED, result.outcome);
+        assertEquals(new ManifestOrder(1, 2), result.state.floor());
+        assertEquals(2, proofFetches[0]);
+        // A manifest that stays unlogged is refused after one retry, and the retry's events are reported once.
+        Channel unlogged = new Channel(Fetch.found(proof2));
+        RefreshResult refused = core.refresh(core.initialState(List.of()), T0, unlogged);
+        assertEquals("log-manifest-not-logged", refused.error.log().code());
+        assertEquals(2, unlogged.proofFetches);
+        assertEquals(1, refused.events.stream().filter(e -> e.kind == ClientEvent.Kind.REJECTED).count());
+        assertFalse(refused.stateChanged);
+    }
+
+    @Test
     public void withoutALogNoProofIsFetched() throws Exception {
         TrustCore core = core(ROOT_PLAIN);
         Channel channel = new Channel(Fetch.failed("must not be asked"));
