@@ -17,35 +17,14 @@ import org.pinion.trust.log.LogTestKit;
 
 public class LogRefreshTest {
     private static final Timestamp T0 = new Timestamp(1_781_049_600L); // 2026-06-10T00:00:00Z
-    private static final byte[] ROOT_PAYLOAD = rootWithLog();
-    private static final byte[] ROOT = SignedChain.envelope(PayloadKind.ROOT, ROOT_PAYLOAD, 1);
+    private static final byte[] ROOT_PAYLOAD = LogChain.ROOT_PAYLOAD;
+    private static final byte[] ROOT = LogChain.ROOT;
     private static final byte[] ROOT_PLAIN = SignedChain.envelope(PayloadKind.ROOT,
             SignedChain.rootPayload(SignedChain.SCOPE, 1, 0, 2_592_000, new int[] {1}, new int[] {2}), 1);
-    private static final byte[] M1_PAYLOAD = SignedChain.manifestPayload(SignedChain.SCOPE, 1, 1, null);
-    private static final byte[] M1 = SignedChain.envelope(PayloadKind.PINS, M1_PAYLOAD, 2);
+    private static final byte[] M1_PAYLOAD = LogChain.M1_PAYLOAD;
+    private static final byte[] M1 = LogChain.M1;
 
-    private static byte[] rootWithLog() {
-        String payload = new String(SignedChain.rootPayload(SignedChain.SCOPE, 1, 0, 2_592_000, new int[] {1}, new int[] {2}),
-                StandardCharsets.UTF_8);
-        StringBuilder witnesses = new StringBuilder();
-        for (int i = 0; i < 3; i++) {
-            if (i > 0) witnesses.append(',');
-            witnesses.append("{\"key\":\"").append(LogTestKit.verifierKey(LogTestKit.WITNESS_NAMES[i], 4, LogTestKit.WITNESS_SEEDS[i]))
-                    .append("\",\"url\":\"https://").append(LogTestKit.WITNESS_NAMES[i]).append("\"}");
-        }
-        String log = "{\"origin\":\"" + LogTestKit.ORIGIN + "\",\"key\":\"" + LogTestKit.verifierKey(LogTestKit.ORIGIN, 1, LogTestKit.LOG_SEED)
-                + "\",\"witnesses\":[" + witnesses + "],\"quorum\":2,\"maxCheckpointAge\":3600,\"checkpointGrace\":7200}";
-        int end = payload.lastIndexOf('}');
-        return (payload.substring(0, end) + ",\"log\":" + log + payload.substring(end)).getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] goodProof(long cosignedAt) {
-        byte[] head = LogTestKit.head(0, 1, LogTestKit.sha256(ROOT_PAYLOAD), 1, 1, LogTestKit.sha256(M1_PAYLOAD));
-        String text = LogTestKit.checkpointText(LogTestKit.ORIGIN, 1, LogTestKit.mth(List.of(head)));
-        byte[] note = LogTestKit.note(text, LogTestKit.logSignatureLine(LogTestKit.ORIGIN, LogTestKit.LOG_SEED, text),
-                LogTestKit.cosign(0, cosignedAt, text), LogTestKit.cosign(1, cosignedAt, text));
-        return LogTestKit.proof(head, 0, List.of(), note);
-    }
+    private static byte[] goodProof(long cosignedAt) { return LogChain.proof(cosignedAt); }
 
     /** Serves root 1 only, manifest M1 (304 when the ETag matches) and a proof answer, counting proof fetches. */
     private static final class Channel implements Fetch.Source {
