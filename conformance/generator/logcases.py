@@ -5,9 +5,9 @@
 # tlog-proof@v1 files, all written from the specs with hashlib; Ed25519 signatures come from
 # `openssl pkeyutl -sign -rawin` with the fixed keys of conformance/keys/ (deterministic).
 
-import base64
 import calendar
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -365,15 +365,22 @@ def case_log_smaller_checkpoint(b):
     log.append(head(2, 1, root, 1, 2, m2))
     b.raw("proof-size-3.proof", log.proof(2, 3, log.note(b, 3)))
     b.raw("proof-size-2.proof", log.proof(1, 2, log.note(b, 2)))
-    steps(b, "A checkpoint smaller than the stored one is a rollback of the log: refused", [
+    steps(b, "A checkpoint smaller than the stored one is a rollback of the log: refused, also after a restart and "
+             "with one state copy lost (the checkpoint is part of the crash-safe state); with all state deleted the "
+             "client starts over", [
         serve_log("manifest-2.json", "proof-size-3.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-2.json", "proof-size-2.proof"),
         refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
         {"action": "restart"},
         refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
+        {"action": "corruptCopy", "copy": "A"},
+        refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
         serve_log("manifest-2.json", "proof-size-3.proof"),
         refresh(T_START, "unchanged", [1, 2], False),
+        {"action": "deleteState"},
+        serve_log("manifest-2.json", "proof-size-2.proof"),
+        refresh(T_START, "updated", [1, 2], True),
     ])
 
 
@@ -449,6 +456,48 @@ def case_log_origin_change(b):
     ])
 
 
+def case_log_invalid_root_member(b):
+    log_root(b)
+    m1 = manifest(b, "manifest-1.json", 1)
+    good = log_member()["log"]
+    w1 = dict(good["witnesses"][0])
+
+    def rotated(name, change):
+        log = json.loads(json.dumps(good))
+        change(log)
+        payload = root_payload(2, ["root1"], 1, ["pins1"], 1, extra={"log": log, "pinsRoleSince": 1})
+        b.sign_openssl(name, payload, ["root1"])  # `pinion sign` refuses these payloads
+
+    rotated("root-2-witness-twice.json", lambda log: log["witnesses"].append(
+        {"key": verifier_key("witness-1-again.conformance.test", 0x04, "witness1"), "url": w1["url"]}))
+    rotated("root-2-log-key-as-witness.json", lambda log: log["witnesses"].append(
+        {"key": verifier_key("witness-9.conformance.test", 0x04, "log1"), "url": "https://w9.conformance.test"}))
+    rotated("root-2-quorum-above-witnesses.json", lambda log: log.update(quorum=4))
+    rotated("root-2-http-witness.json", lambda log: log["witnesses"][0].update(url="http://witness1.conformance.test"))
+    rotated("root-2-witness-type-0x01.json", lambda log: log["witnesses"][0].update(
+        key=verifier_key(WITNESSES["witness1"][0], 0x01, "witness1")))
+    rotated("root-2-bad-key-hash.json", lambda log: log.update(key=good["key"].replace("+", "+0", 1)[:-1]))
+    rotated("root-2-unknown-member.json", lambda log: log.update(witnessQuorum=2))
+    rotated("root-2-negative-grace.json", lambda log: log.update(checkpointGrace=-1))
+    log = Log().append(head(0, 1, log_root_payload(), 1, 1, m1))
+    b.raw("proof-1.proof", log.proof(0, 1, log.note(b, 1)))
+    body = [serve_log("manifest-1.json", "proof-1.proof"), refresh(T_START, "updated", [1, 1], True)]
+    for name, reason in (("root-2-witness-twice.json", "invalid-log"), ("root-2-log-key-as-witness.json", "invalid-log"),
+                         ("root-2-quorum-above-witnesses.json", "invalid-log"), ("root-2-http-witness.json", "invalid-log"),
+                         ("root-2-witness-type-0x01.json", "invalid-log"), ("root-2-bad-key-hash.json", "invalid-log"),
+                         ("root-2-unknown-member.json", "unknown-member"),
+                         ("root-2-negative-grace.json", "integer-out-of-range")):
+        body.append(serve_log("manifest-1.json", "proof-1.proof", roots={"2": name}))
+        body.append(refresh(T_START, "rejected", [1, 1], False, reason, policy=M_PINS))
+    steps(b, "A rotation to a root whose log member is invalid (one witness key twice, the log key as a witness, a "
+             "quorum above the witnesses, an http URL, a witness key of type 0x01, a bad key hash, an unknown member, a "
+             "negative grace) is refused; the client keeps its root and manifest", body)
+
+
+def log_root_payload():
+    return root_payload(1, ["root1"], 1, ["pins1"], 1, extra=log_member())
+
+
 LOG_PENDING = [
     ("log-accepted-quorum", case_log_accepted),
     ("log-split-view", case_log_split_view),
@@ -462,4 +511,5 @@ LOG_PENDING = [
     ("log-missing-proof", case_log_missing_proof),
     ("log-key-change-drops-checkpoint", case_log_key_change),
     ("log-origin-change", case_log_origin_change),
+    ("log-invalid-root-member", case_log_invalid_root_member),
 ]
