@@ -211,13 +211,15 @@ def case_log_split_view(b):
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     b.raw("proof-split.proof", fork.proof(1, 2, fork.note(b, 2)))
     steps(b, "Split view: the log key signed two trees of size 2 and a quorum cosigned the other one; a client "
-             "that verified one refuses the other as equivocation, even after a restart", [
+             "that verified one refuses the other as equivocation, even after a restart, and keeps the first "
+             "evidence (both notes) in its state", [
         serve_log("manifest-2.json", "proof-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         {"action": "restart"},
         serve_log("manifest-3-split.json", "proof-split.proof"),
-        refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"], policy=M_PINS),
+        refresh(T_START, "rejected", [1, 2], True, "log-equivocation", events=["equivocation"], policy=M_PINS),
         evaluate(API, T_START, [pin("evil-1")], "rejected", "noMatchingPin"),
+        refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"]),
         serve_log("manifest-2.json", "proof-2.proof"),
         refresh(T_START, "unchanged", [1, 2], False),
     ])
@@ -264,13 +266,14 @@ def case_log_withheld_root(b):
     b.raw("proof-1.proof", log.proof(0, 1, log.note(b, 1)))
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     steps(b, "Withheld root: the log names root 2 but the publisher answers 404 for root/2.json: refused "
-             "(root 2 is logged but not served); once served, accepted", [
+             "(root 2 is logged but not served); a proof that does not name a served root 2 refuses the refresh and "
+             "keeps nothing of it, root 2 included; once both are served, accepted", [
         serve_log("manifest-1.json", "proof-1.proof"),
         refresh(T_START, "updated", [1, 1], True),
         serve_log("manifest-1.json", "proof-2.proof"),
         refresh(T_START, "rejected", [1, 1], False, "log-root-logged-not-served", policy=M_PINS),
         serve_log("manifest-1.json", "proof-1.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 1], True, "log-root-mismatch", events=["rootAccepted"]),
+        refresh(T_START, "rejected", [1, 1], False, "log-root-mismatch", absent=["rootAccepted"]),
         serve_log("manifest-1.json", "proof-2.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "unchanged", [1, 1], True, policy=M_PINS),
     ])
@@ -393,8 +396,8 @@ def case_log_missing_proof(b):
     b.raw("proof-truncated.proof", proof[:len(proof) // 2])
     b.raw("proof-too-large.proof", proof + b"x" * (32 * 1024 - len(proof) + 1))
     b.raw("proof-wrong-index.proof", proof.replace(b"\nindex 0\n", b"\nindex 00\n"))
-    steps(b, "A missing, truncated, oversized or malformed proof refuses the refresh with its reason; the state is "
-             "unchanged", [
+    steps(b, "A missing, truncated, oversized or malformed proof refuses the refresh with its reason; a proof that "
+             "cannot be fetched (HTTP 500) is a network failure; the state is unchanged", [
         serve_log("manifest-1.json"),
         refresh(T_START, "rejected", None, False, "log-proof-missing", policy=BASELINE_API),
         serve_log("manifest-1.json", 404),
@@ -405,6 +408,8 @@ def case_log_missing_proof(b):
         refresh(T_START, "rejected", None, False, "log-proof-too-large"),
         serve_log("manifest-1.json", "proof-wrong-index.proof"),
         refresh(T_START, "rejected", None, False, "log-malformed-proof"),
+        serve_log("manifest-1.json", 500),
+        refresh(T_START, "network", None, False, "network"),
         serve_log("manifest-1.json", "proof-1.proof"),
         refresh(T_START, "updated", [1, 1], True, policy=M_PINS),
     ])
@@ -425,7 +430,7 @@ def case_log_key_change(b):
         serve_log("manifest-2.json", "proof-old-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-3.json", "proof-old-2.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 2], True, "log-signature-missing", events=["rootAccepted"]),
+        refresh(T_START, "rejected", [1, 2], False, "log-signature-missing", absent=["rootAccepted"]),
         serve_log("manifest-3.json", "proof-new-1.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "updated", [2, 3], True, policy=M_PINS),
         {"action": "restart"},
@@ -448,7 +453,7 @@ def case_log_origin_change(b):
         serve_log("manifest-2.json", "proof-old-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-3.json", "proof-old-2.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 2], True, "log-wrong-origin"),
+        refresh(T_START, "rejected", [1, 2], False, "log-wrong-origin"),
         serve_log("manifest-3.json", "proof-new-1.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "updated", [2, 3], True, policy=M_PINS),
         {"action": "restart"},

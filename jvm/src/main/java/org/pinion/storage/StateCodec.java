@@ -30,7 +30,8 @@ import org.pinion.trust.Timestamp;
  * {"type": "pinion.jvm-client-state", "formatVersion": 1, "scope": ..., "acceptedRoots": [b64...],
  *  "manifest": b64 | null, "floor": {"rootVersion", "version"} | null, "floorPayloadSHA256": hex | null,
  *  "lastKnownTime": time | null, "revokedPins": [...], "revokedSince": n, "manifestDomainNames": [...],
- *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored)}
+ *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored),
+ *  "logEquivocation": {"storedNote": b64, "receivedNote": b64} (only after a split view of the log)}
  * sha256 &lt;64 lowercase hex of every byte before this line&gt;
  * </pre>
  *
@@ -74,6 +75,11 @@ public final class StateCodec {
         if (state.logCheckpoint != null) {
             m.add(member("logCheckpoint", JsonValue.object(List.of(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
                     member("quorumTime", JsonValue.number(state.logQuorumTime))))));
+        }
+        if (state.logEquivocationStored != null && state.logEquivocationReceived != null) {
+            m.add(member("logEquivocation", JsonValue.object(List.of(
+                    member("storedNote", JsonValue.string(Codec.base64(state.logEquivocationStored))),
+                    member("receivedNote", JsonValue.string(Codec.base64(state.logEquivocationReceived)))))));
         }
         byte[] body = JsonWriter.write(JsonValue.object(m));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -147,7 +153,8 @@ public final class StateCodec {
         JsonValue root = StrictJsonParser.parse(body, new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, java.util.Map.of()));
         if (root.kind() != JsonValue.Kind.OBJECT) throw new FormatException("", FormatRule.WRONG_TYPE, "expected an object");
         Set<String> known = new HashSet<>(List.of("type", "formatVersion", "scope", "acceptedRoots", "manifest", "floor", "floorPayloadSHA256",
-                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint"));
+                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint",
+                "logEquivocation"));
         for (JsonValue.Member member : root.members()) {
             if (!known.contains(member.name)) {
                 throw new FormatException("", FormatRule.UNKNOWN_MEMBER, "unknown member \"" + member.name + "\"");
@@ -221,11 +228,7 @@ public final class StateCodec {
             if (checkpoint.kind() != JsonValue.Kind.OBJECT || checkpoint.members().size() != 2) {
                 throw new FormatException("logCheckpoint", FormatRule.WRONG_TYPE, "expected {\"note\", \"quorumTime\"} or null");
             }
-            JsonValue note = require(checkpoint, "note");
-            byte[] bytes = note.kind() == JsonValue.Kind.STRING ? Codec.decodeBase64Canonical(note.text()) : null;
-            if (bytes == null || bytes.length == 0 || bytes.length > 64 * 1024) {
-                throw new FormatException("logCheckpoint.note", FormatRule.INVALID_BASE64, "not canonical base64 of 1 ... 65536 bytes");
-            }
+            byte[] bytes = note(require(checkpoint, "note"), "logCheckpoint.note");
             JsonValue quorumTime = require(checkpoint, "quorumTime");
             if (quorumTime.kind() != JsonValue.Kind.NUMBER || !quorumTime.text().matches("0|[1-9][0-9]{0,15}")
                     || Long.parseLong(quorumTime.text()) > Limits.MAX_INTEGER) {
@@ -234,7 +237,24 @@ public final class StateCodec {
             state.logCheckpoint = bytes;
             state.logQuorumTime = Long.parseLong(quorumTime.text());
         }
+        JsonValue evidence = root.get("logEquivocation");
+        if (evidence != null && evidence.kind() != JsonValue.Kind.NULL) {
+            if (evidence.kind() != JsonValue.Kind.OBJECT || evidence.members().size() != 2) {
+                throw new FormatException("logEquivocation", FormatRule.WRONG_TYPE, "expected {\"storedNote\", \"receivedNote\"} or null");
+            }
+            state.logEquivocationStored = note(require(evidence, "storedNote"), "logEquivocation.storedNote");
+            state.logEquivocationReceived = note(require(evidence, "receivedNote"), "logEquivocation.receivedNote");
+        }
         return state;
+    }
+
+    /** A signed note's bytes as stored: canonical base64 of 1 ... 65,536 bytes. */
+    private static byte[] note(JsonValue value, String path) throws FormatException {
+        byte[] bytes = value.kind() == JsonValue.Kind.STRING ? Codec.decodeBase64Canonical(value.text()) : null;
+        if (bytes == null || bytes.length == 0 || bytes.length > 64 * 1024) {
+            throw new FormatException(path, FormatRule.INVALID_BASE64, "not canonical base64 of 1 ... 65536 bytes");
+        }
+        return bytes;
     }
 
     private static JsonValue require(JsonValue object, String name) throws FormatException {

@@ -4,6 +4,7 @@ package org.pinion.trust;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.pinion.trust.log.Equivocation;
 import org.pinion.trust.log.LogException;
 import org.pinion.trust.log.LogFreshness;
 import org.pinion.trust.log.LogPolicy;
@@ -356,6 +357,7 @@ public final class TrustCore {
         List<ClientEvent> events = new ArrayList<>();
         Timestamp last = state.lastKnownTime();
         if (last != null && t0.compareTo(last.plus(-CLOCK_STEP_TOLERANCE)) < 0) events.add(ClientEvent.clockSteppedBack(t0, last));
+        List<ClientEvent> startEvents = new ArrayList<>(events);
         TrustedState current = state;
         int rotations = 0;
         while (true) {
@@ -365,13 +367,12 @@ public final class TrustCore {
             if (fetch.status != Fetch.Status.FOUND) {
                 ClientException error = ClientException.fetchFailed("root/" + version + ".json",
                         fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
-                events.add(ClientEvent.networkFailure(error.getMessage()));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.NETWORK_FAILURE, error,
+                        ClientEvent.networkFailure(error.getMessage()));
             }
             if (rotations >= RootChain.MAX_ROTATIONS_PER_WALK) {
                 ClientException error = ClientException.tooManyRotations(RootChain.MAX_ROTATIONS_PER_WALK);
-                events.add(ClientEvent.rejected(error));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.REJECTED, error, ClientEvent.rejected(error));
             }
             try {
                 current = acceptRoot(fetch.body(), current);
@@ -381,48 +382,84 @@ public final class TrustCore {
                     events.add(ClientEvent.manifestNotCurrent("root " + version + " was accepted; the manifest must be re-signed"));
                 }
             } catch (ClientException error) {
-                events.add(ClientEvent.rejected(error));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.REJECTED, error, ClientEvent.rejected(error));
             }
         }
         Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
-        // The publisher writes manifest.proof before manifest.json: a refresh between the two writes sees
-        // a proof of the next manifest. That mismatch is retried once, then refused (docs/DESIGN.md §12).
-        List<ClientEvent> attempt = new ArrayList<>(events);
-        RefreshResult result = manifestStep(state, current, t0, now, source, attempt);
-        if (result.outcome == RefreshResult.Outcome.REJECTED && result.error.log() != null
-                && result.error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED) {
-            attempt = new ArrayList<>(events);
-            result = manifestStep(state, current, t0, now, source, attempt);
+        List<ClientEvent> walkEvents = events;
+        for (int attempt = 0; ; attempt++) {
+            RefreshResult result = manifestStep(state, current, t0, new ArrayList<>(walkEvents), source);
+            if (result.error != null || result.state.log() == null) return result;
+            // With a log, the refresh stands or falls with manifest.proof (docs/DESIGN.md §12).
+            List<ClientEvent> logEvents = new ArrayList<>(result.events);
+            try {
+                TrustedState logged = checkLog(result.state, now, source, logEvents);
+                return RefreshResult.of(state, logged, result.outcome, null, result.updatedTo, logEvents, result.maxAge);
+            } catch (ClientException error) {
+                // The publisher writes manifest.proof before manifest.json: a refresh between the two writes
+                // sees a proof of the next manifest. That mismatch is retried once, then refused.
+                boolean mismatch = error.log() != null && error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED;
+                if (mismatch && attempt == 0) continue;
+                return logRefused(state, startEvents, error, result.maxAge);
+            }
         }
-        return result;
     }
 
-    /** The conditional manifest fetch, its checks and the log step, from {@code current} (the walked roots). */
-    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, Timestamp now, Fetch.Source source,
-            List<ClientEvent> events) {
+    /**
+     * A failed root walk keeps its verified prefix, except under a log (before or after the walk): roots
+     * then count only with a proof that names them (docs/DESIGN.md §12), so the refresh keeps nothing.
+     */
+    private static RefreshResult walkFailed(TrustedState start, TrustedState current, List<ClientEvent> startEvents,
+            List<ClientEvent> events, RefreshResult.Outcome outcome, ClientException error, ClientEvent event) {
+        if (start.log() != null || current.log() != null) {
+            List<ClientEvent> kept = new ArrayList<>(startEvents);
+            kept.add(event);
+            return RefreshResult.of(start, start, outcome, error, null, kept, -1);
+        }
+        events.add(event);
+        return RefreshResult.of(start, current, outcome, error, null, events, -1);
+    }
+
+    /**
+     * A refused or unfetchable manifest.proof: the refresh keeps the state it started from, roots included,
+     * except the first evidence of a split view, which is kept (docs/DESIGN.md §12 step 5).
+     */
+    private static RefreshResult logRefused(TrustedState start, List<ClientEvent> startEvents, ClientException error, long maxAge) {
+        List<ClientEvent> events = new ArrayList<>(startEvents);
+        TrustedState end = start;
+        if (error.kind() != ClientException.Kind.LOG) {
+            events.add(ClientEvent.networkFailure(error.getMessage()));
+            return RefreshResult.of(start, end, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+        }
+        Equivocation evidence = error.log().equivocation();
+        if (evidence != null) {
+            ClientState persisted = start.persisted();
+            if (persisted.logEquivocationStored == null) {
+                persisted.logEquivocationStored = evidence.storedNote();
+                persisted.logEquivocationReceived = evidence.receivedNote();
+                end = new TrustedState(persisted, start.chain, start.manifest, start.manifestValid, start.forcedDomains);
+            }
+            events.add(ClientEvent.logEquivocation(evidence));
+        }
+        events.add(ClientEvent.rejected(error));
+        return RefreshResult.of(start, end, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+    }
+
+    /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
+    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, List<ClientEvent> events,
+            Fetch.Source source) {
         Fetch fetch = source.manifest(current.persisted().manifestETag);
         switch (fetch.status) {
             case NOT_MODIFIED:
-                try {
-                    TrustedState logged = checkLog(current, now, source, events);
-                    return unchanged(state, logged, t0, null, events, fetch.maxAge);
-                } catch (ClientException error) {
-                    return logRejected(state, current, error, events, fetch.maxAge);
-                }
+                return unchanged(state, current, t0, null, events, fetch.maxAge);
             case FOUND:
                 try {
                     ManifestStep step = acceptManifest(fetch.body(), fetch.etag, current, t0);
-                    if (step.state == null) {
-                        TrustedState logged = checkLog(current, now, source, events);
-                        return unchanged(state, logged, t0, fetch.etag, events, fetch.maxAge);
-                    }
-                    TrustedState logged = checkLog(step.state, now, source, events);
+                    if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
                     events.addAll(step.events);
-                    return RefreshResult.of(state, logged, RefreshResult.Outcome.UPDATED, null, logged.floor(), events,
+                    return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
                             fetch.maxAge);
                 } catch (ClientException error) {
-                    if (error.kind() == ClientException.Kind.LOG) return logRejected(state, current, error, events, fetch.maxAge);
                     if (error.kind() == ClientException.Kind.EQUIVOCATION) events.add(ClientEvent.equivocation(error.order()));
                     events.add(ClientEvent.rejected(error));
                     return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
@@ -435,13 +472,6 @@ public final class TrustCore {
         }
     }
 
-    private static RefreshResult logRejected(TrustedState start, TrustedState current, ClientException error,
-            List<ClientEvent> events, long maxAge) {
-        if (error.log() != null && error.log().equivocation() != null) events.add(ClientEvent.logEquivocation(error.log().equivocation()));
-        events.add(ClientEvent.rejected(error));
-        return RefreshResult.of(start, current, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
-    }
-
     /**
      * The log step of a refresh (docs/DESIGN.md §12): when the newest root has a {@code log}, fetches
      * manifest.proof (every refresh, also after a 304) and verifies it against the manifest that
@@ -452,7 +482,7 @@ public final class TrustCore {
      * @param source the update channel
      * @param events receives staleCheckpoint and futureCosignature
      * @return candidate with the verified checkpoint stored, or candidate itself when no log applies
-     * @throws ClientException LOG naming the reason code
+     * @throws ClientException LOG naming the reason code, or FETCH_FAILED when the proof could not be fetched
      */
     private TrustedState checkLog(TrustedState candidate, Timestamp now, Fetch.Source source, List<ClientEvent> events)
             throws ClientException {
@@ -460,9 +490,11 @@ public final class TrustCore {
         ClientState persisted = candidate.persisted();
         if (log == null || persisted.manifest == null || candidate.manifest == null) return candidate;
         Fetch fetch = source.proof();
+        if (fetch.status == Fetch.Status.NOT_FOUND) {
+            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "the publisher serves no manifest.proof (404)"));
+        }
         if (fetch.status != Fetch.Status.FOUND) {
-            String why = fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason;
-            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "manifest.proof: " + why));
+            throw ClientException.fetchFailed("manifest.proof", fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
         }
         StoredCheckpoint stored = null;
         if (persisted.logCheckpoint != null) {
@@ -481,7 +513,9 @@ public final class TrustCore {
         } catch (LogException e) {
             throw ClientException.log(e);
         }
-        if (!verified.futureCosignatures.isEmpty()) events.add(ClientEvent.futureCosignature(verified.futureCosignatures));
+        if (!verified.futureCosignatures.isEmpty() || verified.quorumTimeInFuture) {
+            events.add(ClientEvent.futureCosignatures(verified.futureCosignatures, verified.quorumTimeInFuture));
+        }
         LogFreshness freshness = verified.freshness;
         if (freshness.state == LogFreshness.State.STALE || freshness.state == LogFreshness.State.EXPIRED) {
             events.add(ClientEvent.staleCheckpoint(freshness.age, log.maxCheckpointAge));

@@ -68,7 +68,7 @@ public class CliLogTest {
             String[] missing = refresh(tree, server);
             assertEquals(missing[2], "1", missing[0]);
             assertTrue(missing[1], missing[1].contains("\nlog         refused log-proof-missing; no verified checkpoint (origin example.test/log)\n"));
-            assertTrue(missing[1], missing[1].startsWith("outcome     rejected: transparency log: manifest.proof: "));
+            assertTrue(missing[1], missing[1].startsWith("outcome     rejected: transparency log: the publisher serves no manifest.proof (404) [log-proof-missing]\n"));
             long at = Timestamp.parse(AT).seconds;
             Files.write(scope.getParent().resolve("manifest.proof"), LogChain.proof(at - 60));
             String[] ok = refresh(tree, server);

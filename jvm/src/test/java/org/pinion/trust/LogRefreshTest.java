@@ -78,13 +78,19 @@ public class LogRefreshTest {
     public void aProofThatCannotBeFetchedRefusesWithTheStateUnchanged() throws Exception {
         TrustCore core = core(ROOT);
         TrustedState initial = core.initialState(List.of());
-        for (Fetch answer : new Fetch[] {Fetch.notFound(), Fetch.failed("HTTP 500"), Fetch.notModified()}) {
-            Channel channel = new Channel(answer);
-            RefreshResult result = core.refresh(initial, T0, channel);
-            assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
-            assertEquals("log-proof-missing", result.error.log().code());
+        RefreshResult missing = core.refresh(initial, T0, new Channel(Fetch.notFound()));
+        assertEquals(RefreshResult.Outcome.REJECTED, missing.outcome);
+        assertEquals("log-proof-missing", missing.error.log().code());
+        assertFalse(missing.stateChanged);
+        assertNull(missing.state.manifest);
+        for (Fetch answer : new Fetch[] {Fetch.failed("HTTP 500"), Fetch.notModified()}) {
+            RefreshResult result = core.refresh(initial, T0, new Channel(answer));
+            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+            assertEquals(ClientException.Kind.FETCH_FAILED, result.error.kind());
+            assertTrue(result.error.getMessage(), result.error.getMessage().startsWith("manifest.proof: "));
             assertFalse(result.stateChanged);
             assertNull(result.state.manifest);
+            assertEquals(0, result.events.stream().filter(e -> e.kind == ClientEvent.Kind.UPDATED).count());
         }
         Channel tooLarge = new Channel(Fetch.found(new byte[40 * 1024]));
         assertEquals("log-proof-too-large", core.refresh(initial, T0, tooLarge).error.log().code());
@@ -160,6 +166,30 @@ public class LogRefreshTest {
         assertEquals(0, channel.proofFetches);
         assertNull(result.state.persisted().logCheckpoint);
         assertNull(result.state.logFreshness(T0));
+    }
+
+    @Test
+    public void splitViewEvidenceRoundTripsThroughAStateCopyAndBadEvidenceIsRefused() throws Exception {
+        TrustCore core = core(ROOT);
+        ClientState state = core.refresh(core.initialState(List.of()), T0, new Channel(Fetch.found(goodProof(T0.seconds)))).state.persisted();
+        state.logEquivocationStored = state.logCheckpoint.clone();
+        state.logEquivocationReceived = "other note\n\n\u2014 x AAAAAAAA\n".getBytes(StandardCharsets.UTF_8);
+        byte[] copy = StateCodec.encode(state);
+        assertEquals(state, StateCodec.decode(copy, Limits.STANDARD));
+        String text = new String(copy, StandardCharsets.UTF_8);
+        String body = text.substring(0, text.lastIndexOf("sha256 "));
+        for (String variant : new String[] {body.replaceFirst("\"receivedNote\": \"", "\"receivedNote\": \"="),
+                body.replaceFirst("\"storedNote\": \"[^\"]*\",", "")}) {
+            assertFalse(variant.equals(body));
+            byte[] bytes = variant.getBytes(StandardCharsets.UTF_8);
+            byte[] damaged = LogTestKit.concat(bytes, ("sha256 " + Codec.hex(Fixtures.CRYPTO.sha256(bytes)) + "\n").getBytes(StandardCharsets.US_ASCII));
+            try {
+                StateCodec.decode(damaged, Limits.STANDARD);
+                fail("decoded " + variant);
+            } catch (FormatException e) {
+                assertTrue(e.getMessage(), e.getMessage().contains("logEquivocation"));
+            }
+        }
     }
 
     @Test
