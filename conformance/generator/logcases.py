@@ -211,13 +211,13 @@ def case_log_split_view(b):
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     b.raw("proof-split.proof", fork.proof(1, 2, fork.note(b, 2)))
     steps(b, "Split view: the log key signed two trees of size 2 and a quorum cosigned the other one; a client "
-             "that verified one refuses the other as equivocation, even after a restart, and keeps the first "
-             "evidence (both notes) in its state", [
+             "that verified one refuses the other as equivocation (the event carries both notes), even after a "
+             "restart and again later", [
         serve_log("manifest-2.json", "proof-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         {"action": "restart"},
         serve_log("manifest-3-split.json", "proof-split.proof"),
-        refresh(T_START, "rejected", [1, 2], True, "log-equivocation", events=["equivocation"], policy=M_PINS),
+        refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"], policy=M_PINS),
         evaluate(API, T_START, [pin("evil-1")], "rejected", "noMatchingPin"),
         refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"]),
         serve_log("manifest-2.json", "proof-2.proof"),
@@ -266,14 +266,14 @@ def case_log_withheld_root(b):
     b.raw("proof-1.proof", log.proof(0, 1, log.note(b, 1)))
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     steps(b, "Withheld root: the log names root 2 but the publisher answers 404 for root/2.json: refused "
-             "(root 2 is logged but not served); a proof that does not name a served root 2 refuses the refresh and "
-             "keeps nothing of it, root 2 included; once both are served, accepted", [
+             "(root 2 is logged but not served); a proof that does not name a served root 2 refuses the manifest step "
+             "(root 2, verified by the root role, is kept); once both are served, accepted", [
         serve_log("manifest-1.json", "proof-1.proof"),
         refresh(T_START, "updated", [1, 1], True),
         serve_log("manifest-1.json", "proof-2.proof"),
         refresh(T_START, "rejected", [1, 1], False, "log-root-logged-not-served", policy=M_PINS),
         serve_log("manifest-1.json", "proof-1.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 1], False, "log-root-mismatch", absent=["rootAccepted"]),
+        refresh(T_START, "rejected", [1, 1], True, "log-root-mismatch", events=["rootAccepted"]),
         serve_log("manifest-1.json", "proof-2.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "unchanged", [1, 1], True, policy=M_PINS),
     ])
@@ -430,7 +430,7 @@ def case_log_key_change(b):
         serve_log("manifest-2.json", "proof-old-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-3.json", "proof-old-2.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 2], False, "log-signature-missing", absent=["rootAccepted"]),
+        refresh(T_START, "rejected", [1, 2], True, "log-signature-missing", events=["rootAccepted"]),
         serve_log("manifest-3.json", "proof-new-1.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "updated", [2, 3], True, policy=M_PINS),
         {"action": "restart"},
@@ -453,7 +453,7 @@ def case_log_origin_change(b):
         serve_log("manifest-2.json", "proof-old-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-3.json", "proof-old-2.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 2], False, "log-wrong-origin"),
+        refresh(T_START, "rejected", [1, 2], True, "log-wrong-origin", events=["rootAccepted"]),
         serve_log("manifest-3.json", "proof-new-1.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "updated", [2, 3], True, policy=M_PINS),
         {"action": "restart"},

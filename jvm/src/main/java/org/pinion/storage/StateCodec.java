@@ -30,8 +30,7 @@ import org.pinion.trust.Timestamp;
  * {"type": "pinion.jvm-client-state", "formatVersion": 1, "scope": ..., "acceptedRoots": [b64...],
  *  "manifest": b64 | null, "floor": {"rootVersion", "version"} | null, "floorPayloadSHA256": hex | null,
  *  "lastKnownTime": time | null, "revokedPins": [...], "revokedSince": n, "manifestDomainNames": [...],
- *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored),
- *  "logEquivocation": {"storedNote": b64, "receivedNote": b64} (only after a split view of the log)}
+ *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored)}
  * sha256 &lt;64 lowercase hex of every byte before this line&gt;
  * </pre>
  *
@@ -75,11 +74,6 @@ public final class StateCodec {
         if (state.logCheckpoint != null) {
             m.add(member("logCheckpoint", JsonValue.object(List.of(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
                     member("quorumTime", JsonValue.number(state.logQuorumTime))))));
-        }
-        if (state.logEquivocationStored != null && state.logEquivocationReceived != null) {
-            m.add(member("logEquivocation", JsonValue.object(List.of(
-                    member("storedNote", JsonValue.string(Codec.base64(state.logEquivocationStored))),
-                    member("receivedNote", JsonValue.string(Codec.base64(state.logEquivocationReceived)))))));
         }
         byte[] body = JsonWriter.write(JsonValue.object(m));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -153,8 +147,7 @@ public final class StateCodec {
         JsonValue root = StrictJsonParser.parse(body, new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, java.util.Map.of()));
         if (root.kind() != JsonValue.Kind.OBJECT) throw new FormatException("", FormatRule.WRONG_TYPE, "expected an object");
         Set<String> known = new HashSet<>(List.of("type", "formatVersion", "scope", "acceptedRoots", "manifest", "floor", "floorPayloadSHA256",
-                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint",
-                "logEquivocation"));
+                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint"));
         for (JsonValue.Member member : root.members()) {
             if (!known.contains(member.name)) {
                 throw new FormatException("", FormatRule.UNKNOWN_MEMBER, "unknown member \"" + member.name + "\"");
@@ -236,14 +229,6 @@ public final class StateCodec {
             }
             state.logCheckpoint = bytes;
             state.logQuorumTime = Long.parseLong(quorumTime.text());
-        }
-        JsonValue evidence = root.get("logEquivocation");
-        if (evidence != null && evidence.kind() != JsonValue.Kind.NULL) {
-            if (evidence.kind() != JsonValue.Kind.OBJECT || evidence.members().size() != 2) {
-                throw new FormatException("logEquivocation", FormatRule.WRONG_TYPE, "expected {\"storedNote\", \"receivedNote\"} or null");
-            }
-            state.logEquivocationStored = note(require(evidence, "storedNote"), "logEquivocation.storedNote");
-            state.logEquivocationReceived = note(require(evidence, "receivedNote"), "logEquivocation.receivedNote");
         }
         return state;
     }

@@ -34,10 +34,6 @@ public final class ClientState {
     public byte[] logCheckpoint;
     /** t_q of {@link #logCheckpoint} as stored (never above the time it was verified at), POSIX seconds. */
     public long logQuorumTime;
-    /** The first split view seen (docs/DESIGN.md §12 step 5): the stored checkpoint's note, or null. */
-    public byte[] logEquivocationStored;
-    /** ... and the conflicting note received, or null; kept as evidence, never used for trust. */
-    public byte[] logEquivocationReceived;
 
     /** @param scope the scope */
     public ClientState(String scope) { this.scope = scope; }
@@ -56,8 +52,6 @@ public final class ClientState {
         c.manifestETag = manifestETag;
         c.logCheckpoint = logCheckpoint == null ? null : logCheckpoint.clone();
         c.logQuorumTime = logQuorumTime;
-        c.logEquivocationStored = logEquivocationStored == null ? null : logEquivocationStored.clone();
-        c.logEquivocationReceived = logEquivocationReceived == null ? null : logEquivocationReceived.clone();
         return c;
     }
 
@@ -74,8 +68,7 @@ public final class ClientState {
                 && java.util.Objects.equals(lastKnownTime, o.lastKnownTime) && revokedPins.equals(o.revokedPins)
                 && revokedSince == o.revokedSince && manifestDomainNames.equals(o.manifestDomainNames)
                 && java.util.Objects.equals(manifestETag, o.manifestETag) && Arrays.equals(logCheckpoint, o.logCheckpoint)
-                && logQuorumTime == o.logQuorumTime && Arrays.equals(logEquivocationStored, o.logEquivocationStored)
-                && Arrays.equals(logEquivocationReceived, o.logEquivocationReceived);
+                && logQuorumTime == o.logQuorumTime;
     }
 
     @Override

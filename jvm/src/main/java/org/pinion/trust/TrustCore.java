@@ -357,7 +357,6 @@ public final class TrustCore {
         List<ClientEvent> events = new ArrayList<>();
         Timestamp last = state.lastKnownTime();
         if (last != null && t0.compareTo(last.plus(-CLOCK_STEP_TOLERANCE)) < 0) events.add(ClientEvent.clockSteppedBack(t0, last));
-        List<ClientEvent> startEvents = new ArrayList<>(events);
         TrustedState current = state;
         int rotations = 0;
         while (true) {
@@ -367,12 +366,13 @@ public final class TrustCore {
             if (fetch.status != Fetch.Status.FOUND) {
                 ClientException error = ClientException.fetchFailed("root/" + version + ".json",
                         fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
-                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.NETWORK_FAILURE, error,
-                        ClientEvent.networkFailure(error.getMessage()));
+                events.add(ClientEvent.networkFailure(error.getMessage()));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
             }
             if (rotations >= RootChain.MAX_ROTATIONS_PER_WALK) {
                 ClientException error = ClientException.tooManyRotations(RootChain.MAX_ROTATIONS_PER_WALK);
-                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.REJECTED, error, ClientEvent.rejected(error));
+                events.add(ClientEvent.rejected(error));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
             }
             try {
                 current = acceptRoot(fetch.body(), current);
@@ -382,7 +382,8 @@ public final class TrustCore {
                     events.add(ClientEvent.manifestNotCurrent("root " + version + " was accepted; the manifest must be re-signed"));
                 }
             } catch (ClientException error) {
-                return walkFailed(state, current, startEvents, events, RefreshResult.Outcome.REJECTED, error, ClientEvent.rejected(error));
+                events.add(ClientEvent.rejected(error));
+                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
             }
         }
         Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
@@ -400,49 +401,27 @@ public final class TrustCore {
                 // sees a proof of the next manifest. That mismatch is retried once, then refused.
                 boolean mismatch = error.log() != null && error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED;
                 if (mismatch && attempt == 0) continue;
-                return logRefused(state, startEvents, error, result.maxAge);
+                return logRefused(state, current, walkEvents, error, result.maxAge);
             }
         }
     }
 
     /**
-     * A failed root walk keeps its verified prefix, except under a log (before or after the walk): roots
-     * then count only with a proof that names them (docs/DESIGN.md §12), so the refresh keeps nothing.
+     * A refused or unfetchable manifest.proof: the refresh keeps the state after the root walk (the verified
+     * roots, as any later failure does) and nothing of the manifest step. A split view's event carries both
+     * checkpoint notes; the state itself is unchanged.
      */
-    private static RefreshResult walkFailed(TrustedState start, TrustedState current, List<ClientEvent> startEvents,
-            List<ClientEvent> events, RefreshResult.Outcome outcome, ClientException error, ClientEvent event) {
-        if (start.log() != null || current.log() != null) {
-            List<ClientEvent> kept = new ArrayList<>(startEvents);
-            kept.add(event);
-            return RefreshResult.of(start, start, outcome, error, null, kept, -1);
-        }
-        events.add(event);
-        return RefreshResult.of(start, current, outcome, error, null, events, -1);
-    }
-
-    /**
-     * A refused or unfetchable manifest.proof: the refresh keeps the state it started from, roots included,
-     * except the first evidence of a split view, which is kept (docs/DESIGN.md §12 step 5).
-     */
-    private static RefreshResult logRefused(TrustedState start, List<ClientEvent> startEvents, ClientException error, long maxAge) {
-        List<ClientEvent> events = new ArrayList<>(startEvents);
-        TrustedState end = start;
+    private static RefreshResult logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
+            ClientException error, long maxAge) {
+        List<ClientEvent> events = new ArrayList<>(walkEvents);
         if (error.kind() != ClientException.Kind.LOG) {
             events.add(ClientEvent.networkFailure(error.getMessage()));
-            return RefreshResult.of(start, end, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+            return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
         }
         Equivocation evidence = error.log().equivocation();
-        if (evidence != null) {
-            ClientState persisted = start.persisted();
-            if (persisted.logEquivocationStored == null) {
-                persisted.logEquivocationStored = evidence.storedNote();
-                persisted.logEquivocationReceived = evidence.receivedNote();
-                end = new TrustedState(persisted, start.chain, start.manifest, start.manifestValid, start.forcedDomains);
-            }
-            events.add(ClientEvent.logEquivocation(evidence));
-        }
+        if (evidence != null) events.add(ClientEvent.logEquivocation(evidence));
         events.add(ClientEvent.rejected(error));
-        return RefreshResult.of(start, end, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+        return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
     }
 
     /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
