@@ -216,6 +216,10 @@ final class CaseRunner {
         case .stateCopyLost: return "stateCopyLost"
         case .stateUnreadable: return "stateUnreadable"
         case .manifestNotCurrent: return "manifestNotCurrent"
+        case .staleCheckpoint: return "staleCheckpoint"
+        // The log's split view is `equivocation` in the shared suite, like a manifest's.
+        case .logEquivocation: return "equivocation"
+        case .futureCosignatures: return "futureCosignatures"
         }
     }
 
