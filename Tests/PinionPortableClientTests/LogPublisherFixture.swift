@@ -165,7 +165,7 @@ final class LoggedTree: @unchecked Sendable {
         manifestFetches += 1
         let bytes = manifestFetches > 1 && !laterManifests.isEmpty ? laterManifests.removeFirst() : manifests.last
         guard let bytes else { return .failed("HTTP 404") }
-        let tag = manifestETag.map { $0 + "-\(bytes.count)" }
+        let tag = manifestETag.map { $0 + "-" + Hex.encode(Array(LogPublisher.hasher.sha256(bytes).prefix(8))) }
         if let etag, etag == tag { return .notModified }
         return .found(bytes, etag: tag)
     }
