@@ -169,6 +169,7 @@ extension TrustedState {
         guard let policy = chain.newest.payload.log, policy.maxCheckpointAge > 0,
             let stored = persisted.logCheckpoint
         else { return nil }
-        return Timestamp(secondsSince1970: stored.quorumTime).adding(seconds: policy.maxCheckpointAge).adding(seconds: 1)
+        return Timestamp(secondsSince1970: stored.quorumTime).adding(seconds: policy.maxCheckpointAge).adding(
+            seconds: 1)
     }
 }

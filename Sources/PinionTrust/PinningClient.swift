@@ -472,7 +472,9 @@ public final class PinningClient: Sendable {
                             "refused redirect to \(TerminalText.escape(host)): the update channel stays on the publisher's host",
                         refused: true))
             }
-            if case .responseTooLarge = error { return .failure(FetchFailure(reason: error.description, tooLarge: true)) }
+            if case .responseTooLarge = error {
+                return .failure(FetchFailure(reason: error.description, tooLarge: true))
+            }
             return .failure(FetchFailure(reason: error.description))
         }
         // The SDK sends no Accept-Encoding: a compressed body is a transport fault, not a

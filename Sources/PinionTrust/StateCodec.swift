@@ -553,10 +553,12 @@ public enum StateCodec {
                 guard stored.origin == received.origin, stored.size == received.size,
                     stored.rootHash != received.rootHash
                 else {
-                    throw fail(name, .wrongType(expected: "two checkpoints of one origin and size with different hashes"))
+                    throw fail(
+                        name, .wrongType(expected: "two checkpoints of one origin and size with different hashes"))
                 }
                 try inner.finish(path: name)
-                return Equivocation(stored: stored, storedNote: storedNote, received: received, receivedNote: receivedNote)
+                return Equivocation(
+                    stored: stored, storedNote: storedNote, received: received, receivedNote: receivedNote)
             default: throw fail(name, .wrongType(expected: "an object or null"))
             }
         }

@@ -122,7 +122,10 @@ struct LoggedClientWorld {
 
         // Fresh for another day, then stale again: a second event, for the new checkpoint.
         world.clock.set(t0.adding(seconds: 2 * day + 31))
-        #expect(world.isTrusted(client.verdict(for: "api.example.test", verifiedChainDER: world.certificates.chain(world.certificates.leaf))))
+        #expect(
+            world.isTrusted(
+                client.verdict(
+                    for: "api.example.test", verifiedChainDER: world.certificates.chain(world.certificates.leaf))))
         #expect(world.staleEvents.count == 2)
     }
 

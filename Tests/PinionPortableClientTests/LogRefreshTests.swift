@@ -260,7 +260,8 @@ func expectLogRefusal(
         let result = world.tree.refresh(world.core, world.core.initialState())
         #expect(result.outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)))
         #expect(
-            result.events.contains(.futureCosignatures(witnesses: ["w1.example", "w2.example"], quorumTimeInFuture: true)))
+            result.events.contains(
+                .futureCosignatures(witnesses: ["w1.example", "w2.example"], quorumTimeInFuture: true)))
         #expect(result.state.persisted.logCheckpoint?.quorumTime == t0.secondsSince1970)
         #expect(result.state.persisted.lastKnownTime == t0)
     }
@@ -276,7 +277,8 @@ func expectLogRefusal(
         var fork = try LogPublisher()
         try fork.append(
             HeadRecord(
-                scope: scope, sequence: 0, rootVersion: 1, rootPayloadSHA256: try LogPublisher.payloadSHA256(world.root),
+                scope: scope, sequence: 0, rootVersion: 1,
+                rootPayloadSHA256: try LogPublisher.payloadSHA256(world.root),
                 manifestRootVersion: 1, manifestVersion: 1,
                 manifestPayloadSHA256: LogPublisher.hasher.sha256(Array("another manifest".utf8))))
         try fork.append(root: world.root, rootVersion: 1, manifest: second)
@@ -316,10 +318,13 @@ func expectLogRefusal(
         var rolledBack = try LogPublisher()
         try rolledBack.append(
             HeadRecord(
-                scope: scope, sequence: 0, rootVersion: 1, rootPayloadSHA256: try LogPublisher.payloadSHA256(world.root),
-                manifestRootVersion: 1, manifestVersion: 2, manifestPayloadSHA256: try LogPublisher.payloadSHA256(second)))
+                scope: scope, sequence: 0, rootVersion: 1,
+                rootPayloadSHA256: try LogPublisher.payloadSHA256(world.root),
+                manifestRootVersion: 1, manifestVersion: 2,
+                manifestPayloadSHA256: try LogPublisher.payloadSHA256(second)))
         world.tree.proof = .found(try rolledBack.proof(cosignedAt: t0))
-        expectLogRefusal(world.tree.refresh(world.core, state, at: t0.adding(seconds: 60)), "log-checkpoint-shrank", from: state)
+        expectLogRefusal(
+            world.tree.refresh(world.core, state, at: t0.adding(seconds: 60)), "log-checkpoint-shrank", from: state)
     }
 
     @Test func refusesBrokenProofBytes() throws {

@@ -128,7 +128,8 @@ private func resealed(_ bytes: [UInt8], _ edit: (inout JSONObject) -> Void) thro
         let stored = try #require(state.logCheckpoint)
         var note = stored.note
         note[note.count - 3] ^= 0x01
-        damaged.logCheckpoint = StoredCheckpoint(checkpoint: stored.checkpoint, note: note, quorumTime: stored.quorumTime)
+        damaged.logCheckpoint = StoredCheckpoint(
+            checkpoint: stored.checkpoint, note: note, quorumTime: stored.quorumTime)
         #expect(world.core.restore(damaged).0.persisted.logCheckpoint == nil)
         #expect(world.core.restore(state).0.persisted.logCheckpoint == stored)
     }

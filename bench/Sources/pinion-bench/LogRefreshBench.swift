@@ -45,8 +45,10 @@ struct LogRefreshFixture {
 
         func root(log: LogPolicy?) -> [UInt8] {
             var payload = try? RootPayload.parse(
-                Envelope.parse(makeRoot(rootKey: rootKey, pinsKey: pinsKey, issuedAt: now.adding(seconds: -day))
-                    .serialized()).payload, crypto: .sodium)
+                Envelope.parse(
+                    makeRoot(rootKey: rootKey, pinsKey: pinsKey, issuedAt: now.adding(seconds: -day))
+                        .serialized()
+                ).payload, crypto: .sodium)
             payload?.log = log
             guard let payload else { fail("cannot build the root") }
             return signEnvelope(.root, payload.serialized(), with: rootKey).serialized()
@@ -67,7 +69,8 @@ struct LogRefreshFixture {
         limits = benchLimits(for: manifest)
         let plainRoot = root(log: nil)
         let loggedRootBytes = root(log: policy)
-        guard let plainCore = try? TrustCore(scope: benchScope, embeddedRoot: plainRoot, crypto: .sodium, limits: limits),
+        guard
+            let plainCore = try? TrustCore(scope: benchScope, embeddedRoot: plainRoot, crypto: .sodium, limits: limits),
             let loggedCore = try? TrustCore(
                 scope: benchScope, embeddedRoot: loggedRootBytes, crypto: .sodium, limits: limits)
         else { fail("the benchmark roots do not verify") }
@@ -108,7 +111,8 @@ struct LogRefreshFixture {
                 hasher: merkle)
         else { fail("cannot build the proof") }
         let note = SignedNote(text: checkpoint.text, signatures: [logLine] + cosignatures)
-        proof = TlogProof(extra: heads[logSize - 1].bytes, index: size - 1, inclusionProof: inclusion, checkpointNote: note)
+        proof =
+            TlogProof(extra: heads[logSize - 1].bytes, index: size - 1, inclusionProof: inclusion, checkpointNote: note)
             .bytes
     }
 
@@ -152,7 +156,8 @@ func benchLogRefresh(repetitions: Int) {
         var phases: [String: [Double]] = [:]
         let identity = ManifestIdentity(
             scope: benchScope, rootVersion: 1, version: 1,
-            payloadSHA256: SodiumSHA256().sha256((try? Envelope.parse(fixture.loggedManifest, limits: fixture.limits).payload) ?? []))
+            payloadSHA256: SodiumSHA256().sha256(
+                (try? Envelope.parse(fixture.loggedManifest, limits: fixture.limits).payload) ?? []))
         let root = RootIdentity(version: 1, payloadSHA256: fixture.loggedRoot.payloadSHA256)
         let parsed = try? TlogProof.parse(fixture.proof)
         guard let parsed else { fail("the benchmark proof does not parse") }
@@ -175,7 +180,8 @@ func benchLogRefresh(repetitions: Int) {
                             proofBytes: fixture.proof, policy: fixture.policy, manifest: identity, newestRoot: root,
                             stored: nil, now: fixture.now.secondsSince1970, crypto: .sodium))
                 })
-            phases["proofParse", default: []].append(cpuNanosecondsPerCall { blackHole(try? TlogProof.parse(fixture.proof)) })
+            phases["proofParse", default: []].append(
+                cpuNanosecondsPerCall { blackHole(try? TlogProof.parse(fixture.proof)) })
             // One Ed25519 verification of the checkpoint text: the log check; each cosignature
             // verifies a slightly longer message, so about three of these in all.
             phases["oneSignatureCheck", default: []].append(
