@@ -1,6 +1,7 @@
 # Pending cases (conformance/cases-pending/): rules of docs/DESIGN.md that not every SDK implements yet.
 
 from .common import *  # noqa: F401,F403 (the case vocabulary)
+from .logcases import LOG_PENDING
 
 
 def case_rotation_keeps_pins(b):
@@ -144,4 +145,4 @@ GRADUATED = [
 
 PENDING = [
     ("refusal-order", case_refusal_order),
-]
+] + LOG_PENDING

@@ -18,6 +18,7 @@ import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
 import org.pinion.cli.Arguments.UsageException;
+import org.pinion.crypto.StrictEd25519;
 import org.pinion.tls.PinionTrustManager;
 import org.pinion.tls.PinningException;
 import org.pinion.trust.Baseline;
@@ -32,7 +33,12 @@ import org.pinion.trust.Pin;
 import org.pinion.trust.PinEvaluation;
 import org.pinion.trust.PinnedDomain;
 import org.pinion.trust.TerminalText;
+import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustedState;
+import org.pinion.trust.log.LogException;
+import org.pinion.trust.log.LogFreshness;
+import org.pinion.trust.log.LogPolicy;
+import org.pinion.trust.log.StoredCheckpoint;
 import org.pinion.update.ClientConfiguration;
 import org.pinion.update.PinningClient;
 
@@ -281,16 +287,66 @@ public final class Main {
                     new JsonValue.Member("floorVersion", state.floor() == null ? JsonValue.NULL : JsonValue.number(state.floor().version)),
                     new JsonValue.Member("manifestExpiresAt", state.manifest == null ? JsonValue.NULL : JsonValue.string(state.manifest.expiresAt.toString())),
                     new JsonValue.Member("rootExpiresAt", JsonValue.string(state.chain.newest().payload.expiresAt.toString()))));
+            JsonValue log = logJson(state, client, report);
+            if (log != null) {
+                List<JsonValue.Member> members = new ArrayList<>(doc.members());
+                members.add(new JsonValue.Member("log", log));
+                doc = JsonValue.object(members);
+            }
             out.print(new String(JsonWriter.write(doc), StandardCharsets.UTF_8));
         } else {
             out.println(TerminalText.escape("outcome     " + outcome));
             for (ClientEvent e : events) out.println("event       " + e);
             out.println("root        version " + state.chain.newest().version());
             out.println("floor       " + (state.floor() == null ? "none" : state.floor().toString()));
+            String logLine = logLine(state, client, report);
+            if (logLine != null) out.println(TerminalText.escape("log         " + logLine));
             for (String line : policyLines(policy)) out.println(line);
         }
         if (code != SUCCESS) throw new Failure(code, outcome);
         return SUCCESS;
+    }
+
+    /**
+     * The transparency log line of the text output (docs/DESIGN.md §12), or null when the newest root has no
+     * log: the refusal's reason code, then the stored checkpoint (origin, size, t_q, freshness) or "none".
+     */
+    static String logLine(TrustedState state, PinningClient client, PinningClient.Report report) {
+        LogPolicy log = state.log();
+        if (log == null) return null;
+        StringBuilder line = new StringBuilder();
+        if (report.error != null && report.error.log() != null) line.append("refused ").append(report.error.log().code()).append("; ");
+        StoredCheckpoint stored = storedCheckpoint(state, log);
+        if (stored == null) return line.append("no verified checkpoint (origin ").append(log.origin).append(")").toString();
+        return line.append("checkpoint ").append(stored.checkpoint.origin).append(" size ").append(stored.checkpoint.size)
+                .append(", t_q ").append(new Timestamp(stored.quorumTime)).append(", ").append(client.logFreshness()).toString();
+    }
+
+    /** The {@code log} member of {@code --json} (only when the newest root has a log), or null. */
+    static JsonValue logJson(TrustedState state, PinningClient client, PinningClient.Report report) {
+        LogPolicy log = state.log();
+        if (log == null) return null;
+        List<JsonValue.Member> members = new ArrayList<>();
+        members.add(new JsonValue.Member("origin", JsonValue.string(log.origin)));
+        members.add(new JsonValue.Member("reason", report.error != null && report.error.log() != null
+                ? JsonValue.string(report.error.log().code()) : JsonValue.NULL));
+        StoredCheckpoint stored = storedCheckpoint(state, log);
+        members.add(new JsonValue.Member("checkpointSize", stored == null ? JsonValue.NULL : JsonValue.number(stored.checkpoint.size)));
+        members.add(new JsonValue.Member("quorumTime", stored == null ? JsonValue.NULL : JsonValue.string(new Timestamp(stored.quorumTime).toString())));
+        LogFreshness freshness = client.logFreshness();
+        members.add(new JsonValue.Member("freshness", freshness == null ? JsonValue.NULL
+                : JsonValue.string(freshness.state.name().toLowerCase(java.util.Locale.ROOT))));
+        return JsonValue.object(members);
+    }
+
+    private static StoredCheckpoint storedCheckpoint(TrustedState state, LogPolicy log) {
+        org.pinion.trust.ClientState persisted = state.persisted();
+        if (persisted.logCheckpoint == null) return null;
+        try {
+            return StoredCheckpoint.restore(persisted.logCheckpoint, persisted.logQuorumTime, log, StrictEd25519.INSTANCE);
+        } catch (LogException e) {
+            return null;
+        }
     }
 
     /** The refresh outcome as the enum `pinion client refresh --json` writes: updated, unchanged, rejected, networkFailure. */

@@ -4,6 +4,11 @@ package org.pinion.trust;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.pinion.trust.log.LogException;
+import org.pinion.trust.log.LogFreshness;
+import org.pinion.trust.log.LogPolicy;
+import org.pinion.trust.log.LogVerification;
+import org.pinion.trust.log.StoredCheckpoint;
 
 /**
  * The trust rules of the client for one scope and embedded root. No I/O and no clock: callers pass
@@ -127,6 +132,17 @@ public final class TrustCore {
             persisted.floorPayloadSha256 = null;
         }
         if (persisted.revokedSince == 0) persisted.revokedSince = chain.newest().payload.pinsRoleSince;
+        if (persisted.logCheckpoint != null) {
+            LogPolicy log = chain.newest().payload.log;
+            try {
+                if (log == null) throw new LogException(LogException.Reason.WRONG_ORIGIN, "the newest root has no log");
+                StoredCheckpoint.restore(persisted.logCheckpoint, persisted.logQuorumTime, log, crypto);
+            } catch (LogException e) {
+                if (log != null) events.add(ClientEvent.storeDropped("the stored log checkpoint: " + e.getMessage()));
+                persisted.logCheckpoint = null;
+                persisted.logQuorumTime = 0;
+            }
+        }
         if (stored.manifest == null) {
             return new Restored(new TrustedState(persisted, chain, null, false, stored.manifestDomainNames), events);
         }
@@ -208,6 +224,12 @@ public final class TrustCore {
         }
         ClientState persisted = state.persisted();
         persisted.acceptedRoots.add(bytes.clone());
+        LogPolicy log = chain.newest().payload.log;
+        if (log == null || !log.sameLog(state.chain.newest().payload.log)) {
+            // A new log origin or key (docs/DESIGN.md §12): the old log's checkpoint says nothing about the new one.
+            persisted.logCheckpoint = null;
+            persisted.logQuorumTime = 0;
+        }
         boolean valid = false;
         if (persisted.manifest != null && state.manifest != null) {
             try {
@@ -364,17 +386,28 @@ public final class TrustCore {
             }
         }
         Fetch fetch = source.manifest(current.persisted().manifestETag);
+        Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
         switch (fetch.status) {
             case NOT_MODIFIED:
-                return unchanged(state, current, t0, null, events, fetch.maxAge);
+                try {
+                    TrustedState logged = checkLog(current, now, source, events);
+                    return unchanged(state, logged, t0, null, events, fetch.maxAge);
+                } catch (ClientException error) {
+                    return logRejected(state, current, error, events, fetch.maxAge);
+                }
             case FOUND:
                 try {
                     ManifestStep step = acceptManifest(fetch.body(), fetch.etag, current, t0);
-                    if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
+                    if (step.state == null) {
+                        TrustedState logged = checkLog(current, now, source, events);
+                        return unchanged(state, logged, t0, fetch.etag, events, fetch.maxAge);
+                    }
+                    TrustedState logged = checkLog(step.state, now, source, events);
                     events.addAll(step.events);
-                    return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
+                    return RefreshResult.of(state, logged, RefreshResult.Outcome.UPDATED, null, logged.floor(), events,
                             fetch.maxAge);
                 } catch (ClientException error) {
+                    if (error.kind() == ClientException.Kind.LOG) return logRejected(state, current, error, events, fetch.maxAge);
                     if (error.kind() == ClientException.Kind.EQUIVOCATION) events.add(ClientEvent.equivocation(error.order()));
                     events.add(ClientEvent.rejected(error));
                     return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
@@ -385,6 +418,62 @@ public final class TrustCore {
                 return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
             }
         }
+    }
+
+    private static RefreshResult logRejected(TrustedState start, TrustedState current, ClientException error,
+            List<ClientEvent> events, long maxAge) {
+        if (error.log() != null && error.log().equivocation() != null) events.add(ClientEvent.logEquivocation(error.log().equivocation()));
+        events.add(ClientEvent.rejected(error));
+        return RefreshResult.of(start, current, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+    }
+
+    /**
+     * The log step of a refresh (docs/DESIGN.md §12): when the newest root has a {@code log}, fetches
+     * manifest.proof (every refresh, also after a 304) and verifies it against the manifest that
+     * {@code candidate} holds, the newest root and the stored checkpoint, at {@code now}.
+     *
+     * @param candidate the state the refresh would end in (unchanged on failure)
+     * @param now the effective time, max(t0, lastKnownTime)
+     * @param source the update channel
+     * @param events receives staleCheckpoint and futureCosignature
+     * @return candidate with the verified checkpoint stored, or candidate itself when no log applies
+     * @throws ClientException LOG naming the reason code
+     */
+    private TrustedState checkLog(TrustedState candidate, Timestamp now, Fetch.Source source, List<ClientEvent> events)
+            throws ClientException {
+        LogPolicy log = candidate.log();
+        ClientState persisted = candidate.persisted();
+        if (log == null || persisted.manifest == null || candidate.manifest == null) return candidate;
+        Fetch fetch = source.proof();
+        if (fetch.status != Fetch.Status.FOUND) {
+            String why = fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason;
+            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "manifest.proof: " + why));
+        }
+        StoredCheckpoint stored = null;
+        if (persisted.logCheckpoint != null) {
+            try {
+                stored = StoredCheckpoint.restore(persisted.logCheckpoint, persisted.logQuorumTime, log, crypto);
+            } catch (LogException e) {
+                stored = null; // of another log: restore() and acceptRoot() drop those; never compared
+            }
+        }
+        VerifiedRoot root = candidate.chain.newest();
+        ManifestPayload manifest = candidate.manifest;
+        LogVerification.Verified verified;
+        try {
+            verified = LogVerification.verify(fetch.body(), log, manifest.scope, manifest.rootVersion, manifest.version,
+                    payloadHash(persisted.manifest), root.version(), root.payloadSha256(), stored, now.seconds, crypto);
+        } catch (LogException e) {
+            throw ClientException.log(e);
+        }
+        if (!verified.futureCosignatures.isEmpty()) events.add(ClientEvent.futureCosignature(verified.futureCosignatures));
+        LogFreshness freshness = verified.freshness;
+        if (freshness.state == LogFreshness.State.STALE || freshness.state == LogFreshness.State.EXPIRED) {
+            events.add(ClientEvent.staleCheckpoint(freshness.age, log.maxCheckpointAge));
+        }
+        persisted.logCheckpoint = verified.stored.note();
+        persisted.logQuorumTime = verified.stored.quorumTime;
+        return new TrustedState(persisted, candidate.chain, candidate.manifest, candidate.manifestValid, candidate.forcedDomains);
     }
 
     private RefreshResult unchanged(TrustedState start, TrustedState current, Timestamp t0, String etag,

@@ -20,6 +20,7 @@ import org.pinion.tls.PinionOkHttp;
 import org.pinion.tls.PolicySource;
 import org.pinion.tls.TrustManagers;
 import org.pinion.trust.ClientEvent;
+import org.pinion.trust.log.LogFreshness;
 import org.pinion.trust.ClientException;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
@@ -68,6 +69,8 @@ public final class PinningClient implements PolicySource {
     private static final class View {
         final TrustedState state;
         final PolicySnapshot snapshot;
+        /** Whether this view's stale log checkpoint was reported at a connection (once per view). */
+        final java.util.concurrent.atomic.AtomicBoolean staleReported = new java.util.concurrent.atomic.AtomicBoolean();
 
         View(TrustedState state, PolicySnapshot snapshot) {
             this.state = state;
@@ -155,8 +158,25 @@ public final class PinningClient implements PolicySource {
         return last == null ? wall : Timestamp.max(wall, last);
     }
 
+    /**
+     * The policy for a connection now. Log freshness (docs/DESIGN.md §12) is evaluated here too: past
+     * maxCheckpointAge + checkpointGrace the snapshot already counts the manifest as expired; past
+     * maxCheckpointAge a staleCheckpoint event fires once per verified state.
+     */
     @Override
-    public MergedPolicy currentPolicy() { return view.snapshot.policy(effectiveNow()); }
+    public MergedPolicy currentPolicy() {
+        View current = view;
+        Timestamp now = effectiveNow();
+        LogFreshness freshness = current.state.logFreshness(now);
+        if (freshness != null && (freshness.state == LogFreshness.State.STALE || freshness.state == LogFreshness.State.EXPIRED)
+                && current.staleReported.compareAndSet(false, true)) {
+            onEvent.accept(ClientEvent.staleCheckpoint(freshness.age, current.state.log().maxCheckpointAge));
+        }
+        return current.snapshot.policy(now);
+    }
+
+    /** @return the log freshness now, or null when the newest root has no log or no checkpoint is stored */
+    public LogFreshness logFreshness() { return view.state.logFreshness(effectiveNow()); }
 
     /** @return whether the accepted manifest counts as current now */
     public boolean isManifestCurrent() { return view.snapshot.isManifestCurrent(effectiveNow()); }
