@@ -92,8 +92,9 @@ public enum ClientEvent: Sendable, Equatable {
     /// refresh or the first connection past that age. `age` is in seconds at `now`.
     case staleCheckpoint(size: UInt64, quorumTime: Int64, age: Int64)
     /// The log signed two different trees of one size (a split view): the refresh was
-    /// refused and both checkpoint notes are kept (`ClientState.logEquivocation`); report
-    /// it loudly.
+    /// refused (the state as after the root walk) and both checkpoint notes go with the
+    /// event; `PinningClient` keeps the first in `log-equivocation.json`
+    /// (`logEquivocationEvidence`). Report it loudly.
     case logEquivocation(Equivocation)
     /// Cosignatures dated more than 5 minutes ahead of the refresh time: the named
     /// witnesses, and whether t_q itself is ahead (then it counts as age 0, and is stored as

@@ -36,19 +36,15 @@ public struct ClientState: Sendable, Equatable {
     /// (docs/DESIGN.md §12), with its cosigned note and t_q; nil without a log. Dropped when a
     /// root rotation changes the log's origin or key.
     public var logCheckpoint: StoredCheckpoint?
-    /// The first log equivocation seen: two checkpoints of one size with different root
-    /// hashes, both log-signed. Kept (never cleared by a refresh) so the app can report it.
-    public var logEquivocation: Equivocation?
 
     /// A state with every member given; absent members default to a first run's.
     public init(
         scope: String, acceptedRoots: [[UInt8]] = [], manifest: [UInt8]? = nil, floor: ManifestOrder? = nil,
         lastKnownTime: Timestamp? = nil, revokedPins: [Pin] = [], revokedSetPinsRole: [String] = [],
         manifestDomainNames: [String] = [], manifestETag: String? = nil, floorPayloadSHA256: [UInt8]? = nil,
-        logCheckpoint: StoredCheckpoint? = nil, logEquivocation: Equivocation? = nil
+        logCheckpoint: StoredCheckpoint? = nil
     ) {
         self.logCheckpoint = logCheckpoint
-        self.logEquivocation = logEquivocation
         self.scope = scope
         self.acceptedRoots = acceptedRoots
         self.manifest = manifest

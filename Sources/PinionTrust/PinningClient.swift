@@ -107,7 +107,7 @@ public enum ConnectionVerdict: Sendable, Equatable {
 public final class PinningClient: Sendable {
     public let configuration: ClientConfiguration
     private let core: TrustCore
-    private let store: StateStore
+    let store: StateStore
     private let transport: any HTTPSTransport
     private let current: Locked<(state: TrustedState, policy: PolicySnapshot)>
     private let refreshing = Locked<Void>(())
@@ -385,6 +385,7 @@ public final class PinningClient: Sendable {
                 })
             var outcome = result.outcome
             var events = startEvents + result.events
+            for case .logEquivocation(let evidence) in result.events { keepLogEquivocation(evidence) }
             if result.stateChanged || rewrite {
                 do {
                     try store.save(result.state.persisted)

@@ -65,7 +65,6 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 ///       "revokedPins": ["sha256/<base64>", ...], "revokedSetPinsRole": ["<key id>", ...],
 ///       "manifestDomainNames": ["api.example.com", ...], "manifestETag": "\"...\"" | null,
 ///       "logCheckpoint": {"note": "<base64 cosigned note>", "quorumTime": 1800000000} | null,
-///       "logEquivocation": {"storedNote": "<base64>", "receivedNote": "<base64>"} | null,
 ///       "contentSHA256": "<hex>"
 ///     }
 ///
@@ -78,8 +77,7 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 /// base64 text detectable, which the JSON grammar alone would not.
 ///
 /// formatVersion 1 (before issue 13 part 2) is the same document without `payloadSHA256` in
-/// `floor`, and formatVersion 2 (before issue 16) without `logCheckpoint` and
-/// `logEquivocation`; both are read, never written. The notes are C2SP signed notes, parsed
+/// `floor`, and formatVersion 2 (before issue 16) without `logCheckpoint`; both are read, never written. The notes are C2SP signed notes, parsed
 /// strictly on reading (`TlogProofLimits.standard.note`), their checkpoints too; their
 /// signatures are verified at start-up by `TrustCore.restore`, not here.
 public enum StateCodec {
@@ -151,18 +149,6 @@ public enum StateCodec {
                         ]))))
         } else {
             content.append(.init("logCheckpoint", .null))
-        }
-        if let evidence = state.logEquivocation {
-            content.append(
-                .init(
-                    "logEquivocation",
-                    .object(
-                        JSONObject([
-                            .init("storedNote", .string(Base64.encode(evidence.storedNote))),
-                            .init("receivedNote", .string(Base64.encode(evidence.receivedNote))),
-                        ]))))
-        } else {
-            content.append(.init("logEquivocation", .null))
         }
         return seal(JSONObject(content), hasher: hasher)
     }
@@ -244,17 +230,13 @@ public enum StateCodec {
             }
         }
         var logCheckpoint: StoredCheckpoint?
-        var logEquivocation: Equivocation?
-        if reader.version >= 3 {
-            logCheckpoint = try reader.logCheckpoint("logCheckpoint", hasher: hasher)
-            logEquivocation = try reader.logEquivocation("logEquivocation", hasher: hasher)
-        }
+        if reader.version >= 3 { logCheckpoint = try reader.logCheckpoint("logCheckpoint", hasher: hasher) }
         try reader.finish()
         return ClientState(
             scope: scope, acceptedRoots: acceptedRoots, manifest: manifest, floor: floor,
             lastKnownTime: lastKnownTime, revokedPins: revokedPins, revokedSetPinsRole: role,
             manifestDomainNames: names, manifestETag: etag, floorPayloadSHA256: floorHash,
-            logCheckpoint: logCheckpoint, logEquivocation: logEquivocation)
+            logCheckpoint: logCheckpoint)
     }
 
     /// The domain names a refused copy still names, best effort, for the domains to keep
@@ -533,32 +515,6 @@ public enum StateCodec {
                 else { throw fail(path, .integerOutOfRange(min: 0, max: Limits.maxInteger)) }
                 try inner.finish(path: name)
                 return StoredCheckpoint(checkpoint: checkpoint, note: bytes, quorumTime: time)
-            default: throw fail(name, .wrongType(expected: "an object or null"))
-            }
-        }
-
-        /// `{"storedNote": "<base64>", "receivedNote": "<base64>"}` or null: two notes of one
-        /// size and origin with different root hashes.
-        mutating func logEquivocation(_ name: String, hasher: any SHA256Hasher) throws(StateError)
-            -> Equivocation?
-        {
-            switch try value(name) {
-            case .null: return nil
-            case .object(let members):
-                var inner = Reader(object: members, file: file)
-                let (storedNote, stored) = try note(
-                    try inner.string("storedNote"), path: "\(name).storedNote", hasher: hasher)
-                let (receivedNote, received) = try note(
-                    try inner.string("receivedNote"), path: "\(name).receivedNote", hasher: hasher)
-                guard stored.origin == received.origin, stored.size == received.size,
-                    stored.rootHash != received.rootHash
-                else {
-                    throw fail(
-                        name, .wrongType(expected: "two checkpoints of one origin and size with different hashes"))
-                }
-                try inner.finish(path: name)
-                return Equivocation(
-                    stored: stored, storedNote: storedNote, received: received, receivedNote: receivedNote)
             default: throw fail(name, .wrongType(expected: "an object or null"))
             }
         }

@@ -426,7 +426,6 @@ public struct TrustCore: Sendable {
         if let last = state.persisted.lastKnownTime, t0 < last.adding(seconds: -TrustCore.clockStepTolerance) {
             events.append(.clockSteppedBack(wallClock: t0, lastKnownTime: last))
         }
-        let startEvents = events
         var current = state
         func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshResult {
             RefreshResult(
@@ -434,18 +433,15 @@ public struct TrustCore: Sendable {
                 document: document, diagnosis: diagnosis)
         }
 
-        // A walk that fails keeps its verified prefix, except under a log: roots then count
-        // only with a proof that names them (docs/DESIGN.md §12), so nothing is kept.
+        var rotations = 0
+        // A walk that fails keeps its verified prefix (docs/DESIGN.md §6), with or without a
+        // log: roots are authorised by the root role; a log change drops the old checkpoint.
         func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil) -> RefreshResult {
-            if state.chain.newest.payload.log != nil || current.chain.newest.payload.log != nil {
-                current = state
-                events = startEvents
-            }
+            if rotations > 0 { reconcileLog(&current) }
             events.append(event)
             return finish(outcome, document: document)
         }
 
-        var rotations = 0
         walk: while true {
             let version = current.chain.newest.version + 1
             switch fetchRoot(version) {
@@ -476,8 +472,10 @@ public struct TrustCore: Sendable {
             }
         }
 
-        // With a log, the whole refresh stands or falls with manifest.proof: a refused proof
-        // keeps the state the refresh started from (roots included), with its events.
+        // With a log, the manifest stands or falls with manifest.proof: a refused proof keeps
+        // the state after the root walk (the verified roots, as any later failure does), with
+        // the walk's events; a rotation that changed the log drops the old checkpoint.
+        if rotations > 0 { reconcileLog(&current) }
         let afterWalk = current
         let walkEvents = events
         var retried = false
@@ -507,8 +505,8 @@ public struct TrustCore: Sendable {
             case .mismatch(let reason), .refused(let reason):
                 refusal = reason
             case .fetchFailed(let error):
-                current = state
-                events = startEvents
+                current = afterWalk
+                events = walkEvents
                 if case .fetchRefused = error {
                     events.append(.rejected(error))
                     return finish(.rejected(error), document: "manifest.proof")
@@ -516,11 +514,10 @@ public struct TrustCore: Sendable {
                 events.append(.networkFailure(error.description))
                 return finish(.networkFailure(error))
             }
-            current = state
-            events = startEvents
+            current = afterWalk
+            events = walkEvents
             if case .verification(.equivocation(let evidence)) = refusal {
-                // The one thing a refused refresh keeps: the evidence of a split view.
-                if current.persisted.logEquivocation == nil { current.persisted.logEquivocation = evidence }
+                // Both notes go out with the event; PinningClient keeps them in a side file.
                 events.append(.logEquivocation(evidence))
             }
             let error = ClientError.log(refusal)

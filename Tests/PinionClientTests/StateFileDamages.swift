@@ -140,10 +140,6 @@ let stateFileDamages: [StateFileDamage] = [
         }($0)
     },
     StateFileDamage(
-        "a logEquivocation that is not an object",
-        reason: corruptCopy("logEquivocation", .wrongType(expected: "an object or null"))
-    ) { try editing { $0.set("logEquivocation", .bool(true)) }($0) },
-    StateFileDamage(
         "formatVersion 1 with the floor's payload hash (a member it did not have)",
         reason: corruptCopy("floor", .unknownMember("payloadSHA256"))
     ) { try editing { $0.set("formatVersion", .number("1")) }($0) },

@@ -30,7 +30,7 @@ private func resealed(_ bytes: [UInt8], _ edit: (inout JSONObject) -> Void) thro
         return (world, try world.accepted().persisted)
     }
 
-    @Test func roundTripsTheCheckpointAndTheEquivocationEvidence() throws {
+    @Test func roundTripsTheCheckpoint() throws {
         let (_, state) = try loggedState()
         #expect(state.logCheckpoint != nil)
         let bytes = StateCodec.encode(state, hasher: hasher)
@@ -44,7 +44,7 @@ private func resealed(_ bytes: [UInt8], _ edit: (inout JSONObject) -> Void) thro
         var state = logged
         state.logCheckpoint = nil
         let version2 = try resealed(StateCodec.encode(state, hasher: hasher)) { object in
-            object = JSONObject(object.members.filter { $0.name != "logCheckpoint" && $0.name != "logEquivocation" })
+            object = JSONObject(object.members.filter { $0.name != "logCheckpoint" })
             object.set("formatVersion", .number("2"))
         }
         #expect(try StateCodec.decode(version2, hasher: hasher) == state)
@@ -97,16 +97,6 @@ private func resealed(_ bytes: [UInt8], _ edit: (inout JSONObject) -> Void) thro
                 object.set(
                     "logCheckpoint",
                     .object(JSONObject([.init("note", .string("!!!")), .init("quorumTime", .number("5"))])))
-            }
-        ),
-        (
-            "equivocation evidence of one and the same checkpoint",
-            { object, state in
-                let note = Base64.encode(state.logCheckpoint?.note ?? [])
-                object.set(
-                    "logEquivocation",
-                    .object(
-                        JSONObject([.init("storedNote", .string(note)), .init("receivedNote", .string(note))])))
             }
         ),
     ]

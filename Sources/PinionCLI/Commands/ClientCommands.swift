@@ -220,7 +220,10 @@ struct ClientRefreshCommand: Command {
                         .init("manifestExpiresAt", state.manifest.map { .string($0.expiresAt.description) } ?? .null),
                         .init("rootExpiresAt", .string(state.chain.newest.payload.expiresAt.description)),
                         .init("logReason", ClientLogOutput.reasonCode(report.outcome).map { .string($0) } ?? .null),
-                        .init("log", ClientLogOutput.json(state, at: client.effectiveNow)),
+                        .init(
+                            "log",
+                            ClientLogOutput.json(
+                                state, evidence: client.logEquivocationEvidence, at: client.effectiveNow)),
                     ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
             context.out(JSONWriter.terminalSafeText(document))
         } else {
@@ -230,7 +233,9 @@ struct ClientRefreshCommand: Command {
             context.print("root        version \(state.chain.newest.version)")
             context.print("floor       \(state.floor?.description ?? "none")")
             if let code = ClientLogOutput.reasonCode(report.outcome) { context.print("log reason  \(code)") }
-            for line in ClientLogOutput.lines(state, at: client.effectiveNow) { context.print(line) }
+            for line in ClientLogOutput.lines(
+                state, evidence: client.logEquivocationEvidence, at: client.effectiveNow)
+            { context.print(line) }
             for line in ClientSetup.policyLines(policy) { context.print(line) }
         }
         if exitCode != ExitCode.success { throw CLIError(exitCode: exitCode, outcomeText) }
@@ -279,7 +284,9 @@ struct ClientConnectCommand: Command {
         let client = try ClientSetup.client(arguments, baseURL: nil, context: context, events: events)
         let startUpEvents = events.events.count
         for event in events.events { context.print("event       \(EventLog.describe(event))") }
-        for line in ClientLogOutput.lines(client.trustedState, at: client.effectiveNow) { context.print(line) }
+        for line in ClientLogOutput.lines(
+            client.trustedState, evidence: client.logEquivocationEvidence, at: client.effectiveNow)
+        { context.print(line) }
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "https://\(hostPart):\(port)/") else {
             throw CLIError.usage("\(target): not a usable host name")

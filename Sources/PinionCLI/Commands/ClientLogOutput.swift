@@ -35,7 +35,7 @@ enum ClientLogOutput {
     }
 
     /// One `log` line for the text output, plus one for a kept equivocation.
-    static func lines(_ state: TrustedState, at now: Timestamp) -> [String] {
+    static func lines(_ state: TrustedState, evidence: Equivocation?, at now: Timestamp) -> [String] {
         var lines: [String] = []
         if state.chain.newest.payload.log == nil {
             lines.append("log         none (the newest root has no log)")
@@ -49,9 +49,9 @@ enum ClientLogOutput {
         } else {
             lines.append("log         no verified checkpoint yet: the manifest does not count as current")
         }
-        if let evidence = state.persisted.logEquivocation {
+        if let evidence {
             lines.append(
-                "log         EQUIVOCATION kept as evidence: two trees of size \(evidence.stored.size) for \(evidence.stored.origin)"
+                "log         EQUIVOCATION kept as evidence in \(LogEquivocationRecord.fileName): two trees of size \(evidence.stored.size) for \(evidence.stored.origin)"
             )
         }
         return lines
@@ -60,7 +60,7 @@ enum ClientLogOutput {
     /// The `log` member of `--json`: null without a log, else origin, checkpoint size, t_q
     /// (RFC 3339 and POSIX seconds), age in seconds, freshness and whether equivocation
     /// evidence is kept.
-    static func json(_ state: TrustedState, at now: Timestamp) -> JSONValue {
+    static func json(_ state: TrustedState, evidence: Equivocation?, at now: Timestamp) -> JSONValue {
         guard let policy = state.chain.newest.payload.log else { return .null }
         var members: [JSONObject.Member] = [.init("origin", .string(policy.origin))]
         if let (stored, _, freshness) = freshness(state, at: now) {
@@ -78,7 +78,7 @@ enum ClientLogOutput {
                 .init("ageSeconds", .null), .init("freshness", .string("missing")),
             ]
         }
-        members.append(.init("equivocationEvidence", .bool(state.persisted.logEquivocation != nil)))
+        members.append(.init("equivocationEvidence", .bool(evidence != nil)))
         return .object(JSONObject(members))
     }
 }
