@@ -170,7 +170,7 @@ def serve_log(manifest=None, proof=None, roots=None, etag=None):
 
 def steps(b, description, body):
     b.write_steps(description + " (docs/DESIGN.md §12)", body, baseline="baseline.json", pending=PENDING_NOTE,
-                  supported_by=["jvm"])
+                  supported_by=["jvm", "swift"])
 
 
 M_PINS = {API: pol([pin("m-api-1"), pin("m-api-2")])}
