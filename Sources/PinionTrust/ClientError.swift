@@ -27,6 +27,10 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// locked): the refresh was skipped and nothing was dropped or overwritten
     /// (docs/DESIGN.md §6). Delivered as a `.networkFailure` outcome (exit 3 in the CLI).
     case stateUnreadable(StorageError)
+    /// The newest root has a `log` member and manifest.proof was missing or failed its
+    /// check (docs/DESIGN.md §12): the refresh is refused and the state is unchanged (only
+    /// the evidence of a log equivocation is kept).
+    case log(LogRefusal)
 
     public var description: String {
         switch self {
@@ -40,6 +44,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         case .fetchRefused(let resource, let reason): return "\(resource): \(reason)"
         case .stateUnreadable(let error):
             return "the stored state cannot be read (\(error)); refresh skipped, nothing dropped"
+        case .log(let refusal): return "manifest.proof: \(refusal.reasonCode): \(refusal)"
         }
     }
 }
@@ -82,4 +87,17 @@ public enum ClientEvent: Sendable, Equatable {
     /// The stored manifest no longer verifies as current (root rotated, expired or
     /// re-check failed); it keeps taking trust away as a non-current manifest.
     case manifestNotCurrent(String)
+    /// The stored log checkpoint's t_q is older than the newest root's `maxCheckpointAge`
+    /// (a freeze or a stale cache, docs/DESIGN.md §12); raised once per checkpoint, at the
+    /// refresh or the first connection past that age. `age` is in seconds at `now`.
+    case staleCheckpoint(size: UInt64, quorumTime: Int64, age: Int64)
+    /// The log signed two different trees of one size (a split view): the refresh was
+    /// refused (the state as after the root walk) and both checkpoint notes go with the
+    /// event; `PinningClient` keeps the first in `log-equivocation.json`
+    /// (`logEquivocationEvidence`). Report it loudly.
+    case logEquivocation(Equivocation)
+    /// Cosignatures dated more than 5 minutes ahead of the refresh time: the named
+    /// witnesses, and whether t_q itself is ahead (then it counts as age 0, and is stored as
+    /// the refresh time). Never moves `lastKnownTime`.
+    case futureCosignatures(witnesses: [String], quorumTimeInFuture: Bool)
 }

@@ -32,13 +32,19 @@ public struct ClientState: Sendable, Equatable {
     public var manifestDomainNames: [String]
     /// ETag of the last `manifest.json` response, for If-None-Match.
     public var manifestETag: String?
+    /// The log checkpoint verified at the last refresh whose newest root had a `log` member
+    /// (docs/DESIGN.md §12), with its cosigned note and t_q; nil without a log. Dropped when a
+    /// root rotation changes the log's origin or key.
+    public var logCheckpoint: StoredCheckpoint?
 
     /// A state with every member given; absent members default to a first run's.
     public init(
         scope: String, acceptedRoots: [[UInt8]] = [], manifest: [UInt8]? = nil, floor: ManifestOrder? = nil,
         lastKnownTime: Timestamp? = nil, revokedPins: [Pin] = [], revokedSetPinsRole: [String] = [],
-        manifestDomainNames: [String] = [], manifestETag: String? = nil, floorPayloadSHA256: [UInt8]? = nil
+        manifestDomainNames: [String] = [], manifestETag: String? = nil, floorPayloadSHA256: [UInt8]? = nil,
+        logCheckpoint: StoredCheckpoint? = nil
     ) {
+        self.logCheckpoint = logCheckpoint
         self.scope = scope
         self.acceptedRoots = acceptedRoots
         self.manifest = manifest

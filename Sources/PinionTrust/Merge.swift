@@ -118,13 +118,17 @@ public struct PolicySnapshot: Sendable, Equatable {
     ///     (default 0 in the SDK); negative values count as 0.
     ///   - rootExpiresAt: the newest root's `expiresAt`; M stops counting as current then,
     ///     whatever its own expiry and `staleGrace`.
+    ///   - logCurrentUntil: with a transparency log, the first instant past t_q +
+    ///     maxCheckpointAge + checkpointGrace (docs/DESIGN.md §12): M stops counting as
+    ///     current then, like at its expiry (narrow only); nil without a log.
     ///   - forcedDomains: domain names of a dropped store (docs/DESIGN.md §6): each becomes an
     ///     enforced entry with no pins (every connection refused) until a fresh manifest
     ///     arrives, even if B lists it, since the lost manifest may have replaced B's pins;
     ///     its subdomains are refused too, since the lost entry may have covered them.
     public init(
         baseline: Baseline, manifest: ManifestPayload?, manifestValid: Bool, revoked: Set<Pin>,
-        staleGrace: Int64, forcedDomains: [String] = [], rootExpiresAt: Timestamp? = nil
+        staleGrace: Int64, forcedDomains: [String] = [], rootExpiresAt: Timestamp? = nil,
+        logCurrentUntil: Timestamp? = nil
     ) {
         let base = Dictionary(baseline.domains.map { ($0.name, $0) }, uniquingKeysWith: MergedPolicy.strictest)
         let manifestEntries = manifest.map { payload in
@@ -138,7 +142,8 @@ public struct PolicySnapshot: Sendable, Equatable {
             // Only the newest root's expiry ends everything signed under it (docs/DESIGN.md §4);
             // staleGrace never extends it.
             let graceEnd = manifest.expiresAt.adding(seconds: max(0, staleGrace))
-            self.manifestCurrentUntil = rootExpiresAt.map { min(graceEnd, $0) } ?? graceEnd
+            let rootEnd = rootExpiresAt.map { min(graceEnd, $0) } ?? graceEnd
+            self.manifestCurrentUntil = logCurrentUntil.map { min(rootEnd, $0) } ?? rootEnd
         } else {
             self.current = expired
             self.manifestCurrentUntil = nil

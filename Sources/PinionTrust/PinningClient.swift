@@ -107,7 +107,7 @@ public enum ConnectionVerdict: Sendable, Equatable {
 public final class PinningClient: Sendable {
     public let configuration: ClientConfiguration
     private let core: TrustCore
-    private let store: StateStore
+    let store: StateStore
     private let transport: any HTTPSTransport
     private let current: Locked<(state: TrustedState, policy: PolicySnapshot)>
     private let refreshing = Locked<Void>(())
@@ -125,6 +125,9 @@ public final class PinningClient: Sendable {
     /// The policy connections were last evaluated under, how often trust was removed, and the
     /// instant that policy stops applying (the manifest's end of currency; nil: never by time).
     let observed = Locked<(policy: MergedPolicy?, generation: UInt64, until: Timestamp?)>((nil, 0, nil))
+    /// The stored log checkpoint, the instant it turns stale (nil: never, or its
+    /// `staleCheckpoint` event was raised), and whether that event was raised for it.
+    let staleWatch = Locked<(checkpoint: StoredCheckpoint?, from: Timestamp?, raised: Bool)>((nil, nil, false))
 
     /// Loads and re-verifies the stored state (docs/DESIGN.md §6, start-up), or starts from the
     /// embedded root; computes the effective policy. Of the two stored copies the valid one
@@ -173,6 +176,7 @@ public final class PinningClient: Sendable {
         current = Locked((state, PinningClient.snapshot(state, configuration)))
         loadPending.withLock { $0 = pending }
         for event in events { emit(event) }
+        armStaleness(state, raised: false)
         observe(policy, at: effectiveNow)
     }
 
@@ -224,7 +228,7 @@ public final class PinningClient: Sendable {
         PolicySnapshot(
             baseline: configuration.baseline, manifest: state.manifest, manifestValid: state.manifestValid,
             revoked: state.revoked, staleGrace: configuration.staleGrace, forcedDomains: state.forcedDomains,
-            rootExpiresAt: state.chain.newest.payload.expiresAt)
+            rootExpiresAt: state.chain.newest.payload.expiresAt, logCurrentUntil: state.logCurrentUntil)
     }
 
     /// The trusted state (roots, manifest, floor) as of the last completed refresh.
@@ -251,6 +255,8 @@ public final class PinningClient: Sendable {
         // Events are delivered after the lock is released, so a handler may call back in.
         let (report, events) = refreshLocked()
         for event in events { emit(event) }
+        armStaleness(
+            trustedState, raised: events.contains { if case .staleCheckpoint = $0 { true } else { false } })
         observe(policy, at: effectiveNow)
         return report
     }
@@ -358,9 +364,28 @@ public final class PinningClient: Sendable {
                     case .failure(let failure) where failure.refused: return .refused(failure.reason)
                     case .failure(let failure): return .failed(failure.reason)
                     }
+                },
+                fetchProof: {
+                    // Fetched every time, even after a 304 for manifest.json (docs/DESIGN.md §12).
+                    let limit = TlogProofLimits.standard.maxBytes
+                    switch self.fetch(
+                        scopeURL.appendingPathComponent("manifest.proof"), headers: [("Cache-Control", "no-cache")],
+                        deadline: deadline)
+                    {
+                    case .success(let response) where response.status == 200:
+                        guard response.body.count <= limit else { return .tooLarge(limit: limit) }
+                        return .found(response.body)
+                    case .success(let response) where response.status == 404 || response.status == 410:
+                        return .notFound
+                    case .success(let response): return .failed("HTTP \(response.status)")
+                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
+                    case .failure(let failure) where failure.tooLarge: return .tooLarge(limit: limit)
+                    case .failure(let failure): return .failed(failure.reason)
+                    }
                 })
             var outcome = result.outcome
             var events = startEvents + result.events
+            for case .logEquivocation(let evidence) in result.events { keepLogEquivocation(evidence) }
             if result.stateChanged || rewrite {
                 do {
                     try store.save(result.state.persisted)
@@ -393,6 +418,8 @@ public final class PinningClient: Sendable {
         let reason: String
         /// The channel refused what the server did (not a network failure).
         var refused = false
+        /// The body was larger than the transport's response limit.
+        var tooLarge = false
     }
 
     /// The hosts the update channel may connect to: the publisher's and the configured ones.
@@ -446,6 +473,9 @@ public final class PinningClient: Sendable {
                             "refused redirect to \(TerminalText.escape(host)): the update channel stays on the publisher's host",
                         refused: true))
             }
+            if case .responseTooLarge = error {
+                return .failure(FetchFailure(reason: error.description, tooLarge: true))
+            }
             return .failure(FetchFailure(reason: error.description))
         }
         // The SDK sends no Accept-Encoding: a compressed body is a transport fault, not a
@@ -476,6 +506,7 @@ public final class PinningClient: Sendable {
         let snapshot = policy
         let merged = snapshot.policy(at: now)
         observeIfExpired(at: now)
+        observeIfStale(at: now)
         switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged) {
         case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
         case .notPinned: return .notPinned

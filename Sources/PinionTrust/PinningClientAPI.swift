@@ -88,7 +88,9 @@ extension PinningClient {
     /// is also announced as `ClientEvent.trustRemoved`, on the thread that caused it.
     /// Non-blocking: a lock held for a comparison, never across a refresh.
     public var trustGeneration: UInt64 {
-        observeIfExpired(at: effectiveNow)
+        let now = effectiveNow
+        observeIfExpired(at: now)
+        observeIfStale(at: now)
         return observed.withLock { $0.generation }
     }
 
@@ -99,6 +101,36 @@ extension PinningClient {
     func observeIfExpired(at now: Timestamp) {
         guard let until = observed.withLock({ $0.until }), now >= until else { return }
         observe(policy, at: now)
+    }
+
+    /// Raises `staleCheckpoint` once the stored log checkpoint is past maxCheckpointAge
+    /// (docs/DESIGN.md §12), once per checkpoint: one time comparison under a lock on the hot
+    /// path, like `observeIfExpired`.
+    func observeIfStale(at now: Timestamp) {
+        let event = staleWatch.withLock { watch -> ClientEvent? in
+            guard let from = watch.from, now >= from, let stored = watch.checkpoint else { return nil }
+            watch.from = nil
+            watch.raised = true
+            return .staleCheckpoint(
+                size: stored.checkpoint.size, quorumTime: stored.quorumTime,
+                age: now.secondsSince1970 - stored.quorumTime)
+        }
+        if let event { emit(event) }
+    }
+
+    /// Watches the checkpoint of `state` for staleness; `raised` when its event was just
+    /// raised (by the refresh that verified it). A new checkpoint (a re-cosign included) is
+    /// watched afresh.
+    func armStaleness(_ state: TrustedState, raised: Bool) {
+        staleWatch.withLock { watch in
+            let checkpoint = state.persisted.logCheckpoint
+            if checkpoint != watch.checkpoint {
+                watch.checkpoint = checkpoint
+                watch.raised = false
+            }
+            if raised { watch.raised = true }
+            watch.from = watch.raised ? nil : state.logStaleFrom
+        }
     }
 
     /// Delivers an event to `onEvent` and to every `events()` stream.

@@ -64,6 +64,7 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 ///       "lastKnownTime": "2026-11-30T09:00:00Z" | null,
 ///       "revokedPins": ["sha256/<base64>", ...], "revokedSetPinsRole": ["<key id>", ...],
 ///       "manifestDomainNames": ["api.example.com", ...], "manifestETag": "\"...\"" | null,
+///       "logCheckpoint": {"note": "<base64 cosigned note>", "quorumTime": 1800000000} | null,
 ///       "contentSHA256": "<hex>"
 ///     }
 ///
@@ -76,14 +77,16 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 /// base64 text detectable, which the JSON grammar alone would not.
 ///
 /// formatVersion 1 (before issue 13 part 2) is the same document without `payloadSHA256` in
-/// `floor`; it is read, never written.
+/// `floor`, and formatVersion 2 (before issue 16) without `logCheckpoint`; both are read, never written. The notes are C2SP signed notes, parsed
+/// strictly on reading (`TlogProofLimits.standard.note`), their checkpoints too; their
+/// signatures are verified at start-up by `TrustCore.restore`, not here.
 public enum StateCodec {
     /// The `type` member of a state file.
     public static let documentType = "pinion.client-state"
     /// The `formatVersion` this build writes.
-    public static let formatVersion: Int64 = 2
-    /// Every `formatVersion` this build reads: 1 (the single `state.json`) and 2.
-    public static let readableFormatVersions: ClosedRange<Int64> = 1...2
+    public static let formatVersion: Int64 = 3
+    /// Every `formatVersion` this build reads: 1 (the single `state.json`), 2 and 3.
+    public static let readableFormatVersions: ClosedRange<Int64> = 1...3
     /// Largest state file read or written, in bytes (64 MiB), checked before parsing. Real
     /// states are a few KiB to a few MiB (roots are small; one manifest is at most
     /// `Limits.maxEnvelopeBytes`); a state that would encode larger is refused by `save`.
@@ -135,6 +138,18 @@ public enum StateCodec {
             .init("manifestDomainNames", .array(state.manifestDomainNames.map { .string($0) })),
             .init("manifestETag", state.manifestETag.map { .string($0) } ?? .null),
         ]
+        if let stored = state.logCheckpoint {
+            content.append(
+                .init(
+                    "logCheckpoint",
+                    .object(
+                        JSONObject([
+                            .init("note", .string(Base64.encode(stored.note))),
+                            .init("quorumTime", .number(String(stored.quorumTime))),
+                        ]))))
+        } else {
+            content.append(.init("logCheckpoint", .null))
+        }
         return seal(JSONObject(content), hasher: hasher)
     }
 
@@ -214,11 +229,14 @@ public enum StateCodec {
                 throw reader.fail("manifestETag", .wrongType(expected: "an entity tag without control characters"))
             }
         }
+        var logCheckpoint: StoredCheckpoint?
+        if reader.version >= 3 { logCheckpoint = try reader.logCheckpoint("logCheckpoint", hasher: hasher) }
         try reader.finish()
         return ClientState(
             scope: scope, acceptedRoots: acceptedRoots, manifest: manifest, floor: floor,
             lastKnownTime: lastKnownTime, revokedPins: revokedPins, revokedSetPinsRole: role,
-            manifestDomainNames: names, manifestETag: etag, floorPayloadSHA256: floorHash)
+            manifestDomainNames: names, manifestETag: etag, floorPayloadSHA256: floorHash,
+            logCheckpoint: logCheckpoint)
     }
 
     /// The domain names a refused copy still names, best effort, for the domains to keep
@@ -461,6 +479,44 @@ public enum StateCodec {
                 throw fail(path, .tooLarge(bytes: bytes.count, limit: limits.maxEnvelopeBytes))
             }
             return bytes
+        }
+
+        /// A cosigned checkpoint note from canonical base64: a strict C2SP signed note of at
+        /// most `TlogProofLimits.standard.note` whose text is a checkpoint.
+        func note(_ text: String, path: String, hasher: any SHA256Hasher) throws(StateError) -> (
+            [UInt8], Checkpoint
+        ) {
+            let limits = TlogProofLimits.standard.note
+            guard text.utf8.count <= (limits.maxBytes / 3 + 1) * 4 else {
+                throw fail(path, .tooLarge(bytes: text.utf8.count / 4 * 3, limit: limits.maxBytes))
+            }
+            guard let bytes = Base64.decodeCanonical(text) else { throw fail(path, .invalidBase64) }
+            guard let note = try? SignedNote.parse(bytes, limits: limits),
+                let checkpoint = try? Checkpoint.parse(note.text, hasher: MerkleHasher(hasher))
+            else { throw fail(path, .wrongType(expected: "a C2SP signed checkpoint note")) }
+            return (bytes, checkpoint)
+        }
+
+        /// `{"note": "<base64>", "quorumTime": <0 ... 2^53-1>}` or null.
+        mutating func logCheckpoint(_ name: String, hasher: any SHA256Hasher) throws(StateError)
+            -> StoredCheckpoint?
+        {
+            switch try value(name) {
+            case .null: return nil
+            case .object(let members):
+                var inner = Reader(object: members, file: file)
+                let (bytes, checkpoint) = try note(try inner.string("note"), path: "\(name).note", hasher: hasher)
+                let path = "\(name).quorumTime"
+                guard case .number(let digits) = try inner.value("quorumTime") else {
+                    throw fail(path, .wrongType(expected: "an integer"))
+                }
+                guard digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let time = Int64(digits),
+                    time <= Limits.maxInteger
+                else { throw fail(path, .integerOutOfRange(min: 0, max: Limits.maxInteger)) }
+                try inner.finish(path: name)
+                return StoredCheckpoint(checkpoint: checkpoint, note: bytes, quorumTime: time)
+            default: throw fail(name, .wrongType(expected: "an object or null"))
+            }
         }
 
         /// Refuses the first member that was not read (no `x-` exception: only Pinion writes it).

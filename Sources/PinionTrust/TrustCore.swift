@@ -186,6 +186,7 @@ public struct TrustCore: Sendable {
             persisted: persisted, chain: chain, manifest: nil, manifestValid: false, forcedDomains: [])
         guard let manifestBytes = stored.manifest else {
             state.forcedDomains = stored.manifestDomainNames
+            reconcileLog(&state)
             return (state, events)
         }
         var check = verifyStoredManifest(manifestBytes, chain: chain)
@@ -221,6 +222,7 @@ public struct TrustCore: Sendable {
             state.forcedDomains = stored.manifestDomainNames
             events.append(.storeDropped("the stored manifest no longer verifies: \(reason)"))
         }
+        reconcileLog(&state)
         return (state, events)
     }
 
@@ -412,9 +414,13 @@ public struct TrustCore: Sendable {
     ///   - t0: the start time (wall clock), read once by the caller.
     ///   - fetchRoot: fetches `root/{version}.json`.
     ///   - fetchManifest: conditional GET of `manifest.json` with the given If-None-Match.
+    ///   - fetchProof: GET of `manifest.proof`, called after the manifest step when the
+    ///     newest root has a `log` (docs/DESIGN.md §12), again when the proof names another
+    ///     manifest than the served one (once: then refused). The default serves none, so
+    ///     a client without it refuses every refresh under a log (`log-proof-missing`).
     public func refresh(
         _ state: TrustedState, startTime t0: Timestamp, fetchRoot: (Int64) -> RootFetch,
-        fetchManifest: (String?) -> ManifestFetch
+        fetchManifest: (String?) -> ManifestFetch, fetchProof: () -> ProofFetch = { .notFound }
     ) -> RefreshResult {
         var events: [ClientEvent] = []
         if let last = state.persisted.lastKnownTime, t0 < last.adding(seconds: -TrustCore.clockStepTolerance) {
@@ -428,6 +434,14 @@ public struct TrustCore: Sendable {
         }
 
         var rotations = 0
+        // A walk that fails keeps its verified prefix (docs/DESIGN.md §6), with or without a
+        // log: roots are authorised by the root role; a log change drops the old checkpoint.
+        func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil) -> RefreshResult {
+            if rotations > 0 { reconcileLog(&current) }
+            events.append(event)
+            return finish(outcome, document: document)
+        }
+
         walk: while true {
             let version = current.chain.newest.version + 1
             switch fetchRoot(version) {
@@ -435,17 +449,14 @@ public struct TrustCore: Sendable {
                 break walk
             case .failed(let reason):
                 let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
-                events.append(.networkFailure(error.description))
-                return finish(.networkFailure(error))
+                return walkFailed(.networkFailure(error), .networkFailure(error.description))
             case .refused(let reason):
                 let error = ClientError.fetchRefused(resource: "root/\(version).json", reason: reason)
-                events.append(.rejected(error))
-                return finish(.rejected(error), document: "root/\(version).json")
+                return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
             case .found(let bytes):
                 guard rotations < RootChain.maxRotationsPerWalk else {
                     let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
-                    events.append(.rejected(error))
-                    return finish(.rejected(error), document: "root/\(version).json")
+                    return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
                 }
                 do {
                     current = try acceptRoot(bytes, into: current)
@@ -456,15 +467,83 @@ public struct TrustCore: Sendable {
                             .manifestNotCurrent("root \(version) was accepted; the manifest must be re-signed"))
                     }
                 } catch {
-                    events.append(.rejected(error))
-                    return finish(.rejected(error), document: "root/\(version).json")
+                    return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
                 }
             }
         }
 
+        // With a log, the manifest stands or falls with manifest.proof: a refused proof keeps
+        // the state after the root walk (the verified roots, as any later failure does), with
+        // the walk's events; a rotation that changed the log drops the old checkpoint.
+        if rotations > 0 { reconcileLog(&current) }
+        let afterWalk = current
+        let walkEvents = events
+        var retried = false
+        while true {
+            current = afterWalk
+            events = walkEvents
+            let step = manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest)
+            guard case .proceed(let outcome) = step else {
+                if case .done(let outcome, let document, let diagnosis) = step {
+                    return finish(outcome, document: document, diagnosis: diagnosis)
+                }
+                return finish(.unchanged)
+            }
+            guard let policy = current.chain.newest.payload.log else {
+                current.persisted.logCheckpoint = nil
+                return finish(outcome)
+            }
+            let refusal: LogRefusal
+            switch logStep(current, policy: policy, startTime: t0, fetchProof: fetchProof) {
+            case .accepted(let checkpoint, let logEvents):
+                current.persisted.logCheckpoint = checkpoint
+                events += logEvents
+                return finish(outcome)
+            case .mismatch where !retried:
+                retried = true
+                continue
+            case .mismatch(let reason), .refused(let reason):
+                refusal = reason
+            case .fetchFailed(let error):
+                current = afterWalk
+                events = walkEvents
+                if case .fetchRefused = error {
+                    events.append(.rejected(error))
+                    return finish(.rejected(error), document: "manifest.proof")
+                }
+                events.append(.networkFailure(error.description))
+                return finish(.networkFailure(error))
+            }
+            current = afterWalk
+            events = walkEvents
+            if case .verification(.equivocation(let evidence)) = refusal {
+                // Both notes go out with the event; PinningClient keeps them in a side file.
+                events.append(.logEquivocation(evidence))
+            }
+            let error = ClientError.log(refusal)
+            events.append(.rejected(error))
+            return finish(.rejected(error), document: "manifest.proof")
+        }
+    }
+
+    /// What the manifest part of a refresh decided.
+    private enum ManifestStepResult {
+        /// The refresh ends here (a failure), with these details.
+        case done(RefreshOutcome, document: String?, diagnosis: String?)
+        /// The manifest step succeeded with this outcome; the log step follows when the
+        /// newest root has a log.
+        case proceed(RefreshOutcome)
+    }
+
+    /// The conditional manifest fetch and its checks (docs/DESIGN.md §6 steps 3-5), on
+    /// `current` after the root walk.
+    private func manifestStep(
+        _ current: inout TrustedState, _ events: inout [ClientEvent], startTime t0: Timestamp,
+        fetchManifest: (String?) -> ManifestFetch
+    ) -> ManifestStepResult {
         // A refresh that succeeds without a new manifest still moves lastKnownTime (the
         // highest start time of a successful refresh, docs/DESIGN.md §6).
-        func succeededUnchanged(etag: String??) -> RefreshResult {
+        func succeededUnchanged(etag: String??) -> ManifestStepResult {
             current.persisted.lastKnownTime = max(current.persisted.lastKnownTime ?? t0, t0)
             if let etag, let storable = TrustCore.storableETag(etag) { current.persisted.manifestETag = storable }
             events.append(.unchanged)
@@ -477,7 +556,7 @@ public struct TrustCore: Sendable {
                         "version \(manifest.version) expired at \(manifest.expiresAt) and the publisher offers nothing newer"
                     ))
             }
-            return finish(.unchanged)
+            return .proceed(.unchanged)
         }
         switch fetchManifest(current.persisted.manifestETag) {
         case .notModified:
@@ -485,11 +564,11 @@ public struct TrustCore: Sendable {
         case .failed(let reason):
             let error = ClientError.fetchFailed(resource: "manifest.json", reason: reason)
             events.append(.networkFailure(error.description))
-            return finish(.networkFailure(error))
+            return .done(.networkFailure(error), document: nil, diagnosis: nil)
         case .refused(let reason):
             let error = ClientError.fetchRefused(resource: "manifest.json", reason: reason)
             events.append(.rejected(error))
-            return finish(.rejected(error), document: "manifest.json")
+            return .done(.rejected(error), document: "manifest.json", diagnosis: nil)
         case .found(let bytes, let etag):
             do {
                 switch try acceptManifest(bytes, etag: etag, into: current, startTime: t0) {
@@ -502,7 +581,7 @@ public struct TrustCore: Sendable {
                         if case .updated(let order) = event { return order }
                         return nil
                     }
-                    return finish(accepted.first.map { .updated($0) } ?? .unchanged)
+                    return .proceed(accepted.first.map { .updated($0) } ?? .unchanged)
                 }
             } catch {
                 if case .equivocation(let order) = error { events.append(.equivocation(order)) }
@@ -512,9 +591,18 @@ public struct TrustCore: Sendable {
                     diagnosis = ManifestDiagnosis.explain(
                         trustError, envelope: envelope, chain: current.chain, crypto: crypto)
                 }
-                return finish(.rejected(error), document: "manifest.json", diagnosis: diagnosis)
+                return .done(.rejected(error), document: "manifest.json", diagnosis: diagnosis)
             }
         }
+    }
+}
+
+extension TrustCore {
+    /// Drops the stored checkpoint when the newest root no longer has the log it belongs to.
+    func reconcileLog(_ state: inout TrustedState) {
+        guard let stored = state.persisted.logCheckpoint else { return }
+        if let policy = state.chain.newest.payload.log, storedCheckpoint(stored, under: policy) != nil { return }
+        state.persisted.logCheckpoint = nil
     }
 }
 

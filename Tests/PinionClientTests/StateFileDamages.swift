@@ -112,8 +112,33 @@ let stateFileDamages: [StateFileDamage] = [
     },
     StateFileDamage(
         "a newer formatVersion",
-        reason: .unsupportedFormatVersion(file: StateStore.copyFileNames[0], found: 3, supported: 2)
-    ) { try editing { $0.set("formatVersion", .number("3")) }($0) },
+        reason: .unsupportedFormatVersion(file: StateStore.copyFileNames[0], found: 4, supported: 3)
+    ) { try editing { $0.set("formatVersion", .number("4")) }($0) },
+    StateFileDamage(
+        "formatVersion 2 with the log members (which it did not have)",
+        reason: corruptCopy("", .unknownMember("logCheckpoint"))
+    ) { try editing { $0.set("formatVersion", .number("2")) }($0) },
+    StateFileDamage("no logCheckpoint member", reason: corruptCopy("", .missingMember("logCheckpoint"))) {
+        try editing { value in value = JSONObject(value.members.filter { $0.name != "logCheckpoint" }) }($0)
+    },
+    StateFileDamage(
+        "a logCheckpoint that is not an object",
+        reason: corruptCopy("logCheckpoint", .wrongType(expected: "an object or null"))
+    ) { try editing { $0.set("logCheckpoint", .string("checkpoint")) }($0) },
+    StateFileDamage(
+        "a logCheckpoint note that is not a signed checkpoint note",
+        reason: corruptCopy("logCheckpoint.note", .wrongType(expected: "a C2SP signed checkpoint note"))
+    ) {
+        try editing {
+            $0.set(
+                "logCheckpoint",
+                .object(
+                    JSONObject([
+                        .init("note", .string(Base64.encode(Array("not a note\n".utf8)))),
+                        .init("quorumTime", .number("5")),
+                    ])))
+        }($0)
+    },
     StateFileDamage(
         "formatVersion 1 with the floor's payload hash (a member it did not have)",
         reason: corruptCopy("floor", .unknownMember("payloadSHA256"))

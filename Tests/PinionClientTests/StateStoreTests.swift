@@ -105,7 +105,7 @@ struct StateStoreTests {
         #expect(members.dropFirst().first == "formatVersion")
         #expect(members.last == "contentSHA256")
         #expect(try stateObject(bytes)["type"] == .string("pinion.client-state"))
-        #expect(try stateObject(bytes)["formatVersion"] == .number("2"))
+        #expect(try stateObject(bytes)["formatVersion"] == .number("3"))
     }
 
     @Test func envelopesAreStoredAsTheirExactBytes() throws {

@@ -27,6 +27,8 @@ final class CaseRunner {
     private var state: TrustedState
     private var roots: [Int64: Served] = [:]
     private var manifest: Served?
+    /// `manifest.proof` (docs/DESIGN.md §12); absent: 404.
+    private var proof: Served?
 
     /// Reads steps.json and the embedded root and baseline it names.
     ///
@@ -55,6 +57,9 @@ final class CaseRunner {
 
     /// The case's `pending` note, if it is a pending case.
     var pendingNote: String? { document["pending"] as? String }
+
+    /// Whether a pending case lists the Swift SDK in `supportedBy` (it must then pass).
+    var supportedBySwift: Bool { (document["supportedBy"] as? [String])?.contains("swift") ?? false }
 
     private static func bytes(_ directory: URL, _ name: String) throws -> [UInt8] {
         guard !name.contains("/") else { throw ConformanceFailure(description: "fixture name \(name) has a /") }
@@ -117,6 +122,7 @@ final class CaseRunner {
                 roots[version] = try served(value)
             }
             manifest = try served(step["manifest"])
+            proof = try served(step["proof"])
         case "refresh":
             try refresh(at: try time(step["at"]), expect: step["expect"] as? [String: Any] ?? [:])
         case "policy":
@@ -169,6 +175,15 @@ final class CaseRunner {
                     if let sent, sent == etag { return .notModified }
                     return .found(bytes, etag: etag)
                 }
+            },
+            fetchProof: {
+                switch self.proof {
+                case nil, .status(404)?, .status(410)?: return .notFound
+                case .status(let status)?: return .failed("HTTP \(status)")
+                case .file(let bytes, _)?:
+                    let limit = TlogProofLimits.standard.maxBytes
+                    return bytes.count > limit ? .tooLarge(limit: limit) : .found(bytes)
+                }
             })
         if result.stateChanged {
             do { try store.save(result.state.persisted) } catch {
@@ -216,6 +231,10 @@ final class CaseRunner {
         case .stateCopyLost: return "stateCopyLost"
         case .stateUnreadable: return "stateUnreadable"
         case .manifestNotCurrent: return "manifestNotCurrent"
+        case .staleCheckpoint: return "staleCheckpoint"
+        // The log's split view is `equivocation` in the shared suite, like a manifest's.
+        case .logEquivocation: return "equivocation"
+        case .futureCosignatures: return "futureCosignature"
         }
     }
 
@@ -231,7 +250,8 @@ final class CaseRunner {
     private func policy(at wall: Timestamp) -> MergedPolicy {
         let snapshot = PolicySnapshot(
             baseline: baseline, manifest: state.manifest, manifestValid: state.manifestValid, revoked: state.revoked,
-            staleGrace: 0, forcedDomains: state.forcedDomains, rootExpiresAt: state.chain.newest.payload.expiresAt)
+            staleGrace: 0, forcedDomains: state.forcedDomains, rootExpiresAt: state.chain.newest.payload.expiresAt,
+            logCurrentUntil: state.logCurrentUntil)
         return snapshot.policy(at: max(wall, state.persisted.lastKnownTime ?? wall))
     }
 

@@ -17,6 +17,7 @@ func reasonCode(_ error: ClientError) -> String {
     case .fetchFailed: return "network"
     case .fetchRefused: return "fetch-refused"
     case .stateUnreadable: return "storage"
+    case .log(let refusal): return refusal.reasonCode
     }
 }
 

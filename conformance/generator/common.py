@@ -95,7 +95,8 @@ class Builder:
             handle.write(data)
         return name
 
-    def write_steps(self, description, steps, baseline=None, embedded="root-1.json", pending=None):
+    def write_steps(self, description, steps, baseline=None, embedded="root-1.json", pending=None,
+                    supported_by=None):
         document = {
             "format": FORMAT,
             "description": description,
@@ -106,6 +107,8 @@ class Builder:
         }
         if pending:
             document["pending"] = pending
+        if supported_by:
+            document["supportedBy"] = supported_by
         with open(os.path.join(self.directory, "steps.json"), "w") as handle:
             json.dump(document, handle, indent=2, sort_keys=True, ensure_ascii=False)
             handle.write("\n")

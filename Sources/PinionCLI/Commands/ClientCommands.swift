@@ -125,6 +125,15 @@ final class EventLog: @unchecked Sendable {
         case .stateUnreadable(let error): return "stored state unreadable: \(error); nothing dropped"
         case .manifestNotCurrent(let reason): return "manifest not current: \(reason)"
         case .trustRemoved(let generation): return "trust removed: drop reused connections (generation \(generation))"
+        case .staleCheckpoint(let size, let quorumTime, let age):
+            return
+                "stale log checkpoint: size \(size), t_q \(Timestamp(secondsSince1970: quorumTime)), age \(age)s (a freeze or a stale cache?)"
+        case .logEquivocation(let evidence):
+            return
+                "LOG EQUIVOCATION: \(evidence.stored.origin) signed two trees of size \(evidence.stored.size); both notes are kept in the state: report this to the security team"
+        case .futureCosignatures(let witnesses, let quorumTimeInFuture):
+            return
+                "cosignatures dated in the future by \(witnesses.joined(separator: ", "))\(quorumTimeInFuture ? " (t_q counts as age 0)" : "")"
         }
     }
 }
@@ -143,6 +152,9 @@ struct ClientRefreshCommand: Command {
         BASE_URL/v1/S/root/N.json from the root state, fetches manifest.json (conditional
         GET), verifies everything against ROOT_ENVELOPE (the root the app embeds), persists
         the state in DIR, and prints the outcome, the events and the effective policy.
+        When the newest root has a log, it also fetches manifest.proof and verifies it
+        (docs/DESIGN.md section 12); a refusal prints its reason code (log-...), and the
+        log line shows the stored checkpoint's size, t_q and age.
         Exit 0 updated or unchanged, 1 rejected, 2 usage, 3 network or storage failure.
 
         --connect-to ADDRESS[:PORT] dials ADDRESS for the publisher, still validating the
@@ -207,6 +219,11 @@ struct ClientRefreshCommand: Command {
                         .init("floorVersion", state.floor.map { .number(String($0.version)) } ?? .null),
                         .init("manifestExpiresAt", state.manifest.map { .string($0.expiresAt.description) } ?? .null),
                         .init("rootExpiresAt", .string(state.chain.newest.payload.expiresAt.description)),
+                        .init("logReason", ClientLogOutput.reasonCode(report.outcome).map { .string($0) } ?? .null),
+                        .init(
+                            "log",
+                            ClientLogOutput.json(
+                                state, evidence: client.logEquivocationEvidence, at: client.effectiveNow)),
                     ] + (rehearsal.map { [.init("rehearsal", .string($0))] } ?? [])))
             context.out(JSONWriter.terminalSafeText(document))
         } else {
@@ -215,6 +232,10 @@ struct ClientRefreshCommand: Command {
             for event in events.events { context.print("event       \(EventLog.describe(event))") }
             context.print("root        version \(state.chain.newest.version)")
             context.print("floor       \(state.floor?.description ?? "none")")
+            if let code = ClientLogOutput.reasonCode(report.outcome) { context.print("log reason  \(code)") }
+            for line in ClientLogOutput.lines(
+                state, evidence: client.logEquivocationEvidence, at: client.effectiveNow)
+            { context.print(line) }
             for line in ClientSetup.policyLines(policy) { context.print(line) }
         }
         if exitCode != ExitCode.success { throw CLIError(exitCode: exitCode, outcomeText) }
@@ -261,7 +282,11 @@ struct ClientConnectCommand: Command {
         try ClientSetup.requireExistingState(arguments)
         let events = EventLog()
         let client = try ClientSetup.client(arguments, baseURL: nil, context: context, events: events)
+        let startUpEvents = events.events.count
         for event in events.events { context.print("event       \(EventLog.describe(event))") }
+        for line in ClientLogOutput.lines(
+            client.trustedState, evidence: client.logEquivocationEvidence, at: client.effectiveNow)
+        { context.print(line) }
         let hostPart = host.contains(":") ? "[\(host)]" : host
         guard let url = URL(string: "https://\(hostPart):\(port)/") else {
             throw CLIError.usage("\(target): not a usable host name")
@@ -274,6 +299,10 @@ struct ClientConnectCommand: Command {
             case .reportOnly(let failure):
                 context.print("report-only failure: \(failure.reason) for \(failure.entry); the connection went on")
             case .rejected(let failure): context.print("rejected: \(failure.reason)")
+            }
+            // Raised by the connection's evaluation (a checkpoint gone stale).
+            for event in events.events.dropFirst(startUpEvents) {
+                context.print("event       \(EventLog.describe(event))")
             }
             context.print("HTTP status \(response.status)")
         } catch {

@@ -30,7 +30,7 @@ import org.pinion.trust.Timestamp;
  * {"type": "pinion.jvm-client-state", "formatVersion": 1, "scope": ..., "acceptedRoots": [b64...],
  *  "manifest": b64 | null, "floor": {"rootVersion", "version"} | null, "floorPayloadSHA256": hex | null,
  *  "lastKnownTime": time | null, "revokedPins": [...], "revokedSince": n, "manifestDomainNames": [...],
- *  "manifestETag": text | null}
+ *  "manifestETag": text | null, "logCheckpoint": {"note": b64, "quorumTime": n} (only when one is stored)}
  * sha256 &lt;64 lowercase hex of every byte before this line&gt;
  * </pre>
  *
@@ -70,6 +70,11 @@ public final class StateCodec {
         for (String name : state.manifestDomainNames) names.add(JsonValue.string(name));
         m.add(member("manifestDomainNames", JsonValue.array(names)));
         m.add(member("manifestETag", state.manifestETag == null ? JsonValue.NULL : JsonValue.string(state.manifestETag)));
+        // Written only when there is one, so a state without a log encodes as format version 1 always did.
+        if (state.logCheckpoint != null) {
+            m.add(member("logCheckpoint", JsonValue.object(List.of(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
+                    member("quorumTime", JsonValue.number(state.logQuorumTime))))));
+        }
         byte[] body = JsonWriter.write(JsonValue.object(m));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] trailer = ("sha256 " + Codec.hex(Sha256.digest(body)) + "\n").getBytes(StandardCharsets.US_ASCII);
@@ -142,7 +147,7 @@ public final class StateCodec {
         JsonValue root = StrictJsonParser.parse(body, new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, java.util.Map.of()));
         if (root.kind() != JsonValue.Kind.OBJECT) throw new FormatException("", FormatRule.WRONG_TYPE, "expected an object");
         Set<String> known = new HashSet<>(List.of("type", "formatVersion", "scope", "acceptedRoots", "manifest", "floor", "floorPayloadSHA256",
-                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag"));
+                "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint"));
         for (JsonValue.Member member : root.members()) {
             if (!known.contains(member.name)) {
                 throw new FormatException("", FormatRule.UNKNOWN_MEMBER, "unknown member \"" + member.name + "\"");
@@ -210,7 +215,31 @@ public final class StateCodec {
         if (state.manifestETag != null && (state.manifestETag.length() > 4096 || state.manifestETag.chars().anyMatch(c -> c < 0x20 || c == 0x7f))) {
             throw new FormatException("manifestETag", FormatRule.WRONG_TYPE, "an ETag without control characters");
         }
+        // Absent in copies written before the log existed: no checkpoint.
+        JsonValue checkpoint = root.get("logCheckpoint");
+        if (checkpoint != null && checkpoint.kind() != JsonValue.Kind.NULL) {
+            if (checkpoint.kind() != JsonValue.Kind.OBJECT || checkpoint.members().size() != 2) {
+                throw new FormatException("logCheckpoint", FormatRule.WRONG_TYPE, "expected {\"note\", \"quorumTime\"} or null");
+            }
+            byte[] bytes = note(require(checkpoint, "note"), "logCheckpoint.note");
+            JsonValue quorumTime = require(checkpoint, "quorumTime");
+            if (quorumTime.kind() != JsonValue.Kind.NUMBER || !quorumTime.text().matches("0|[1-9][0-9]{0,15}")
+                    || Long.parseLong(quorumTime.text()) > Limits.MAX_INTEGER) {
+                throw new FormatException("logCheckpoint.quorumTime", FormatRule.INTEGER_OUT_OF_RANGE, "integer out of range 0..." + Limits.MAX_INTEGER);
+            }
+            state.logCheckpoint = bytes;
+            state.logQuorumTime = Long.parseLong(quorumTime.text());
+        }
         return state;
+    }
+
+    /** A signed note's bytes as stored: canonical base64 of 1 ... 65,536 bytes. */
+    private static byte[] note(JsonValue value, String path) throws FormatException {
+        byte[] bytes = value.kind() == JsonValue.Kind.STRING ? Codec.decodeBase64Canonical(value.text()) : null;
+        if (bytes == null || bytes.length == 0 || bytes.length > 64 * 1024) {
+            throw new FormatException(path, FormatRule.INVALID_BASE64, "not canonical base64 of 1 ... 65536 bytes");
+        }
+        return bytes;
     }
 
     private static JsonValue require(JsonValue object, String name) throws FormatException {

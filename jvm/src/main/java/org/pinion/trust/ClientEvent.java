@@ -26,7 +26,11 @@ public final class ClientEvent {
         /** The stored manifest does not count as current. */
         MANIFEST_NOT_CURRENT,
         /** A state read failed with an error other than loss: the refresh was skipped. */
-        STORAGE_UNAVAILABLE
+        STORAGE_UNAVAILABLE,
+        /** The verified log checkpoint's t_q is past maxCheckpointAge (docs/DESIGN.md §12): a freeze or a stale cache. */
+        STALE_CHECKPOINT,
+        /** Witness cosignature times (or t_q) more than 5 minutes ahead of the client's time (counted as age 0). */
+        FUTURE_COSIGNATURES
     }
 
     /** The kind. */
@@ -37,9 +41,17 @@ public final class ClientEvent {
     public final long version;
     /** The refusal for REJECTED, else null. */
     public final ClientException error;
+    /** For EQUIVOCATION of the log: both checkpoint notes; else null. */
+    public final org.pinion.trust.log.Equivocation logEvidence;
     private final String text;
 
     private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text) {
+        this(kind, order, version, error, text, null);
+    }
+
+    private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text,
+            org.pinion.trust.log.Equivocation logEvidence) {
+        this.logEvidence = logEvidence;
         this.kind = kind;
         this.order = order;
         this.version = version;
@@ -84,6 +96,32 @@ public final class ClientEvent {
     public static ClientEvent equivocation(ManifestOrder order) {
         return new ClientEvent(Kind.EQUIVOCATION, order, 0, null,
                 "EQUIVOCATION at " + order + ": report this to the security team");
+    }
+
+    /**
+     * @param evidence the two checkpoints of one size the log key signed
+     * @return an EQUIVOCATION event carrying both notes, to be reported loudly
+     */
+    public static ClientEvent logEquivocation(org.pinion.trust.log.Equivocation evidence) {
+        return new ClientEvent(Kind.EQUIVOCATION, null, 0, null, "EQUIVOCATION of the transparency log: two trees of size "
+                + evidence.stored.size + " (" + evidence.stored + " and " + evidence.received
+                + "): report this and both checkpoint notes to the security team", evidence);
+    }
+
+    /** @param age seconds since t_q @param maxAge the root's maxCheckpointAge @return the event */
+    public static ClientEvent staleCheckpoint(long age, long maxAge) {
+        return new ClientEvent(Kind.STALE_CHECKPOINT, null, 0, null, "stale log checkpoint: the witnesses last cosigned "
+                + age + " s ago, more than maxCheckpointAge " + maxAge + " s (frozen or stale view?)");
+    }
+
+    /**
+     * @param witnesses names of the witnesses whose times are more than 5 minutes ahead
+     * @param quorumTimeInFuture whether t_q itself is (then counted as age 0 and stored as now)
+     * @return the event
+     */
+    public static ClientEvent futureCosignatures(java.util.List<String> witnesses, boolean quorumTimeInFuture) {
+        return new ClientEvent(Kind.FUTURE_COSIGNATURES, null, 0, null, "cosignature times more than 5 minutes ahead of this "
+                + "clock: " + String.join(", ", witnesses) + (quorumTimeInFuture ? " (t_q too: counted as age 0)" : ""));
     }
 
     /** @param reason what was dropped @return the event */

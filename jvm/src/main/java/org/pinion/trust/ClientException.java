@@ -20,19 +20,37 @@ public final class ClientException extends Exception {
         /** A fetch failed (status or network). */
         FETCH_FAILED,
         /** Reading or writing the state failed. */
-        STORAGE
+        STORAGE,
+        /** manifest.proof is missing or fails a check of docs/DESIGN.md §12 ({@link #log()} has it). */
+        LOG
     }
 
     private final Kind kind;
     private final transient TrustException trust;
     private final transient ManifestOrder order;
+    private final transient org.pinion.trust.log.LogException log;
 
     private ClientException(Kind kind, String message, TrustException trust, ManifestOrder order) {
         super(TerminalText.escape(message), trust);
         this.kind = kind;
         this.trust = trust;
         this.order = order;
+        this.log = null;
     }
+
+    private ClientException(org.pinion.trust.log.LogException log) {
+        super("transparency log: " + log.getMessage() + " [" + log.code() + "]", log);
+        this.kind = Kind.LOG;
+        this.trust = null;
+        this.order = null;
+        this.log = log;
+    }
+
+    /** @param error the failed log check @return a LOG refusal */
+    public static ClientException log(org.pinion.trust.log.LogException error) { return new ClientException(error); }
+
+    /** @return the log refusal of a LOG error (its {@code code()} is the reason code), else null */
+    public org.pinion.trust.log.LogException log() { return log; }
 
     /** @param error the trust error @return a TRUST refusal */
     public static ClientException trust(TrustException error) { return new ClientException(Kind.TRUST, error.getMessage(), error, null); }

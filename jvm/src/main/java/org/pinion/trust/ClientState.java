@@ -30,6 +30,10 @@ public final class ClientState {
     public List<String> manifestDomainNames = new ArrayList<>();
     /** ETag of the last manifest.json response, or null. */
     public String manifestETag;
+    /** The cosigned checkpoint note verified with the last manifest.proof (docs/DESIGN.md §12), or null. */
+    public byte[] logCheckpoint;
+    /** t_q of {@link #logCheckpoint} as stored (never above the time it was verified at), POSIX seconds. */
+    public long logQuorumTime;
 
     /** @param scope the scope */
     public ClientState(String scope) { this.scope = scope; }
@@ -46,6 +50,8 @@ public final class ClientState {
         c.revokedSince = revokedSince;
         c.manifestDomainNames = new ArrayList<>(manifestDomainNames);
         c.manifestETag = manifestETag;
+        c.logCheckpoint = logCheckpoint == null ? null : logCheckpoint.clone();
+        c.logQuorumTime = logQuorumTime;
         return c;
     }
 
@@ -61,7 +67,8 @@ public final class ClientState {
                 && Arrays.equals(floorPayloadSha256, o.floorPayloadSha256)
                 && java.util.Objects.equals(lastKnownTime, o.lastKnownTime) && revokedPins.equals(o.revokedPins)
                 && revokedSince == o.revokedSince && manifestDomainNames.equals(o.manifestDomainNames)
-                && java.util.Objects.equals(manifestETag, o.manifestETag);
+                && java.util.Objects.equals(manifestETag, o.manifestETag) && Arrays.equals(logCheckpoint, o.logCheckpoint)
+                && logQuorumTime == o.logQuorumTime;
     }
 
     @Override

@@ -58,5 +58,12 @@ public final class Fetch {
 
         /** @param ifNoneMatch ETag to send, or null @return the conditional fetch of {@code manifest.json} */
         Fetch manifest(String ifNoneMatch);
+
+        /**
+         * @return the unconditional fetch of {@code manifest.proof} (docs/DESIGN.md §12), made on every refresh
+         *     whose newest root has a {@code log}; a source that does not serve it answers NOT_FOUND, which
+         *     such a refresh refuses ({@code log-proof-missing})
+         */
+        default Fetch proof() { return notFound(); }
     }
 }

@@ -68,5 +68,7 @@ public enum FormatRule {
     /** {@code previous} not {@code sha256:} plus 64 lowercase hex. */
     INVALID_PREVIOUS_HASH,
     /** {@code pinsRoleSince} outside 1 ... version. */
-    INVALID_PINS_ROLE_SINCE
+    INVALID_PINS_ROLE_SINCE,
+    /** The root's {@code log} member breaks a rule of docs/DESIGN.md §12 (keys, witnesses, quorum, URLs, ages). */
+    INVALID_LOG
 }

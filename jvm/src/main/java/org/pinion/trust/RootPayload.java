@@ -8,6 +8,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.pinion.trust.log.LogPolicy;
+import org.pinion.trust.log.NoteException;
+import org.pinion.trust.log.NoteVerifierKey;
 
 /** A parsed, checked root payload ({@code type: pinion.root}). */
 public final class RootPayload {
@@ -50,9 +53,11 @@ public final class RootPayload {
     public final Role rootRole;
     /** The pins role. */
     public final Role pinsRole;
+    /** The transparency log the root requires (docs/DESIGN.md §12), or null when it has none. */
+    public final LogPolicy log;
 
     private RootPayload(String scope, long version, Timestamp issuedAt, Timestamp expiresAt, long maxManifestLifetime,
-            long pinsRoleSince, Map<String, byte[]> keys, Role rootRole, Role pinsRole) {
+            long pinsRoleSince, Map<String, byte[]> keys, Role rootRole, Role pinsRole, LogPolicy log) {
         this.scope = scope;
         this.version = version;
         this.issuedAt = issuedAt;
@@ -62,6 +67,7 @@ public final class RootPayload {
         this.keys = keys;
         this.rootRole = rootRole;
         this.pinsRole = pinsRole;
+        this.log = log;
     }
 
     /** @param keyId a key id @return a copy of its raw public key, or null when not listed */
@@ -146,9 +152,56 @@ public final class RootPayload {
         Role rootRole = parseRole(rolesReader.required("root"), "roles.root", keys.keySet());
         Role pinsRole = parseRole(rolesReader.required("pins"), "roles.pins", keys.keySet());
         rolesReader.finish();
+        JsonValue logValue = reader.optional("log");
+        LogPolicy log = logValue == null ? null : parseLog(logValue, reader.childPath("log"), crypto);
         reader.finish();
         return new RootPayload(scope, version, issuedAt, expiresAt, maxLifetime, pinsRoleSince,
-                Collections.unmodifiableMap(keys), rootRole, pinsRole);
+                Collections.unmodifiableMap(keys), rootRole, pinsRole, log);
+    }
+
+    /**
+     * Parses the {@code log} member as the Swift SDK does: {@code origin}, {@code key} (a C2SP note
+     * verifier key string, type 0x01), {@code witnesses} (at most {@link LogPolicy#MAX_WITNESSES} objects
+     * of {@code key}, type 0x04, and {@code url}), {@code quorum} (1 ... 32, then 1 ... witnesses),
+     * {@code maxCheckpointAge} and the optional {@code checkpointGrace} (seconds, 0 ... 2^53-1; default
+     * {@link LogPolicy#DEFAULT_GRACE}); no other members.
+     */
+    private static LogPolicy parseLog(JsonValue value, String path, CryptoProvider crypto) throws FormatException {
+        SchemaReader reader = new SchemaReader(value, path);
+        String origin = reader.string("origin");
+        String logKeyText = reader.string("key");
+        NoteVerifierKey logKey;
+        try {
+            logKey = NoteVerifierKey.parse(logKeyText, crypto);
+        } catch (NoteException e) {
+            throw reader.error("key", FormatRule.INVALID_LOG, "invalid log: " + e.getMessage());
+        }
+        List<LogPolicy.Witness> witnesses = new ArrayList<>();
+        List<JsonValue> elements = reader.array("witnesses", LogPolicy.MAX_WITNESSES);
+        for (int i = 0; i < elements.size(); i++) {
+            SchemaReader witnessReader = new SchemaReader(elements.get(i), reader.elementPath("witnesses", i));
+            String keyText = witnessReader.string("key");
+            NoteVerifierKey key;
+            try {
+                key = NoteVerifierKey.parse(keyText, crypto);
+            } catch (NoteException e) {
+                throw witnessReader.error("key", FormatRule.INVALID_LOG, "invalid log: " + e.getMessage());
+            }
+            String url = witnessReader.string("url");
+            witnessReader.finish();
+            witnesses.add(new LogPolicy.Witness(key, url));
+        }
+        long quorum = SchemaReader.integer(reader.required("quorum"), reader.childPath("quorum"), 1, LogPolicy.MAX_WITNESSES);
+        long maxAge = SchemaReader.integer(reader.required("maxCheckpointAge"), reader.childPath("maxCheckpointAge"), 0, Limits.MAX_INTEGER);
+        long grace = LogPolicy.DEFAULT_GRACE;
+        JsonValue graceValue = reader.optional("checkpointGrace");
+        if (graceValue != null) grace = SchemaReader.integer(graceValue, reader.childPath("checkpointGrace"), 0, Limits.MAX_INTEGER);
+        reader.finish();
+        try {
+            return new LogPolicy(origin, logKey, witnesses, (int) quorum, maxAge, grace);
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(path, FormatRule.INVALID_LOG, "invalid log: " + e.getMessage());
+        }
     }
 
     private static Role parseRole(JsonValue value, String path, Set<String> listed) throws FormatException {

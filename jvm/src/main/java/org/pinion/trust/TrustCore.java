@@ -4,6 +4,12 @@ package org.pinion.trust;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.pinion.trust.log.Equivocation;
+import org.pinion.trust.log.LogException;
+import org.pinion.trust.log.LogFreshness;
+import org.pinion.trust.log.LogPolicy;
+import org.pinion.trust.log.LogVerification;
+import org.pinion.trust.log.StoredCheckpoint;
 
 /**
  * The trust rules of the client for one scope and embedded root. No I/O and no clock: callers pass
@@ -127,6 +133,17 @@ public final class TrustCore {
             persisted.floorPayloadSha256 = null;
         }
         if (persisted.revokedSince == 0) persisted.revokedSince = chain.newest().payload.pinsRoleSince;
+        if (persisted.logCheckpoint != null) {
+            LogPolicy log = chain.newest().payload.log;
+            try {
+                if (log == null) throw new LogException(LogException.Reason.WRONG_ORIGIN, "the newest root has no log");
+                StoredCheckpoint.restore(persisted.logCheckpoint, persisted.logQuorumTime, log, crypto);
+            } catch (LogException e) {
+                if (log != null) events.add(ClientEvent.storeDropped("the stored log checkpoint: " + e.getMessage()));
+                persisted.logCheckpoint = null;
+                persisted.logQuorumTime = 0;
+            }
+        }
         if (stored.manifest == null) {
             return new Restored(new TrustedState(persisted, chain, null, false, stored.manifestDomainNames), events);
         }
@@ -208,6 +225,12 @@ public final class TrustCore {
         }
         ClientState persisted = state.persisted();
         persisted.acceptedRoots.add(bytes.clone());
+        LogPolicy log = chain.newest().payload.log;
+        if (log == null || !log.sameLog(state.chain.newest().payload.log)) {
+            // A new log origin or key (docs/DESIGN.md §12): the old log's checkpoint says nothing about the new one.
+            persisted.logCheckpoint = null;
+            persisted.logQuorumTime = 0;
+        }
         boolean valid = false;
         if (persisted.manifest != null && state.manifest != null) {
             try {
@@ -363,6 +386,47 @@ public final class TrustCore {
                 return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
             }
         }
+        Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
+        List<ClientEvent> walkEvents = events;
+        for (int attempt = 0; ; attempt++) {
+            RefreshResult result = manifestStep(state, current, t0, new ArrayList<>(walkEvents), source);
+            if (result.error != null || result.state.log() == null) return result;
+            // With a log, the refresh stands or falls with manifest.proof (docs/DESIGN.md §12).
+            List<ClientEvent> logEvents = new ArrayList<>(result.events);
+            try {
+                TrustedState logged = checkLog(result.state, now, source, logEvents);
+                return RefreshResult.of(state, logged, result.outcome, null, result.updatedTo, logEvents, result.maxAge);
+            } catch (ClientException error) {
+                // The publisher writes manifest.proof before manifest.json: a refresh between the two writes
+                // sees a proof of the next manifest. That mismatch is retried once, then refused.
+                boolean mismatch = error.log() != null && error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED;
+                if (mismatch && attempt == 0) continue;
+                return logRefused(state, current, walkEvents, error, result.maxAge);
+            }
+        }
+    }
+
+    /**
+     * A refused or unfetchable manifest.proof: the refresh keeps the state after the root walk (the verified
+     * roots, as any later failure does) and nothing of the manifest step. A split view's event carries both
+     * checkpoint notes; the state itself is unchanged.
+     */
+    private static RefreshResult logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
+            ClientException error, long maxAge) {
+        List<ClientEvent> events = new ArrayList<>(walkEvents);
+        if (error.kind() != ClientException.Kind.LOG) {
+            events.add(ClientEvent.networkFailure(error.getMessage()));
+            return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+        }
+        Equivocation evidence = error.log().equivocation();
+        if (evidence != null) events.add(ClientEvent.logEquivocation(evidence));
+        events.add(ClientEvent.rejected(error));
+        return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+    }
+
+    /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
+    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, List<ClientEvent> events,
+            Fetch.Source source) {
         Fetch fetch = source.manifest(current.persisted().manifestETag);
         switch (fetch.status) {
             case NOT_MODIFIED:
@@ -385,6 +449,62 @@ public final class TrustCore {
                 return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
             }
         }
+    }
+
+    /**
+     * The log step of a refresh (docs/DESIGN.md §12): when the newest root has a {@code log}, fetches
+     * manifest.proof (every refresh, also after a 304) and verifies it against the manifest that
+     * {@code candidate} holds, the newest root and the stored checkpoint, at {@code now}.
+     *
+     * @param candidate the state the refresh would end in (unchanged on failure)
+     * @param now the effective time, max(t0, lastKnownTime)
+     * @param source the update channel
+     * @param events receives staleCheckpoint and futureCosignature
+     * @return candidate with the verified checkpoint stored, or candidate itself when no log applies
+     * @throws ClientException LOG naming the reason code, or FETCH_FAILED when the proof could not be fetched
+     */
+    private TrustedState checkLog(TrustedState candidate, Timestamp now, Fetch.Source source, List<ClientEvent> events)
+            throws ClientException {
+        LogPolicy log = candidate.log();
+        ClientState persisted = candidate.persisted();
+        if (log == null) return candidate;
+        Fetch fetch = source.proof();
+        if (fetch.status == Fetch.Status.NOT_FOUND) {
+            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "the publisher serves no manifest.proof (404)"));
+        }
+        if (fetch.status != Fetch.Status.FOUND) {
+            throw ClientException.fetchFailed("manifest.proof", fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
+        }
+        StoredCheckpoint stored = null;
+        if (persisted.logCheckpoint != null) {
+            try {
+                stored = StoredCheckpoint.restore(persisted.logCheckpoint, persisted.logQuorumTime, log, crypto);
+            } catch (LogException e) {
+                stored = null; // of another log: restore() and acceptRoot() drop those; never compared
+            }
+        }
+        VerifiedRoot root = candidate.chain.newest();
+        ManifestPayload manifest = candidate.manifest;
+        boolean held = manifest != null && persisted.manifest != null;
+        LogVerification.Verified verified;
+        try {
+            // No manifest to match (a 304 to a client that holds none): no head names it, refused at step 4.
+            verified = LogVerification.verify(fetch.body(), log, held ? manifest.scope : scope, held ? manifest.rootVersion : 0,
+                    held ? manifest.version : 0, held ? payloadHash(persisted.manifest) : new byte[0], root.version(),
+                    root.payloadSha256(), stored, now.seconds, crypto);
+        } catch (LogException e) {
+            throw ClientException.log(e);
+        }
+        if (!verified.futureCosignatures.isEmpty() || verified.quorumTimeInFuture) {
+            events.add(ClientEvent.futureCosignatures(verified.futureCosignatures, verified.quorumTimeInFuture));
+        }
+        LogFreshness freshness = verified.freshness;
+        if (freshness.state == LogFreshness.State.STALE || freshness.state == LogFreshness.State.EXPIRED) {
+            events.add(ClientEvent.staleCheckpoint(freshness.age, log.maxCheckpointAge));
+        }
+        persisted.logCheckpoint = verified.stored.note();
+        persisted.logQuorumTime = verified.stored.quorumTime;
+        return new TrustedState(persisted, candidate.chain, candidate.manifest, candidate.manifestValid, candidate.forcedDomains);
     }
 
     private RefreshResult unchanged(TrustedState start, TrustedState current, Timestamp t0, String etag,

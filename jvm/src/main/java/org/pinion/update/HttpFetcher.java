@@ -1,4 +1,4 @@
-// The update channel over OkHttp: root/{n}.json and a conditional GET of manifest.json, size-limited while reading.
+// The update channel over OkHttp: root/{n}.json, a conditional GET of manifest.json and manifest.proof, size-limited while reading.
 package org.pinion.update;
 
 import java.io.IOException;
@@ -10,6 +10,7 @@ import okhttp3.Request;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
 import org.pinion.trust.Fetch;
+import org.pinion.trust.log.TlogProof;
 
 /**
  * Fetches {@code {base}v1/{scope}/root/{n}.json} and {@code manifest.json} (DESIGN.md §6, §9) with
@@ -43,9 +44,24 @@ public final class HttpFetcher implements Fetch.Source {
         return get(scopeUrl.newBuilder().addPathSegment("manifest.json").build(), ifNoneMatch, false);
     }
 
+    /**
+     * {@code manifest.proof} (docs/DESIGN.md §12), never conditional and with {@code Cache-Control: no-cache}.
+     * At most {@link TlogProof#DEFAULT_MAX_BYTES} + 1 bytes are read: a longer body reaches the trust core
+     * cut there, which refuses it as {@code log-proof-too-large} without reading the rest.
+     */
+    @Override
+    public Fetch proof() {
+        return get(scopeUrl.newBuilder().addPathSegment("manifest.proof").build(), null, true, TlogProof.DEFAULT_MAX_BYTES, true);
+    }
+
     private Fetch get(HttpUrl url, String ifNoneMatch, boolean notFoundEndsChain) {
+        return get(url, ifNoneMatch, notFoundEndsChain, maxBytes, false);
+    }
+
+    private Fetch get(HttpUrl url, String ifNoneMatch, boolean notFoundEndsChain, int maxBytes, boolean cutOversized) {
         Request.Builder request = new Request.Builder().url(url).header("Accept-Encoding", "identity");
         if (ifNoneMatch != null) request.header("If-None-Match", ifNoneMatch);
+        if (cutOversized) request.header("Cache-Control", "no-cache");
         try (Response response = client.newCall(request.build()).execute()) {
             int code = response.code();
             if (code == 404) return notFoundEndsChain ? Fetch.notFound() : Fetch.failed("HTTP 404");
@@ -57,8 +73,10 @@ public final class HttpFetcher implements Fetch.Source {
             }
             ResponseBody body = response.body();
             if (body == null) return Fetch.failed("no body");
-            if (body.contentLength() > maxBytes) return Fetch.failed("body of " + body.contentLength() + " bytes is over the limit of " + maxBytes);
-            byte[] bytes = readLimited(body.byteStream());
+            if (!cutOversized && body.contentLength() > maxBytes) {
+                return Fetch.failed("body of " + body.contentLength() + " bytes is over the limit of " + maxBytes);
+            }
+            byte[] bytes = readLimited(body.byteStream(), maxBytes, cutOversized);
             if (bytes == null) return Fetch.failed("body over the limit of " + maxBytes + " bytes");
             return Fetch.found(bytes, response.header("ETag"), maxAge(response.header("Cache-Control")));
         } catch (IOException e) {
@@ -66,14 +84,19 @@ public final class HttpFetcher implements Fetch.Source {
         }
     }
 
-    private byte[] readLimited(InputStream in) throws IOException {
+    /** @return the body, null past maxBytes, or with {@code cut} its first maxBytes + 1 bytes */
+    private static byte[] readLimited(InputStream in, int maxBytes, boolean cut) throws IOException {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         byte[] buffer = new byte[16384];
         int total = 0;
         int n;
         while ((n = in.read(buffer)) >= 0) {
             total += n;
-            if (total > maxBytes) return null;
+            if (total > maxBytes) {
+                if (!cut) return null;
+                out.write(buffer, 0, n - (total - maxBytes - 1));
+                return out.toByteArray();
+            }
             out.write(buffer, 0, n);
         }
         return out.toByteArray();

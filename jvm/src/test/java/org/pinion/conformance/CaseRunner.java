@@ -61,6 +61,7 @@ final class CaseRunner {
     private TrustedState state;
     private final Map<Long, Served> roots = new HashMap<>();
     private Served manifest;
+    private Served proof;
 
     CaseRunner(Path directory, Path stateDirectory) throws Exception {
         this.directory = directory;
@@ -74,6 +75,16 @@ final class CaseRunner {
                 : Baseline.parse(fixture(baselineName.text()), Limits.STANDARD);
         store = new StateStore(stateDirectory, scope, Limits.STANDARD);
         start();
+    }
+
+    /** @return whether a pending case lists the JVM SDK in {@code supportedBy} (it must then pass) */
+    boolean supportedByJvm() {
+        JsonValue list = document.get("supportedBy");
+        if (list == null || list.kind() != JsonValue.Kind.ARRAY) return false;
+        for (JsonValue name : list.elements()) {
+            if ("jvm".equals(name.text())) return true;
+        }
+        return false;
     }
 
     /** @return the case's pending note, or null */
@@ -141,6 +152,7 @@ final class CaseRunner {
                     for (JsonValue.Member member : served.members()) roots.put(Long.parseLong(member.name), served(member.value));
                 }
                 manifest = served(step.get("manifest"));
+                proof = served(step.get("proof"));
                 break;
             case "refresh": refresh(time(step.get("at")), step.get("expect")); break;
             case "policy": checkPolicy(time(step.get("at")), step.get("expect")); break;
@@ -189,6 +201,13 @@ final class CaseRunner {
                 }
                 if (sent != null && sent.equals(manifest.etag)) return Fetch.notModified();
                 return Fetch.found(manifest.body, manifest.etag, -1);
+            }
+
+            @Override
+            public Fetch proof() {
+                if (proof == null || proof.status == 404) return Fetch.notFound();
+                if (proof.body == null) return Fetch.failed("HTTP " + proof.status);
+                return Fetch.found(proof.body);
             }
         };
         RefreshResult result = core.refresh(state, t0, source);

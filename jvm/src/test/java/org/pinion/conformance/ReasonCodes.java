@@ -20,6 +20,7 @@ final class ReasonCodes {
             case TOO_MANY_ROTATIONS: return "too-many-rotations";
             case FETCH_FAILED: return "network";
             case STORAGE: return "storage";
+            case LOG: return error.log().code();
             default: throw new IllegalStateException("unmapped " + error.kind());
         }
     }
