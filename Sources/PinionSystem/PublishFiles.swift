@@ -174,17 +174,23 @@ public enum PublishFiles {
     /// then rename (replace) or link (no-clobber), then fsync of the directory. A crash
     /// leaves the old file or the new one. A replaced file keeps its permission bits, and
     /// its successor's modification time is made later than the old one's (servers derive
-    /// ETag and Last-Modified from mtime and size).
+    /// ETag and Last-Modified from mtime and size). The one atomic writer of the project:
+    /// the publisher's tree files and every file a CLI command writes.
     ///
+    /// - Parameters:
+    ///   - replace: whether an existing regular file is replaced (else `.exists`).
+    ///   - mode: permission bits of a new file (a replaced file keeps its own).
     /// - Throws: `.wrongKind` when `path` exists and is not a regular file, `.exists` when
     ///   `replace` is false and it exists, `.io` on any failure (the temporary file is removed).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, replace: Bool) throws(PublishFileError) {
+    public static func writeAtomically(
+        _ bytes: [UInt8], to path: String, replace: Bool, mode newMode: UInt32 = 0o644
+    ) throws(PublishFileError) {
         var old = stat()
         let exists = lstat(path, &old) == 0
         if !exists, errno != ENOENT { throw .io(path: path, what: "inspect", reason: errnoText()) }
         if exists, old.st_mode & S_IFMT != S_IFREG { throw .wrongKind(path: path, expected: "a regular file") }
         if exists, !replace { throw .exists(path: path) }
-        let mode: mode_t = exists ? old.st_mode & 0o7777 : 0o644
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : mode_t(newMode & 0o7777)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary =
