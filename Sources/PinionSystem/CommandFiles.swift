@@ -49,10 +49,22 @@ public enum CommandFiles {
     public static func read(_ path: String, limit: Int) throws(PublishFileError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw .io(path: path, what: "open", reason: errnoText()) }
+        return try readOpened(descriptor, path: path, limit: limit) { mode throws(PublishFileError) in
+            if mode & S_IFMT == S_IFDIR { throw .io(path: path, what: "read", reason: "is a directory") }
+        }
+    }
+
+    /// Reads the file open non-blocking as `descriptor` (closed on return): fstat, then
+    /// `check` on its `st_mode`, blocking mode restored, and at most `limit` bytes read.
+    /// Shared with `PublishFiles.readRegularIfPresent`.
+    /// - Throws: `check`'s error, `.io` when fstat or the read fails, `.tooLarge`.
+    static func readOpened(
+        _ descriptor: Int32, path: String, limit: Int, check: (mode_t) throws(PublishFileError) -> Void
+    ) throws(PublishFileError) -> [UInt8] {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .io(path: path, what: "inspect", reason: errnoText()) }
-        if info.st_mode & S_IFMT == S_IFDIR { throw .io(path: path, what: "read", reason: "is a directory") }
+        try check(info.st_mode)
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         let data: Data
         do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {

@@ -94,17 +94,9 @@ public enum PublishFiles {
             if errno == ELOOP { throw .wrongKind(path: path, expected: "a regular file") }
             throw .io(path: path, what: "open", reason: errnoText())
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .io(path: path, what: "inspect", reason: errnoText()) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongKind(path: path, expected: "a regular file") }
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
-        let data: Data
-        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
-            throw .io(path: path, what: "read", reason: error.localizedDescription)
+        return try CommandFiles.readOpened(descriptor, path: path, limit: limit) { mode throws(PublishFileError) in
+            guard mode & S_IFMT == S_IFREG else { throw .wrongKind(path: path, expected: "a regular file") }
         }
-        guard data.count <= limit else { throw .tooLarge(path: path, limit: limit) }
-        return [UInt8](data)
     }
 
     /// Names in `directory`; none when it does not exist. An unreadable directory is an
@@ -196,7 +188,7 @@ public enum PublishFiles {
         let temporary =
             directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw .io(path: temporary, what: "create", reason: errnoText()) }
+        guard descriptor >= 0 else { throw .io(path: path, what: "create \(temporary)", reason: errnoText()) }
         if exists { _ = fchmod(descriptor, mode) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         do {
