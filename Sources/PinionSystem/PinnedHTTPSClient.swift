@@ -266,7 +266,7 @@ extension PinnedHTTPSClient {
     private static func validate(_ headers: [(String, String)]) throws(HTTPSError) {
         let reserved: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(HTTPResponseHead.isTokenByte) else {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPSyntax.isTokenByte) else {
                 throw HTTPSError.invalidHeader(name: name, reason: "not an RFC 9110 token")
             }
             guard !reserved.contains(name.lowercased()) else {

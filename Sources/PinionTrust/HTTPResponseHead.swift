@@ -64,7 +64,7 @@ public struct HTTPResponseHead: Sendable {
         guard bytes.count >= 12, Array(bytes[0..<7]) == prefix, bytes[7] == 0x30 || bytes[7] == 0x31,
             bytes[8] == 0x20, bytes[9...11].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             bytes.count == 12 || bytes[12] == 0x20,
-            bytes.dropFirst(12).allSatisfy(Self.isFieldValueByte)
+            bytes.dropFirst(12).allSatisfy(HTTPSyntax.isFieldValueByte)
         else {
             throw .malformed("invalid status line \"\(Self.printable(bytes.prefix(64)))\"")
         }
@@ -123,32 +123,17 @@ public struct HTTPResponseHead: Sendable {
         }
         let name = line[line.startIndex..<colon]
         // Also refuses obs-fold lines (leading white space) and space before the colon.
-        guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else {
+        guard !name.isEmpty, name.allSatisfy(HTTPSyntax.isTokenByte) else {
             throw .malformed("invalid header field name \"\(Self.printable(name.prefix(64)))\"")
         }
         var value = line[(colon + 1)...]
         while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
         while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
-        guard value.allSatisfy(Self.isFieldValueByte) else {
+        guard value.allSatisfy(HTTPSyntax.isFieldValueByte) else {
             throw .malformed("control character in header field \"\(Self.printable(name))\"")
         }
         let lowered = String(decoding: name, as: UTF8.self).lowercased()
         return (lowered, String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) })))
-    }
-
-    /// RFC 9110 §5.6.2 tchar.
-    public static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: return true
-        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2a, 0x2b, 0x2d, 0x2e, 0x5e, 0x5f, 0x60, 0x7c, 0x7e: return true
-        default: return false
-        }
-    }
-
-    /// RFC 9110 §5.5 field-vchar, SP or HTAB: no control character (CR, LF, NUL, DEL
-    /// included) other than tab; obs-text allowed.
-    public static func isFieldValueByte(_ byte: UInt8) -> Bool {
-        byte == 0x09 || (byte >= 0x20 && byte != 0x7f)
     }
 
     static func isHexDigit(_ byte: UInt8) -> Bool {

@@ -247,7 +247,7 @@ public struct HTTPResponseParser: Sendable {
         var rest = line[digits.endIndex...]
         while let first = rest.first, first == 0x20 || first == 0x09 { rest.removeFirst() }
         guard !digits.isEmpty, digits.count <= 15, rest.isEmpty || rest.first == 0x3b,
-            rest.allSatisfy(HTTPResponseHead.isFieldValueByte),
+            rest.allSatisfy(HTTPSyntax.isFieldValueByte),
             let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
         else {
             throw .malformed("invalid chunk size line \"\(HTTPResponseHead.printable(line.prefix(64)))\"")

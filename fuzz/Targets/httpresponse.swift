@@ -72,11 +72,11 @@ public func fuzzHTTPResponse(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
             expect(whole.body.count == length, "Content-Length \(length) but \(whole.body.count) body bytes")
         }
         for (name, value) in head.fields {
-            expect(!name.isEmpty && name.utf8.allSatisfy(HTTPResponseHead.isTokenByte), "field name \(name)")
+            expect(!name.isEmpty && name.utf8.allSatisfy(HTTPSyntax.isTokenByte), "field name \(name)")
             expect(name == name.lowercased(), "field name \(name) not lowercased")
             expect(
                 value.unicodeScalars.allSatisfy {
-                    $0.value < 0x100 && HTTPResponseHead.isFieldValueByte(UInt8($0.value))
+                    $0.value < 0x100 && HTTPSyntax.isFieldValueByte(UInt8($0.value))
                 },
                 "field value with a control character")
         }
