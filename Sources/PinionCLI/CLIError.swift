@@ -1,8 +1,6 @@
-// The CLI's error type and the mapping of library errors to exit codes (docs/DESIGN.md §11).
+// The CLI's error type and the one mapping of error categories to exit codes (docs/DESIGN.md §11).
 
 import PinionCore
-import PinionCrypto
-import PinionSystem
 
 /// Exit codes of every `pinion` command (docs/DESIGN.md §11).
 public enum ExitCode {
@@ -14,6 +12,17 @@ public enum ExitCode {
     public static let usage: Int32 = 2
     /// I/O or network error.
     public static let io: Int32 = 3
+
+    /// The exit code of an error category: the only place a category becomes a code
+    /// (refusal 1, usage 2, io 3). `pinion status`'s 4 (warning) is its own, never a
+    /// category's.
+    public static func of(_ category: PinionErrorCategory) -> Int32 {
+        switch category {
+        case .refusal: return failure
+        case .usage: return usage
+        case .io: return io
+        }
+    }
 }
 
 /// A failure a command reports: the exit code and one message naming the file, the field
@@ -27,6 +36,11 @@ public struct CLIError: Error, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// An error of `category`, with the category's exit code.
+    public init(category: PinionErrorCategory, _ message: String) {
+        self.init(exitCode: ExitCode.of(category), message)
+    }
+
     static func usage(_ message: String) -> CLIError { CLIError(exitCode: ExitCode.usage, message) }
     static func failure(_ message: String) -> CLIError {
         CLIError(exitCode: ExitCode.failure, message)
@@ -35,36 +49,22 @@ public struct CLIError: Error, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// Maps any error a command can meet to its exit code and message.
-    static func from(_ error: any Error, file: String? = nil) -> CLIError {
+    /// Maps any error a command can meet to its exit code and message: a `CLIError` as it
+    /// is, a library error by its `PinionErrorCategory` (with `file` named first in format
+    /// and trust messages), anything else as a failure (1).
+    public static func from(_ error: any Error, file: String? = nil) -> CLIError {
         switch error {
         case let error as CLIError:
             return error
         case let error as FormatError:
-            return .failure((file.map { error.inFile($0) } ?? error).description)
+            return CLIError(category: error.category, (file.map { error.inFile($0) } ?? error).description)
         case let error as TrustError:
-            if case .wrongPayloadKind = error {
-                return .usage(file.map { "\($0): \(error)" } ?? error.description)
-            }
             if case .format(let format) = error {
-                return .failure((file.map { format.inFile($0) } ?? format).description)
+                return CLIError(category: error.category, (file.map { format.inFile($0) } ?? format).description)
             }
-            return .failure(file.map { "\($0): \(error)" } ?? error.description)
-        case let error as KeyFileError:
-            if error.isIOError { return .io(error.description) }
-            if error.isUsageError { return .usage(error.description) }
-            return .failure(error.description)
-        case let error as PassphraseError:
-            // Empty, too long, mismatched or missing passphrases are the user's input.
-            if case .io = error { return .io(error.description) }
-            return .usage(error.description)
-        case let error as SPKIError:
-            return error.isIOError ? .io(error.description) : .failure(error.description)
-        case let error as TLSProbeError:
-            switch error {
-            case .invalidHost, .invalidServerName, .invalidTimeout: return .usage(error.description)
-            default: return error.isIOError ? .io(error.description) : .failure(error.description)
-            }
+            return CLIError(category: error.category, file.map { "\($0): \(error)" } ?? error.description)
+        case let error as any CategorizedError:
+            return CLIError(category: error.category, error.description)
         default:
             return .failure(String(describing: error))
         }

@@ -51,16 +51,14 @@ final class HardwareModule {
 }
 
 enum Hardware {
-    /// Runs `body`, turning PKCS#11 errors into `CLIError`s with the exit codes of
-    /// docs/DESIGN.md §11: 3 for the module or the device, 2 for what the user named wrongly,
-    /// 1 for refusals (wrong PIN, wrong key type, bad signature, message too large).
+    /// Runs `body`, turning PKCS#11 errors into `CLIError`s by their category
+    /// (`PKCS11Error.category`: io for the module or the device, usage for what the user
+    /// named wrongly, refusal for a wrong PIN, key type or signature; a URI error is usage).
     static func mapped<R>(_ body: () throws -> R) throws -> R {
         do { return try body() } catch let error as PKCS11Error {
-            if error.isIOError { throw CLIError.io(error.description) }
-            if error.isUsageError { throw CLIError.usage(error.description) }
-            throw CLIError.failure(error.description)
+            throw CLIError.from(error)
         } catch let error as PKCS11URIError {
-            throw CLIError.usage(error.description)
+            throw CLIError.from(error)
         }
     }
 

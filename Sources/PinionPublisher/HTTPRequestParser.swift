@@ -2,6 +2,8 @@
 // Written here because no HTTP server library is available to this package (SwiftNIO
 // cannot be fetched); it parses only what a static publisher needs and refuses the rest.
 
+import PinionTrust
+
 /// Limits on one request head. Defaults follow the publisher's design: 8 KiB for the
 /// request line, 8 KiB and 100 fields for the header section.
 public struct HTTPRequestLimits: Sendable, Equatable {
@@ -194,16 +196,6 @@ public enum HTTPRequestParser {
         }
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
     private static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTPRequestError) -> (
         HTTPMethod, String, Int
     ) {
@@ -211,7 +203,7 @@ public enum HTTPRequestParser {
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
             throw .malformed(reason: "request line is not METHOD SP TARGET SP VERSION")
         }
-        guard parts[0].allSatisfy(isTokenByte) else { throw .malformed(reason: "method is not a token") }
+        guard parts[0].allSatisfy(HTTPSyntax.isTokenByte) else { throw .malformed(reason: "method is not a token") }
         // Visible ASCII only (RFC 3986 characters); the path rules refuse the rest later.
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .malformed(reason: "request target has a control, space or non-ASCII byte")
@@ -246,7 +238,7 @@ public enum HTTPRequestParser {
             throw .malformed(reason: "header field without a colon")
         }
         let name = line[line.startIndex..<colon]
-        guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+        guard !name.isEmpty, name.allSatisfy(HTTPSyntax.isTokenByte) else {
             throw .malformed(reason: "header field name is not a token")
         }
         let value = trimmingOptionalWhitespace(line[(colon + 1)...])

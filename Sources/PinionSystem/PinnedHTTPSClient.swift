@@ -74,9 +74,9 @@ public struct PinnedHTTPSClient: Sendable {
     }
 
     /// Largest response header block (status line, fields and the empty line), in bytes.
-    public static let maximumHeaderBytes = 8192
+    public static let maximumHeaderBytes = HTTPResponseParser.Limits(maxBodyBytes: 0).maxHeaderBytes
     /// Most header fields in one response (and, separately, in chunked trailers).
-    public static let maximumHeaderCount = 100
+    public static let maximumHeaderCount = HTTPResponseParser.Limits(maxBodyBytes: 0).maxHeaderCount
 
     /// Trust store, limits and timeouts of every call.
     public let configuration: Configuration
@@ -212,8 +212,7 @@ public struct PinnedHTTPSClient: Sendable {
                 redirects += 1
                 continue  // the redirect's body is never read: the connection just closes
             }
-            let body = try connection.readBody(
-                status: head.status, headers: head, limit: configuration.maxResponseBytes)
+            let body = try connection.readBody(for: head)
             return HTTPSResponse(url: target.url, status: head.status, headers: head.fields, body: body)
         }
     }
@@ -267,7 +266,7 @@ extension PinnedHTTPSClient {
     private static func validate(_ headers: [(String, String)]) throws(HTTPSError) {
         let reserved: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(HTTPResponseHead.isTokenByte) else {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPSyntax.isTokenByte) else {
                 throw HTTPSError.invalidHeader(name: name, reason: "not an RFC 9110 token")
             }
             guard !reserved.contains(name.lowercased()) else {
@@ -292,80 +291,6 @@ extension PinnedHTTPSClient {
     }
 }
 
-/// One hop's URL, checked and split into what the connection needs.
-private struct HTTPSTarget {
-    let url: URL
-    /// `URL.host` as given (IPv6 without brackets): reported to the pin check and in errors.
-    let host: String
-    let port: UInt16
-    /// Lowercased, one trailing dot removed: SNI and the certificate name check.
-    let checkedName: String
-    let isIPLiteral: Bool
-    /// What getaddrinfo gets (the host without a trailing dot).
-    let dialHost: String
-    let requestTarget: String
-    let hostHeader: String
-
-    init(_ url: URL) throws(HTTPSError) {
-        let text = url.absoluteString
-        guard let scheme = url.scheme else {
-            throw HTTPSError.invalidURL(url: text, reason: "no scheme")
-        }
-        guard scheme.lowercased() == "https" else { throw HTTPSError.unsupportedScheme(scheme) }
-        guard let host = url.host, !host.isEmpty else {
-            throw HTTPSError.invalidURL(url: text, reason: "no host")
-        }
-        guard url.user == nil, url.password == nil else {
-            throw HTTPSError.invalidURL(url: text, reason: "credentials in URLs are not supported")
-        }
-        let port: UInt16
-        if let given = url.port {
-            guard given > 0, given <= 65535 else {
-                throw HTTPSError.invalidURL(url: text, reason: "port \(given) out of range")
-            }
-            port = UInt16(given)
-        } else {
-            port = 443
-        }
-
-        var name = host.lowercased()
-        if name.hasSuffix("."), !name.hasSuffix("..") { name.removeLast() }
-        let ipLiteral = SocketSupport.isIPLiteral(name)
-        if !ipLiteral {
-            // LDH names with underscores (as seen in practice); empty labels and anything
-            // that could reach a header or OpenSSL in a surprising form are refused.
-            let allowed = name.utf8.allSatisfy {
-                ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d || $0 == 0x2e || $0 == 0x5f
-            }
-            let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-            guard allowed, name.utf8.count <= 253, labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }) else {
-                throw HTTPSError.invalidURL(url: text, reason: "host \"\(host)\" is not a DNS name or IP literal")
-            }
-        }
-
-        var path = url.path(percentEncoded: true)
-        if path.isEmpty { path = "/" }
-        guard path.hasPrefix("/") else {
-            throw HTTPSError.invalidURL(url: text, reason: "path does not start with /")
-        }
-        var requestTarget = path
-        if let query = url.query(percentEncoded: true) { requestTarget += "?" + query }
-        guard requestTarget.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != 0x23 }) else {
-            throw HTTPSError.invalidURL(url: text, reason: "path or query contains bytes that must be percent-encoded")
-        }
-
-        self.url = url
-        self.host = host
-        self.port = port
-        self.checkedName = name
-        self.isIPLiteral = ipLiteral
-        self.dialHost = name
-        self.requestTarget = requestTarget
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        self.hostHeader = port == 443 ? bracketed : "\(bracketed):\(port)"
-    }
-}
-
 // MARK: - OpenSSL context
 
 extension PinnedHTTPSClient {
@@ -387,7 +312,8 @@ extension PinnedHTTPSClient {
 
 // MARK: - Connection
 
-/// One TLS connection: socket, `SSL *` and unconsumed received bytes. Used by one thread.
+/// One TLS connection: socket, `SSL *` and the response parser its bytes go to. Used by
+/// one thread.
 private final class HTTPSConnection {
     private let ssl: OpaquePointer
     private let descriptor: Int32
@@ -395,15 +321,17 @@ private final class HTTPSConnection {
     private let port: UInt16
     private let ioTimeout: Double
     private let deadline: IODeadline
-    /// Received bytes not yet consumed by the parser.
-    private var pending: [UInt8] = []
+    /// Received bytes not yet consumed, and the response read from them.
+    private var parser: HTTPResponseParser
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
     private var ended = false
     private var endedWithCloseNotify = false
 
     private init(
-        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: IODeadline
+        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: IODeadline,
+        limits: HTTPResponseParser.Limits
     ) {
+        self.parser = HTTPResponseParser(limits: limits)
         self.ssl = ssl
         self.descriptor = descriptor
         self.host = host
@@ -432,7 +360,8 @@ private final class HTTPSConnection {
         }
         let connection = HTTPSConnection(
             ssl: ssl, descriptor: descriptor, host: target.host, port: target.port,
-            ioTimeout: configuration.ioTimeout, deadline: deadline)
+            ioTimeout: configuration.ioTimeout, deadline: deadline,
+            limits: HTTPResponseParser.Limits(maxBodyBytes: configuration.maxResponseBytes))
         guard pinion_https_set_socket(ssl, descriptor) == 1 else {
             throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
@@ -594,7 +523,7 @@ private final class HTTPSConnection {
         }
     }
 
-    /// Reads more bytes into `pending`; false at the end of the stream (then
+    /// Hands more bytes to the parser; false at the end of the stream (then
     /// `endedWithCloseNotify` says whether the peer closed TLS properly).
     private func receive() throws(HTTPSError) -> Bool {
         if ended { return false }
@@ -606,7 +535,7 @@ private final class HTTPSConnection {
                 SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             }
             if count > 0 {
-                pending.append(contentsOf: readBuffer[0..<Int(count)])
+                parser.append(readBuffer[0..<Int(count)])
                 return true
             }
             let savedErrno = errno
@@ -633,282 +562,45 @@ private final class HTTPSConnection {
         }
     }
 
-    private func malformed(_ detail: String) -> HTTPSError {
-        HTTPSError.malformedResponse(host: host, port: port, detail: detail)
-    }
-
-    // MARK: HTTP/1.1 (RFC 9112)
+    // MARK: HTTP/1.1 (RFC 9112, PinionTrust's HTTPResponseParser)
 
     /// Reads the final response head (interim 1xx heads skipped).
     func readHead() throws(HTTPSError) -> HTTPResponseHead {
-        for _ in 0..<16 {
-            let lines = try readHeadLines()
-            let head: HTTPResponseHead
-            do {
-                head = try HTTPResponseHead(lines: lines)
-            } catch {
-                throw malformed(error.detail)
-            }
-            if head.status == 101 { throw malformed("unexpected 101 Switching Protocols") }
-            if head.status >= 200 { return head }
-        }
-        throw malformed("too many interim (1xx) responses")
-    }
-
-    /// The lines of one header block (status line first), without line ends; at most
-    /// `maximumHeaderBytes` bytes including the empty line.
-    private func readHeadLines() throws(HTTPSError) -> [ArraySlice<UInt8>] {
-        let limit = PinnedHTTPSClient.maximumHeaderBytes
         while true {
-            // Find the empty line that ends the block: LF followed by (CR) LF.
-            var lineStart = 0
-            var index = 0
-            var end: Int?
-            while index < pending.count {
-                if pending[index] == 0x0a {
-                    let line = pending[lineStart..<index]
-                    if lineStart > 0, line.isEmpty || line == [0x0d] {
-                        end = index + 1
-                        break
-                    }
-                    lineStart = index + 1
-                }
-                index += 1
+            do throws(HTTPResponseParseError) {
+                if let head = try parser.head() { return head }
+            } catch {
+                throw failure(error)
             }
-            if let end {
-                guard end <= limit else {
-                    throw malformed("header block larger than \(limit) bytes")
-                }
-                let block = Array(pending[0..<end])
-                pending.removeFirst(end)
-                return Array(Self.lines(of: block).dropLast())
-            }
-            guard pending.count <= limit else { throw malformed("header block larger than \(limit) bytes") }
-            guard try receive() else {
-                throw pending.isEmpty
-                    ? HTTPSError.connectionLost(host: host, port: port, detail: "closed before sending a response")
-                    : malformed("connection closed inside the header block")
-            }
+            try receiveMore()
         }
-    }
-
-    /// Splits at LF and strips one CR before each LF.
-    private static func lines(of block: [UInt8]) -> [ArraySlice<UInt8>] {
-        var result: [ArraySlice<UInt8>] = []
-        var start = 0
-        for index in block.indices where block[index] == 0x0a {
-            var end = index
-            if end > start, block[end - 1] == 0x0d { end -= 1 }
-            result.append(block[start..<end])
-            start = index + 1
-        }
-        return result
     }
 
     /// Reads the body as framed by the head (RFC 9112 §6.3), stopping as soon as it would
-    /// exceed `limit` bytes.
-    func readBody(status: Int, headers head: HTTPResponseHead, limit: Int) throws(HTTPSError) -> [UInt8] {
-        if status == 204 || status == 304 { return [] }
-        let framing: HTTPResponseHead.Framing
-        do {
-            framing = try head.framing()
-        } catch {
-            throw malformed(error.detail)
-        }
-        switch framing {
-        case .chunked: return try readChunkedBody(limit: limit)
-        case .length(let length):
-            guard length <= limit else {
-                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
-            }
-            while pending.count < length {
-                guard try receive() else {
-                    throw malformed("connection closed after \(pending.count) of \(length) body bytes")
-                }
-            }
-            return Array(pending[0..<length])
-        case .untilClose:
-            var body = pending
-            pending = []
-            while body.count <= limit, try receive() {
-                body += pending
-                pending = []
-            }
-            guard body.count <= limit else {
-                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
-            }
-            guard endedWithCloseNotify else {
-                throw HTTPSError.connectionLost(
-                    host: host, port: port,
-                    detail: "closed without TLS close_notify; the body, delimited by the close, may be truncated")
-            }
-            return body
-        }
-    }
-
-    /// RFC 9112 §7.1 chunked coding; extensions ignored, trailers read and discarded.
-    private func readChunkedBody(limit: Int) throws(HTTPSError) -> [UInt8] {
-        var body: [UInt8] = []
+    /// exceed the configured limit.
+    func readBody(for head: HTTPResponseHead) throws(HTTPSError) -> [UInt8] {
         while true {
-            let line = try readLine(maximum: 1024, what: "chunk size line")
-            let sizeText = line.prefix { $0 != 0x3b && $0 != 0x20 && $0 != 0x09 }  // before ";" or OWS
-            guard !sizeText.isEmpty, sizeText.count <= 15,
-                let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16),
-                sizeText.allSatisfy({ HTTPResponseHead.isHexDigit($0) })
-            else {
-                throw malformed("invalid chunk size line")
+            do throws(HTTPResponseParseError) {
+                if let body = try parser.body(for: head) { return body }
+            } catch {
+                throw failure(error)
             }
-            if size == 0 { break }
-            guard size <= limit - body.count else {
-                throw HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
-            }
-            while pending.count < size {
-                guard try receive() else { throw malformed("connection closed inside a chunk") }
-            }
-            body.append(contentsOf: pending[0..<size])
-            pending.removeFirst(size)
-            guard try readLine(maximum: 2, what: "chunk end").isEmpty else {
-                throw malformed("chunk data longer than its size")
-            }
-        }
-        var trailerBytes = 0
-        var trailerCount = 0
-        while true {
-            let line = try readLine(maximum: PinnedHTTPSClient.maximumHeaderBytes, what: "trailer field")
-            if line.isEmpty { return body }
-            trailerBytes += line.count + 2
-            trailerCount += 1
-            guard trailerBytes <= PinnedHTTPSClient.maximumHeaderBytes,
-                trailerCount <= PinnedHTTPSClient.maximumHeaderCount
-            else {
-                throw malformed("trailer section too large")
-            }
+            try receiveMore()
         }
     }
 
-    /// One line without its line end, at most `maximum` bytes before it.
-    private func readLine(maximum: Int, what: String) throws(HTTPSError) -> [UInt8] {
-        var searched = 0
-        while true {
-            if let index = pending[searched...].firstIndex(of: 0x0a) {
-                var line = Array(pending[0..<index])
-                pending.removeFirst(index + 1)
-                if line.last == 0x0d { line.removeLast() }
-                guard line.count <= maximum else { throw malformed("\(what) too long") }
-                return line
-            }
-            searched = pending.count
-            guard pending.count <= maximum + 1 else { throw malformed("\(what) too long") }
-            guard try receive() else { throw malformed("connection closed inside the chunked body") }
+    /// Hands received bytes to the parser, or tells it the stream ended.
+    private func receiveMore() throws(HTTPSError) {
+        if try !receive() { parser.endOfStream(closeNotify: endedWithCloseNotify) }
+    }
+
+    private func failure(_ error: HTTPResponseParseError) -> HTTPSError {
+        switch error {
+        case .malformed(let detail): return HTTPSError.malformedResponse(host: host, port: port, detail: detail)
+        case .bodyTooLarge(let limit): return HTTPSError.responseTooLarge(host: host, port: port, limit: limit)
+        case .closedBeforeResponse, .closedWithoutCloseNotify:
+            return HTTPSError.connectionLost(host: host, port: port, detail: error.description)
         }
-    }
-}
-
-// MARK: - Response head
-
-/// A parsed status line and header fields (RFC 9112 §4, §5).
-private struct HTTPResponseHead {
-    /// Why a head is not acceptable.
-    struct Problem: Error {
-        let detail: String
-    }
-
-    /// How the body is delimited (RFC 9112 §6.3).
-    enum Framing {
-        case chunked
-        case length(Int)
-        case untilClose
-    }
-
-    let status: Int
-    /// Names lowercased, values trimmed, in order.
-    let fields: [(String, String)]
-
-    init(lines: [ArraySlice<UInt8>]) throws(Problem) {
-        guard let statusLine = lines.first else { throw Problem(detail: "empty header block") }
-        // HTTP-version SP 3DIGIT SP reason-phrase; a missing reason (and its SP) is tolerated.
-        let bytes = Array(statusLine)
-        let prefix = Array("HTTP/1.".utf8)
-        guard bytes.count >= 12, Array(bytes[0..<7]) == prefix, bytes[7] == 0x30 || bytes[7] == 0x31,
-            bytes[8] == 0x20, bytes[9...11].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            bytes.count == 12 || bytes[12] == 0x20
-        else {
-            throw Problem(detail: "invalid status line \"\(Self.printable(bytes.prefix(64)))\"")
-        }
-        let status = bytes[9...11].reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        guard (100...599).contains(status) else { throw Problem(detail: "status code \(status) out of range") }
-        guard lines.count - 1 <= PinnedHTTPSClient.maximumHeaderCount else {
-            throw Problem(detail: "more than \(PinnedHTTPSClient.maximumHeaderCount) header fields")
-        }
-
-        var fields: [(String, String)] = []
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: 0x3a) else {
-                throw Problem(detail: "header line without a colon")
-            }
-            let name = line[line.startIndex..<colon]
-            // Also refuses obs-fold lines (leading white space) and space before the colon.
-            guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else {
-                throw Problem(detail: "invalid header field name \"\(Self.printable(name.prefix(64)))\"")
-            }
-            var value = line[(colon + 1)...]
-            while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
-            while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
-            guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7f) }) else {
-                throw Problem(detail: "control character in header field \"\(Self.printable(name))\"")
-            }
-            let lowered = String(decoding: name, as: UTF8.self).lowercased()
-            fields.append((lowered, String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))))
-        }
-        self.status = status
-        self.fields = fields
-    }
-
-    func value(_ name: String) -> String? {
-        fields.first { $0.0 == name }?.1
-    }
-
-    /// Transfer-Encoding (only `chunked` is understood) overrides Content-Length; several
-    /// Content-Length values must agree.
-    func framing() throws(Problem) -> Framing {
-        let codings = fields.filter { $0.0 == "transfer-encoding" }
-            .flatMap { $0.1.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty }
-        if !codings.isEmpty {
-            guard codings == ["chunked"] else {
-                throw Problem(detail: "unsupported transfer coding \"\(codings.joined(separator: ", "))\"")
-            }
-            return .chunked
-        }
-        let lengths = fields.filter { $0.0 == "content-length" }
-            .flatMap { $0.1.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let first = lengths.first else { return .untilClose }
-        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
-            first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first)
-        else {
-            throw Problem(detail: "invalid Content-Length")
-        }
-        return .length(length)
-    }
-
-    /// RFC 9110 §5.6.2 tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: return true
-        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2a, 0x2b, 0x2d, 0x2e, 0x5e, 0x5f, 0x60, 0x7c, 0x7e: return true
-        default: return false
-        }
-    }
-
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
-    }
-
-    /// Bytes for an error message: printable ASCII kept, everything else as `?`.
-    static func printable<S: Sequence<UInt8>>(_ bytes: S) -> String {
-        String(decoding: bytes.map { $0 >= 0x20 && $0 < 0x7f ? $0 : 0x3f }, as: UTF8.self)
     }
 }
 

@@ -94,17 +94,9 @@ public enum PublishFiles {
             if errno == ELOOP { throw .wrongKind(path: path, expected: "a regular file") }
             throw .io(path: path, what: "open", reason: errnoText())
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .io(path: path, what: "inspect", reason: errnoText()) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongKind(path: path, expected: "a regular file") }
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
-        let data: Data
-        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
-            throw .io(path: path, what: "read", reason: error.localizedDescription)
+        return try CommandFiles.readOpened(descriptor, path: path, limit: limit) { mode throws(PublishFileError) in
+            guard mode & S_IFMT == S_IFREG else { throw .wrongKind(path: path, expected: "a regular file") }
         }
-        guard data.count <= limit else { throw .tooLarge(path: path, limit: limit) }
-        return [UInt8](data)
     }
 
     /// Names in `directory`; none when it does not exist. An unreadable directory is an
@@ -174,23 +166,29 @@ public enum PublishFiles {
     /// then rename (replace) or link (no-clobber), then fsync of the directory. A crash
     /// leaves the old file or the new one. A replaced file keeps its permission bits, and
     /// its successor's modification time is made later than the old one's (servers derive
-    /// ETag and Last-Modified from mtime and size).
+    /// ETag and Last-Modified from mtime and size). The one atomic writer of the project:
+    /// the publisher's tree files and every file a CLI command writes.
     ///
+    /// - Parameters:
+    ///   - replace: whether an existing regular file is replaced (else `.exists`).
+    ///   - mode: permission bits of a new file (a replaced file keeps its own).
     /// - Throws: `.wrongKind` when `path` exists and is not a regular file, `.exists` when
     ///   `replace` is false and it exists, `.io` on any failure (the temporary file is removed).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, replace: Bool) throws(PublishFileError) {
+    public static func writeAtomically(
+        _ bytes: [UInt8], to path: String, replace: Bool, mode newMode: UInt32 = 0o644
+    ) throws(PublishFileError) {
         var old = stat()
         let exists = lstat(path, &old) == 0
         if !exists, errno != ENOENT { throw .io(path: path, what: "inspect", reason: errnoText()) }
         if exists, old.st_mode & S_IFMT != S_IFREG { throw .wrongKind(path: path, expected: "a regular file") }
         if exists, !replace { throw .exists(path: path) }
-        let mode: mode_t = exists ? old.st_mode & 0o7777 : 0o644
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : mode_t(newMode & 0o7777)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary =
             directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw .io(path: temporary, what: "create", reason: errnoText()) }
+        guard descriptor >= 0 else { throw .io(path: path, what: "create \(temporary)", reason: errnoText()) }
         if exists { _ = fchmod(descriptor, mode) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         do {

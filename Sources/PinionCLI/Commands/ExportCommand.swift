@@ -114,8 +114,7 @@ struct ExportCommand: Command {
                 text = SwiftBaseline.export(selection.domains, comment: comment)
             }
         } catch let error as InteropError {
-            if error.code == .unknownRole { throw CLIError.usage("\(file): \(error)") }
-            throw CLIError.failure("\(file): \(error)")
+            throw CLIError(category: error.category, "\(file): \(error)")
         }
         for (name, reason) in selection.leftOut { context.warn("\(name) left out (--lossy): \(reason)") }
         for warning in warnings { context.warn(warning) }

@@ -112,7 +112,7 @@ struct PublishCommand: Command {
         case .manifest(let input, let trust, let chain):
             return .manifest(trust, file: paths[input], envelopeBytes: envelopes[input], chain: chain)
         case .file(let file):
-            return file.isIOError ? .io(file.description) : .failure(file.description)
+            return CLIError(category: file.category, file.description)
         }
     }
 }

@@ -17,7 +17,7 @@ import Testing
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let demo = repository.appendingPathComponent("scripts/demo").path
-        let w = try Workspace()
+        let w = try Workspace(prefix: "pinion-main-job")
         // `timeout` signals the demo's whole process group, whose EXIT trap stops its servers.
         let result = try withStopSignalsUnblocked {
             try w.exec(
