@@ -11,6 +11,12 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
     case history(Int64)
     /// `manifest.json`, the latest manifest.
     case manifest
+    /// `manifest.proof`, the C2SP tlog-proof@v1 of the log's last entry (docs/DESIGN.md §12).
+    case manifestProof
+    /// `log/checkpoint`, the cosigned checkpoint note.
+    case logCheckpoint
+    /// `log/` + the tile's path (`log/tile/0/x001/234`, `log/tile/entries/000.p/3`), immutable.
+    case logTile(TileID)
 
     /// The path relative to the scope directory, e.g. `history/7.json`.
     public var path: String {
@@ -19,6 +25,9 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
         case .index: return "index.json"
         case .history(let version): return "history/\(version).json"
         case .manifest: return "manifest.json"
+        case .manifestProof: return "manifest.proof"
+        case .logCheckpoint: return "log/checkpoint"
+        case .logTile(let tile): return "log/" + tile.path
         }
     }
 
