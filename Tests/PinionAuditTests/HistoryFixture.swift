@@ -22,12 +22,14 @@ final class HistoryFixture {
     /// Published manifests in version order.
     private(set) var manifests: [(envelope: Envelope, payload: ManifestPayload)] = []
 
-    /// Root version 1: one root key, one pins key, issued at t0, valid a year.
-    init(scope: String = "com.example.app") throws {
+    /// Root version 1: one root key, one pins key, issued at t0, valid a year, with the
+    /// transparency log member `log` when given (kept by every rotation).
+    init(scope: String = "com.example.app", log: LogPolicy? = nil) throws {
         self.scope = scope
         let root = try makeKey()
         let pins = try makeKey()
-        let payload = rootPayload(version: 1, scope: scope, rootKeys: [root], pinsKeys: [pins])
+        var payload = rootPayload(version: 1, scope: scope, rootKeys: [root], pinsKeys: [pins])
+        payload.log = log
         rootEnvelopes = [try sign(.root, payload.serialized(), with: [root])]
         rootPayloads = [payload]
         rootKeys = [[root]]
@@ -47,7 +49,8 @@ final class HistoryFixture {
         let oldRoot = rootKeys[rootKeys.count - 1]
         let roots = newRootKeys ?? oldRoot
         let pins = newPinsKeys ?? pinsKeys[pinsKeys.count - 1]
-        let payload = rootPayload(version: version, scope: scope, rootKeys: roots, pinsKeys: pins)
+        var payload = rootPayload(version: version, scope: scope, rootKeys: roots, pinsKeys: pins)
+        payload.log = rootPayloads.last?.log
         var signing = signers ?? oldRoot
         if signers == nil {
             for key in roots where !signing.contains(where: { $0.publicKey.keyID == key.publicKey.keyID }) {
