@@ -63,39 +63,30 @@ extension AuditRun {
 
     // MARK: - Heads from the documents
 
-    /// One head per index.json manifest entry, in order: sequence = the entry's position,
-    /// root = the newest root published up to the entry's step (roots listed without a
-    /// sequence number count from the start; at least the manifest's rootVersion), manifest =
-    /// the entry. An entry whose root is unknown or that breaks the head format is reported
-    /// and ends the list (later heads could not be placed).
+    /// One head per index.json manifest entry, in order (as `pinion publish` appends them):
+    /// sequence = the entry's position, root = the newest root index.json lists with a
+    /// sequence number not above the entry's (an absent number counts as 0), manifest = the
+    /// entry. An entry with no such root is reported and ends the list (later heads could
+    /// not be placed).
     mutating func expectedHeads() -> [HeadRecord] {
         guard let index else { return [] }
-        let rootHashes = Dictionary(
-            index.roots.map { ($0.version, $0.payloadSHA256) } + roots.map { ($0.key, $0.value.payloadSHA256) },
-            uniquingKeysWith: { first, _ in first })
         var heads: [HeadRecord] = []
-        var newestRoot: Int64 = 0
         for (position, entry) in index.manifests.enumerated() {
-            for root in index.roots {
-                guard let sequence = root.sequence else {
-                    newestRoot = max(newestRoot, root.version)
-                    continue
-                }
-                if let step = entry.sequence, sequence <= step { newestRoot = max(newestRoot, root.version) }
-            }
-            newestRoot = max(newestRoot, entry.rootVersion)
-            guard let rootHash = rootHashes[newestRoot] else {
+            let step = entry.sequence ?? 0
+            guard
+                let root = index.roots.filter({ ($0.sequence ?? 0) <= step }).max(by: { $0.version < $1.version })
+            else {
                 violation(
                     .logDocumentNotLogged, entry.version, .index,
-                    "the head of position \(position) cannot be recomputed: root \(newestRoot) is neither listed in index.json nor usable in root/"
+                    "the head of position \(position) cannot be recomputed: index.json lists no root published at or before the step of version \(entry.version)"
                 )
                 return heads
             }
             do {
                 heads.append(
                     try HeadRecord(
-                        scope: report.scope, sequence: Int64(position), rootVersion: newestRoot,
-                        rootPayloadSHA256: rootHash, manifestRootVersion: entry.rootVersion,
+                        scope: report.scope, sequence: Int64(position), rootVersion: root.version,
+                        rootPayloadSHA256: root.payloadSHA256, manifestRootVersion: entry.rootVersion,
                         manifestVersion: entry.version, manifestPayloadSHA256: entry.payloadSHA256))
             } catch {
                 violation(

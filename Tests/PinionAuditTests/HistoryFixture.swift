@@ -106,16 +106,40 @@ final class HistoryFixture {
         }
     }
 
-    /// The index.json of the history.
+    /// The index.json of the history: the older manifest-only form, or with a log (whose
+    /// heads need the roots) the current form with sequence numbers, as `pinion publish`
+    /// writes it: root 1 in step 1, then one step per manifest, a rotation listed in the
+    /// step of the first manifest under it (later rotations in one last step).
     var index: PublishedIndex {
-        PublishedIndex(
-            scope: scope,
-            manifests: manifests.map {
-                PublishedIndex.Entry(
-                    version: $0.payload.version, rootVersion: $0.payload.rootVersion,
-                    payloadSHA256: sodium.hasher.sha256($0.envelope.payload), issuedAt: $0.payload.issuedAt,
-                    expiresAt: $0.payload.expiresAt)
-            })
+        let entries = manifests.map {
+            PublishedIndex.Entry(
+                version: $0.payload.version, rootVersion: $0.payload.rootVersion,
+                payloadSHA256: sodium.hasher.sha256($0.envelope.payload), issuedAt: $0.payload.issuedAt,
+                expiresAt: $0.payload.expiresAt)
+        }
+        guard rootPayloads[0].log != nil else { return PublishedIndex(scope: scope, manifests: entries) }
+        func rootEntry(_ version: Int64, _ sequence: Int64) -> PublishedIndex.RootEntry {
+            PublishedIndex.RootEntry(
+                sequence: sequence, version: version,
+                payloadSHA256: sodium.hasher.sha256(rootEnvelopes[Int(version) - 1].payload),
+                expiresAt: rootPayloads[Int(version) - 1].expiresAt)
+        }
+        var roots = [rootEntry(1, 1)]
+        var sequenced: [PublishedIndex.Entry] = []
+        var sequence: Int64 = 1
+        for var entry in entries {
+            sequence += 1
+            while let listed = roots.last?.version, listed < entry.rootVersion {
+                roots.append(rootEntry(listed + 1, sequence))
+            }
+            entry.sequence = sequence
+            sequenced.append(entry)
+        }
+        if let listed = roots.last?.version, listed < newestRootVersion {
+            sequence += 1
+            for version in (listed + 1)...newestRootVersion { roots.append(rootEntry(version, sequence)) }
+        }
+        return PublishedIndex(scope: scope, manifests: sequenced, roots: roots)
     }
 
     /// Writes `{repo}/v1/{scope}/` as `pinion publish` would: every root, every history

@@ -85,6 +85,22 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(report.violations(.logHeadWithoutDocuments).isEmpty)
     }
 
+    @Test func indexWithoutRootsLeavesNoHeadToRecompute() throws {
+        // index.json in the older manifest-only form: no root to place in any head.
+        let directory = try TemporaryDirectory()
+        let tree = try cleanLoggedTree(3)
+        let files = try tree.write(to: directory.path)
+        var index = try files.index()
+        index.roots = []
+        try files.writeIndex(index)
+        let report = try auditLogged(tree, repo: directory.path)
+        let finding = try #require(report.violations(.logDocumentNotLogged).first)
+        #expect(finding.version == 1)
+        #expect(finding.message.contains("lists no root"), "\(finding.message)")
+        // The three logged entries then have no recomputed step.
+        #expect(report.violations(.logHeadWithoutDocuments).count == 3)
+    }
+
     @Test func headWithoutDocumentsIsNamed() throws {
         // The log records a step whose documents were never published (withheld root or manifest).
         let directory = try TemporaryDirectory()
