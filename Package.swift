@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "PinionTrust", targets: ["PinionTrust"]),
         .library(name: "PinionClient", targets: ["PinionClient"]),
         .library(name: "PinionApple", targets: ["PinionApple"]),
+        // The publisher and witness servers as a library, for bench/ (witness cosign throughput).
+        .library(name: "PinionPublisher", targets: ["PinionPublisher"]),
         .executable(name: "pinion", targets: ["pinion"]),
     ],
     targets: [

@@ -18,6 +18,8 @@ let package = Package(
                 .product(name: "PinionCore", package: "Pinion"),
                 .product(name: "PinionCrypto", package: "Pinion"),
                 .product(name: "PinionClient", package: "Pinion"),
+                .product(name: "PinionTrust", package: "Pinion"),
+                .product(name: "PinionPublisher", package: "Pinion"),
             ]),
     ],
     swiftLanguageModes: [.v6]

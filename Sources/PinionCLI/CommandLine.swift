@@ -68,11 +68,13 @@ public enum PinionCommandLine {
 
     static var commands: [any Command.Type] {
         [
-            KeygenCommand.self, KeyIDCommand.self, KeyListCommand.self, SPKICommand.self, RootInitCommand.self,
+            KeygenCommand.self, KeyIDCommand.self, KeyListCommand.self, NoteVkeyCommand.self, SPKICommand.self,
+            RootInitCommand.self,
             RootRotateCommand.self,
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
-            PublishCommand.self, ServeCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
+            PublishCommand.self, LogRefreshCommand.self, ServeCommand.self, WitnessCommand.self,
+            WitnessCosignCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
             AuditCommand.self, StatusCommand.self, DiffCommand.self, ReportsCommand.self,
             ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,
         ]

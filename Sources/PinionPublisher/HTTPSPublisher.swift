@@ -1,8 +1,8 @@
-// `pinion serve`: an HTTPS server for the published tree on OpenSSL. Each worker thread
-// runs its own epoll loop over non-blocking sockets and non-blocking OpenSSL; workers share
-// the listening socket (EPOLLEXCLUSIVE), the file cache and the current TLS context.
-// Written here because no HTTP server library is available to this package; it serves
-// static signed files only.
+// `pinion serve` and `pinion witness`: an HTTPS server on OpenSSL around a request handler
+// (the published tree's static files, or the witness). Each worker thread runs its own epoll
+// loop over non-blocking sockets and non-blocking OpenSSL; workers share the listening
+// socket (EPOLLEXCLUSIVE), the handler and the current TLS context. Written here because no
+// HTTP server library is available to this package.
 
 import Dispatch
 import Foundation
@@ -35,7 +35,6 @@ public final class HTTPSPublisher: Sendable {
     }
 
     private let listener: Int32
-    private let files: PublishedFiles
     private let tls: CurrentTLSContext
     private let log: AccessLog
     private let shared: SharedState
@@ -57,7 +56,30 @@ public final class HTTPSPublisher: Sendable {
     ///   - configuration: the settings.
     ///   - accessLog: where request lines go.
     /// - Throws: `PublisherError`.
-    public init(configuration: PublisherConfiguration, accessLog: AccessLog = .standardError) throws(PublisherError) {
+    public convenience init(configuration: PublisherConfiguration, accessLog: AccessLog = .standardError)
+        throws(PublisherError)
+    {
+        let files = try PublishedFiles(directory: configuration.repository, maxFileBytes: configuration.maxFileBytes)
+        try self.init(configuration: configuration, accessLog: accessLog, files: files, handler: nil)
+    }
+
+    /// The server stack around another handler (`pinion witness`): `configuration.repository`
+    /// is not read, and metrics and report collection must be off.
+    ///
+    /// - Throws: `PublisherError`.
+    convenience init(
+        configuration: PublisherConfiguration, handler: any HTTPRequestHandler, accessLog: AccessLog
+    ) throws(PublisherError) {
+        guard configuration.metricsListen == nil, configuration.reports == nil else {
+            throw .badSetting("metrics and report collection exist only for a published tree")
+        }
+        try self.init(configuration: configuration, accessLog: accessLog, files: nil, handler: handler)
+    }
+
+    private init(
+        configuration: PublisherConfiguration, accessLog: AccessLog, files: PublishedFiles?,
+        handler: (any HTTPRequestHandler)?
+    ) throws(PublisherError) {
         guard configuration.workers >= 1, configuration.workers <= 256 else {
             throw .badSetting("workers must be between 1 and 256")
         }
@@ -79,7 +101,6 @@ public final class HTTPSPublisher: Sendable {
         }
         self.configuration = configuration
         log = accessLog
-        files = try PublishedFiles(directory: configuration.repository, maxFileBytes: configuration.maxFileBytes)
         tls = CurrentTLSContext(
             try ServerTLSContext(
                 certificateChainFile: configuration.certificateChainFile,
@@ -106,7 +127,7 @@ public final class HTTPSPublisher: Sendable {
             throw .reportStore(error)
         }
         let services = ServerServices(
-            metrics: metrics, status: TreeStatusReader(repository: configuration.repository, files: files),
+            metrics: metrics, status: files.map { TreeStatusReader(repository: configuration.repository, files: $0) },
             clock: configuration.clock, reports: intake, shared: shared)
         if let metrics, let address = configuration.metricsListen {
             do {
@@ -119,12 +140,21 @@ public final class HTTPSPublisher: Sendable {
         } else {
             metricsServer = nil
         }
+        let answering: any HTTPRequestHandler
+        if let handler {
+            answering = handler
+        } else if let files {
+            answering = StaticTreeHandler(files: files, cors: configuration.cors, services: services)
+        } else {
+            close(listener)
+            throw .badSetting("no request handler")
+        }
         var made: [Worker] = []
         for index in 0..<configuration.workers {
             do {
                 made.append(
                     try Worker(
-                        listener: listener, files: files, tls: tls, log: log, shared: shared,
+                        listener: listener, handler: answering, tls: tls, log: log, shared: shared,
                         configuration: configuration, services: services, metrics: metrics?.shards[index]))
             } catch {
                 close(listener)

@@ -12,13 +12,14 @@ import Synchronization
 /// the clock, and report collection (nil when off).
 final class ServerServices: Sendable {
     let metrics: ServerMetrics?
-    let status: TreeStatusReader
+    /// The tree's status reader; nil when the server answers no tree (`pinion witness`).
+    let status: TreeStatusReader?
     let clock: @Sendable () -> Timestamp
     let reports: ReportIntake?
     let shared: SharedState
 
     init(
-        metrics: ServerMetrics?, status: TreeStatusReader, clock: @escaping @Sendable () -> Timestamp,
+        metrics: ServerMetrics?, status: TreeStatusReader?, clock: @escaping @Sendable () -> Timestamp,
         reports: ReportIntake?, shared: SharedState
     ) {
         self.metrics = metrics
@@ -40,7 +41,7 @@ final class ServerServices: Sendable {
         if let cached = cachedStatus.withLock({ $0 }), now &- cached.readAt < Self.statusLifetimeNanoseconds {
             return cached.scopes
         }
-        let scopes = status.read()
+        let scopes = status?.read() ?? []
         cachedStatus.withLock { $0 = (now, scopes) }
         return scopes
     }

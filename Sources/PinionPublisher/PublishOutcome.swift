@@ -22,6 +22,9 @@ public struct PublishOutcome: Sendable, Equatable {
     public var liftedRevocations: [Pin]
     /// The index.json sequence number of this publish step (nil when nothing new was listed).
     public var sequence: Int64?
+    /// What the step did to the scope's transparency log (nil: the newest root lists none,
+    /// or nothing was logged yet).
+    public var log: LogStepOutcome? = nil
 }
 
 /// Why a publish was refused. Nothing was written when any of these is thrown before the

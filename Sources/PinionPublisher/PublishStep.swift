@@ -1,8 +1,10 @@
 // One publish step under the tree's lock: every check against the published tree, then the
 // writes in the order that never shows a reader a narrowing state (docs/DESIGN.md §9).
 
+import Foundation
 import PinionCore
 import PinionSystem
+import PinionTrust
 
 /// The checks and writes of one `Publisher.publish` call. `check()` reads the tree and
 /// refuses; only `write()` changes it.
@@ -11,6 +13,8 @@ struct PublishStep {
     let batch: Batch
     let now: Timestamp
     let allowLift: Bool
+    /// The log key and witnesses, when given (`--log-key`).
+    let logContext: LogPublishContext?
 
     /// The published chain extended by the batch's new roots (nil: no root at all).
     private var chain: RootChain?
@@ -27,12 +31,17 @@ struct PublishStep {
     private var steps: [PublishOutcome.Step] = []
     private var lifted: [Pin] = []
     private let sequence: Int64
+    /// The log work, when the newest root after the step lists a log.
+    private var logPlan: LogPlan?
 
-    init(tree: PublishTree, batch: Batch, now: Timestamp, allowLift: Bool) throws(PublishError) {
+    init(tree: PublishTree, batch: Batch, now: Timestamp, allowLift: Bool, logContext: LogPublishContext? = nil)
+        throws(PublishError)
+    {
         self.tree = tree
         self.batch = batch
         self.now = now
         self.allowLift = allowLift
+        self.logContext = logContext
         self.chain = try tree.rootChain()
         self.index = try tree.index()
         self.sequence = index.nextSequence
@@ -46,6 +55,9 @@ struct PublishStep {
         try checkRoots()
         try checkManifests()
         try checkLatestUnderNewest()
+        if let chain {
+            logPlan = try LogPlan.make(tree: tree, newest: chain.newest, index: index, context: logContext)
+        }
     }
 
     private mutating func checkRoots() throws(PublishError) {
@@ -263,35 +275,114 @@ struct PublishStep {
 
     // MARK: - writes
 
-    /// History, then index.json, then manifest.json, then the new roots.
+    /// One atomic write; a test's crash gate may stop the step before it.
+    private func put(_ bytes: [UInt8], _ path: String, replace: Bool) throws(PublishError) {
+        try logContext?.crashAfterWrites?.tick()
+        try PublishTree.file { () throws(PublishFileError) in
+            try PublishFiles.writeAtomically(bytes, to: path, replace: replace)
+        }
+    }
+
+    /// With a log: the current checkpoint re-cosigned first (below the quorum nothing is
+    /// written). Then history, index.json; with a log the new tiles, the pending
+    /// checkpoint, the witnesses (below the quorum: stop, pending), manifest.proof and
+    /// log/checkpoint; then manifest.json, then the new roots.
     mutating func write() throws(PublishError) -> PublishOutcome {
         let tree = self.tree
+        var refreshed: (note: SignedNote, outcome: LogStepOutcome)?
+        if let logPlan, logPlan.pending == nil || logPlan.heads.isEmpty {
+            refreshed = try logPlan.reCosignCurrent(crypto: crypto)
+        }
         try PublishTree.file { () throws(PublishFileError) in
             try PublishFiles.createDirectories([tree.rootDirectory, tree.historyDirectory])
         }
         for version in newHistory.keys.sorted() {
             guard let bytes = newHistory[version] else { continue }
-            try PublishTree.file { () throws(PublishFileError) in
-                try PublishFiles.writeAtomically(bytes, to: tree.historyPath(version), replace: false)
-            }
+            try put(bytes, tree.historyPath(version), replace: false)
         }
         if indexChanged {
-            let bytes = index.serialized()
-            try PublishTree.file { () throws(PublishFileError) in
-                try PublishFiles.writeAtomically(bytes, to: tree.indexPath, replace: true)
-            }
+            try put(index.serialized(), tree.indexPath, replace: true)
+        }
+        var logOutcome = refreshed?.outcome
+        if let logPlan {
+            logOutcome = try writeLog(logPlan, refreshed: refreshed?.note) ?? logOutcome
         }
         if let served, try tree.read(tree.manifestPath) != served {
-            try PublishTree.file { () throws(PublishFileError) in
-                try PublishFiles.writeAtomically(served, to: tree.manifestPath, replace: true)
-            }
+            try put(served, tree.manifestPath, replace: true)
         }
         for root in newRoots {
-            try PublishTree.file { () throws(PublishFileError) in
-                try PublishFiles.writeAtomically(root.bytes, to: tree.rootPath(root.version), replace: false)
-            }
+            try put(root.bytes, tree.rootPath(root.version), replace: false)
+        }
+        if let logPlan {
+            try? FileManager.default.removeItem(atPath: logPlan.files.pendingDirectory)
         }
         return PublishOutcome(
-            scope: tree.scope, steps: steps, liftedRevocations: lifted, sequence: indexChanged ? sequence : nil)
+            scope: tree.scope, steps: steps, liftedRevocations: lifted, sequence: indexChanged ? sequence : nil,
+            log: logOutcome)
+    }
+
+    /// Appends the plan's heads and has the witnesses cosign (or, with nothing to append,
+    /// rewrites manifest.proof and the checkpoint from the re-cosigned note).
+    private func writeLog(_ plan: LogPlan, refreshed: SignedNote?) throws(PublishError) -> LogStepOutcome? {
+        let files = plan.files
+        let reader = LogTileFiles(files: files)
+        let hasher = MerkleHasher(crypto.hasher)
+        guard !plan.heads.isEmpty else {
+            guard let current = plan.current, let refreshed else { return nil }
+            let proof: TlogProof
+            do {
+                proof = try LogPublishing.lastEntryProof(
+                    cosigned: refreshed, checkpoint: current.checkpoint, reader: reader, hasher: hasher)
+            } catch {
+                throw .refused(input: nil, reason: "\(files.directory): \(error)")
+            }
+            try put(proof.bytes, files.proofPath, replace: true)
+            try put(refreshed.bytes, files.checkpointPath, replace: true)
+            return nil
+        }
+        guard let append = plan.append else { return nil }
+        try PublishTree.file { () throws(PublishFileError) in
+            try PublishFiles.createDirectories([files.directory])
+        }
+        for write in append.writes {
+            try writeTile(write, files: files)
+        }
+        try PublishTree.file { () throws(PublishFileError) in
+            try PublishFiles.createDirectories([files.pendingDirectory])
+        }
+        let envelopes = batch.roots.map(\.bytes) + batch.manifests.map(\.bytes)
+        for (position, bytes) in envelopes.enumerated() {
+            try put(bytes, files.pendingEnvelopePath(position), replace: true)
+        }
+        try put(append.note.bytes, files.pendingCheckpointPath, replace: true)
+        let round = WitnessRound.collect(
+            note: append.note, checkpoint: append.checkpoint, body: append.addCheckpointBody, policy: plan.policy,
+            client: plan.context.witnesses, reader: reader, crypto: crypto)
+        guard round.cosigners.count >= plan.policy.quorum else {
+            throw .refused(input: nil, reason: plan.belowQuorum(round.cosigners, round.failures, pending: true))
+        }
+        try put(LogPublishing.manifestProof(cosigned: round.note, append: append).bytes, files.proofPath, replace: true)
+        try put(round.note.bytes, files.checkpointPath, replace: true)
+        return LogStepOutcome(
+            size: append.checkpoint.size, appended: plan.heads.count, cosigners: round.cosigners,
+            failures: round.failures)
+    }
+
+    /// A new tile: written once; found again with the same bytes (a re-run), it is kept.
+    private func writeTile(_ write: TileWrite, files: LogFiles) throws(PublishError) {
+        let path = files.tilePath(write.tile)
+        if let existing = try PublishTree.file({ () throws(PublishFileError) in
+            try PublishFiles.readRegularIfPresent(path, limit: write.bytes.count + 1)
+        }) {
+            guard existing == write.bytes else {
+                throw .refused(
+                    input: nil, reason: "\(path) exists with other bytes; log tiles never change: repair the tree")
+            }
+            return
+        }
+        try PublishTree.file { () throws(PublishFileError) in
+            try PublishFiles.createDirectories([PathText.parent(of: path)])
+        }
+        try put(write.bytes, path, replace: false)
     }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionTrust
 import Synchronization
 
 #if canImport(Glibc)
@@ -11,7 +12,10 @@ import Synchronization
 #endif
 
 /// A request path checked against the tree's shape: `/v1/...` components of letters,
-/// digits, `.`, `_` and `-` that do not start with a dot, the last one ending in `.json`.
+/// digits, `.`, `_` and `-` that do not start with a dot, the last one ending in `.json`;
+/// or, for a scope's transparency log (docs/TRANSPARENCY.md), exactly
+/// `/v1/{scope}/manifest.proof`, `/v1/{scope}/log/checkpoint` or
+/// `/v1/{scope}/log/tile/...` naming a C2SP tlog-tiles tile or entry bundle.
 /// Everything else (`..`, percent-encoding of any byte, backslashes, NUL, empty
 /// components, hidden files such as a crashed publish's `.N.json.tmp-*`) is refused.
 public struct PublishedPath: Sendable, Equatable {
@@ -27,7 +31,7 @@ public struct PublishedPath: Sendable, Equatable {
     public init?(_ path: String) {
         guard path.utf8.count <= Self.maxBytes, path.hasPrefix("/v1/") else { return nil }
         let parts = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts.count <= 8 else { return nil }
+        guard parts.count >= 2, parts.count <= 16 else { return nil }
         for part in parts {
             guard let first = part.first, first != UInt8(ascii: "."), part.count <= 255 else { return nil }
             let allowed = part.allSatisfy { byte in
@@ -42,8 +46,31 @@ public struct PublishedPath: Sendable, Equatable {
             guard allowed else { return nil }
         }
         let names = parts.map { String(decoding: $0, as: UTF8.self) }
-        guard let last = names.last, last.hasSuffix(".json"), last.count > 5 else { return nil }
+        guard let last = names.last else { return nil }
+        if last.hasSuffix(".json"), last.count > 5, names.count <= 8 {
+            components = names
+            return
+        }
+        guard names.count >= 3, PublishedPath.isLogFile(Array(names[2...])) else { return nil }
         components = names
+    }
+
+    /// `manifest.proof`, `log/checkpoint` or `log/tile/...` (a valid tlog-tiles path) below a scope.
+    private static func isLogFile(_ below: [String]) -> Bool {
+        if below == ["manifest.proof"] || below == ["log", "checkpoint"] { return true }
+        guard below.count >= 4, below[0] == "log", below[1] == "tile" else { return false }
+        let path = below.dropFirst().joined(separator: "/")
+        return (try? TileID(path: path))?.path == path  // canonical form only
+    }
+
+    /// Whether this is a log tile or entry bundle (immutable, binary).
+    public var isLogTile: Bool { components.count >= 5 && components[2] == "log" && components[3] == "tile" }
+
+    /// The Content-Type the file is served with: JSON documents, text notes, binary tiles.
+    public var contentType: String {
+        guard let last = components.last else { return "application/json" }
+        if last.hasSuffix(".json") { return "application/json" }
+        return isLogTile ? "application/octet-stream" : "text/plain; charset=utf-8"
     }
 
     /// How long caches may keep the file (docs/DESIGN.md §9): root and history files never
@@ -54,6 +81,8 @@ public struct PublishedPath: Sendable, Equatable {
         if components.count == 4, directory == "root" || directory == "history" {
             return "public, max-age=31536000, immutable"
         }
+        // Tiles never change: a partial tile of a new width has a new path (C2SP tlog-tiles).
+        if isLogTile { return "public, max-age=31536000, immutable" }
         return "no-cache"
     }
 }

@@ -37,11 +37,17 @@ public enum Publisher {
     ///   - allowLift: accept a manifest that lifts a revocation of the latest.
     ///   - crypto: Ed25519 and SHA-256.
     ///   - limits: size limits (envelopes, index.json).
+    ///   - log: the log key and witness client; required when the newest root lists a
+    ///     `log` (docs/TRANSPARENCY.md "Publishing steps"): the current checkpoint is
+    ///     re-cosigned first, one head per new index.json manifest entry is appended
+    ///     (earlier ones backfilled), and below the quorum the step stops with `.refused`
+    ///     leaving checkpoint, manifest.proof and manifest.json as they were and the
+    ///     log-signed checkpoint pending under `{repo}/pending/{scope}/`.
     /// - Returns: what was published.
     /// - Throws: `PublishError` naming the envelope (its position in `envelopes`) and rule.
     public static func publish(
         _ envelopes: [[UInt8]], into repo: String, at now: Timestamp, allowLift: Bool = false,
-        crypto: CryptoProvider, limits: Limits = .standard
+        crypto: CryptoProvider, limits: Limits = .standard, log: LogPublishContext? = nil
     ) throws(PublishError) -> PublishOutcome {
         let batch = try Batch(envelopes, crypto: crypto, limits: limits)
         let tree = PublishTree(repo: repo, scope: batch.scope, crypto: crypto, limits: limits)
@@ -53,7 +59,8 @@ public enum Publisher {
             try tree.checkKinds()
             PublishFiles.removeAbandonedTemporaryFiles(
                 in: [tree.scopeDirectory, tree.rootDirectory, tree.historyDirectory])
-            var step = try PublishStep(tree: tree, batch: batch, now: now, allowLift: allowLift)
+            var step = try PublishStep(
+                tree: tree, batch: batch, now: now, allowLift: allowLift, logContext: log)
             try step.check()
             return try step.write()
         } catch {

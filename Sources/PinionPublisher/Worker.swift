@@ -1,4 +1,4 @@
-// One event loop of `pinion serve`: epoll over the shared listening socket, a wake-up
+// One event loop of `pinion serve` and `pinion witness`: epoll over the shared listening socket, a wake-up
 // eventfd and its own connections, each a small state machine over non-blocking OpenSSL.
 
 import COpenSSL
@@ -26,7 +26,7 @@ final class Worker: @unchecked Sendable {
     private let listener: Int32
     private let epoll: Int32
     private let wakeup: Int32
-    private let files: PublishedFiles
+    private let handler: any HTTPRequestHandler
     private let tls: CurrentTLSContext
     private let log: AccessLog
     private let shared: SharedState
@@ -48,13 +48,13 @@ final class Worker: @unchecked Sendable {
     static let lingerSeconds = 2.0
 
     init(
-        listener: Int32, files: PublishedFiles, tls: CurrentTLSContext, log: AccessLog, shared: SharedState,
+        listener: Int32, handler: any HTTPRequestHandler, tls: CurrentTLSContext, log: AccessLog, shared: SharedState,
         configuration: PublisherConfiguration, services: ServerServices, metrics: WorkerMetrics?
     ) throws(PublisherError) {
         self.services = services
         self.metrics = metrics
         self.listener = listener
-        self.files = files
+        self.handler = handler
         self.tls = tls
         self.log = log
         self.shared = shared
@@ -476,58 +476,11 @@ final class Worker: @unchecked Sendable {
         {
             return receiveReport(connection, head: head, body: body, scope: scope, reports: reports, close: close)
         }
-        let response = makeResponse(to: head, close: close)
+        let response = handler.response(
+            to: HTTPRequest(
+                head: head, body: body, peer: connection.peer, date: clock.httpDate, close: close,
+                monotonicSeconds: Double(monotonicNanoseconds()) / 1e9))
         begin(connection, response: response, method: head.method.name, path: head.target, close: close)
-    }
-
-    private func makeResponse(to head: HTTPRequestHead, close: Bool) -> HTTPResponse {
-        let date = clock.httpDate
-        let sendBody: Bool
-        switch head.method {
-        case .get: sendBody = true
-        case .head: sendBody = false
-        case .other:
-            return HTTPResponse.error(405, sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
-        }
-        let cors = configuration.cors ? [corsHeader] : []
-        if head.path == "/healthz" {
-            let verdict = services.health()
-            return HTTPResponse.text(
-                verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date)
-        }
-        guard let path = PublishedPath(head.path) else {
-            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
-        }
-        let file: PublishedFile
-        do {
-            file = try files.file(at: path)
-        } catch .readFailed {
-            return HTTPResponse.error(500, sendBody: sendBody, close: close, date: date)
-        } catch .unavailable {
-            // Out of descriptors or memory: never a 404, which a client would read as "no
-            // such root" or "no such version".
-            return HTTPResponse.error(
-                503, sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
-        } catch {
-            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
-        }
-        let validators = [
-            ("ETag", file.etag), ("Last-Modified", HTTPDate.format(file.lastModified)),
-            ("Cache-Control", path.cacheControl), ("X-Content-Type-Options", "nosniff"),
-        ]
-        // Field lines of a list header combine (RFC 9110 §5.3).
-        let conditions = head.headers.filter { $0.name == "if-none-match" }.map(\.value)
-        if (!conditions.isEmpty && ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag))
-            || notModifiedSince(head.headers, lastModified: file.lastModified)
-        {
-            // A 304 carries the validators and caching fields, not Content-Type (RFC 9110 §15.4.5).
-            return HTTPResponse.make(
-                status: 304, headers: validators + cors + keepAlive(head, close), body: [], sendBody: false,
-                close: close, date: date)
-        }
-        return HTTPResponse.make(
-            status: 200, headers: [("Content-Type", "application/json")] + validators + cors + keepAlive(head, close),
-            body: file.body, sendBody: sendBody, close: close, date: date)
     }
 
     // MARK: - Reports (docs/DESIGN.md §14; the checks are in ReportIntake)
@@ -589,11 +542,6 @@ final class Worker: @unchecked Sendable {
             want(connection, writable: false)
             drive(connection)
         }
-    }
-
-    /// An HTTP/1.0 client keeps the connection only when told so (RFC 9112 §9.3).
-    private func keepAlive(_ head: HTTPRequestHead, _ close: Bool) -> [(String, String)] {
-        head.minorVersion == 0 && !close ? [("Connection", "keep-alive")] : []
     }
 
     private func logRequest(

@@ -58,6 +58,26 @@ public struct DirectoryStorage: StateStorage {
         })
     }
 
+    /// Locks the state directory itself with `flock(2)` without waiting (`pinion witness`:
+    /// a second process on the same state must refuse to start rather than wait).
+    ///
+    /// - Returns: the lock, or nil when another process holds it.
+    /// - Throws: `StorageError` when the directory cannot be opened or locked.
+    public func tryLockExclusively() throws(StorageError) -> StorageLock? {
+        let directory = try openDirectory()
+        while flock(directory, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(directory)
+            if code == EWOULDBLOCK { return nil }
+            throw StorageError.posix(.open, path, code: code, detail: "cannot lock the state directory")
+        }
+        return StorageLock(release: {
+            _ = flock(directory, LOCK_UN)
+            _ = close(directory)
+        })
+    }
+
     /// Reads `name` (regular files only; a symbolic link is refused with `ELOOP`).
     ///
     /// - Parameters:

@@ -10,6 +10,8 @@ import Testing
 struct PublishedFilesTests {
     @Test(arguments: [
         "/v1/s/manifest.json", "/v1/com.example.app/history/12.json", "/v1/s/root/1.json", "/v1/s/index.json",
+        "/v1/s/manifest.proof", "/v1/s/log/checkpoint", "/v1/s/log/tile/0/000", "/v1/s/log/tile/0/x001/234.p/5",
+        "/v1/s/log/tile/entries/000.p/17", "/v1/s/log/tile/2/x001/x234/067",
     ])
     func acceptsTreePaths(_ path: String) {
         #expect(PublishedPath(path) != nil)
@@ -21,6 +23,10 @@ struct PublishedFilesTests {
         "/v1/s\\manifest.json", "/v1/s//manifest.json", "/v1/s/.manifest.json", "/v1/s/.1.json.tmp-abc",
         "/v1/s/history", "/v1/s/key.pem", "/v1/s/.json", "/v1/s/m\u{0}.json", "/v1/s/manifest.json/",
         "//v1/s/manifest.json", "/v1/s/é.json", "/v1/.hidden/manifest.json",
+        "/v1/s/history/manifest.proof", "/v1/s/checkpoint", "/v1/s/log/checkpoint/x", "/v1/s/log/tile/0/1",
+        "/v1/s/log/tile/0/000.p/256", "/v1/s/log/tile/0/000.p/0", "/v1/s/log/tile/64/000", "/v1/s/log/tile/0/1234",
+        "/v1/s/log/tile/0/x01/234", "/v1/s/log/tile/0/000/", "/v1/s/log/tile/entries", "/v1/s/log/pending",
+        "/v1/s/log/.checkpoint.tmp-1-2", "/v1/s/log/tile/0/000.p/05",
     ])
     func refusesOtherPathForms(_ path: String) {
         #expect(PublishedPath(path) == nil, "\(path.debugDescription) must be refused")
@@ -28,6 +34,12 @@ struct PublishedFilesTests {
 
     @Test func cacheControlFollowsTheDesign() throws {
         #expect(PublishedPath("/v1/s/manifest.json")?.cacheControl == "no-cache")
+        #expect(PublishedPath("/v1/s/manifest.proof")?.cacheControl == "no-cache")
+        #expect(PublishedPath("/v1/s/log/checkpoint")?.cacheControl == "no-cache")
+        #expect(PublishedPath("/v1/s/log/tile/0/000.p/3")?.cacheControl == "public, max-age=31536000, immutable")
+        #expect(PublishedPath("/v1/s/log/tile/entries/000")?.contentType == "application/octet-stream")
+        #expect(PublishedPath("/v1/s/manifest.proof")?.contentType == "text/plain; charset=utf-8")
+        #expect(PublishedPath("/v1/s/root/1.json")?.contentType == "application/json")
         #expect(PublishedPath("/v1/s/index.json")?.cacheControl == "no-cache")
         #expect(PublishedPath("/v1/s/root/2.json")?.cacheControl == "public, max-age=31536000, immutable")
         #expect(PublishedPath("/v1/s/history/7.json")?.cacheControl == "public, max-age=31536000, immutable")

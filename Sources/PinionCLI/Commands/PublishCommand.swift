@@ -8,9 +8,10 @@ import PinionPublisher
 struct PublishCommand: Command {
     static let path = ["publish"]
     static let summary = "add signed roots and manifests to the published tree"
-    static let options: [OptionSpec] = [.value("repo"), .flag("allow-lift"), .value("at")]
+    static let options: [OptionSpec] = [.value("repo"), .flag("allow-lift"), .value("at")] + LogKeyOption.options
     static let help = """
         usage: pinion publish --repo DIR ENVELOPE... [--allow-lift] [--at TIME]
+                              [--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]]
 
         Adds the ENVELOPEs (roots and manifests of one scope, told apart by payloadType)
         as one step to the static tree DIR/v1/{scope}/ (docs/DESIGN.md section 9):
@@ -38,6 +39,17 @@ struct PublishCommand: Command {
           --repo DIR        the tree (created if missing)
           --allow-lift      accept lifting a revocation (the auditor flags it)
           --at TIME         RFC 3339 time for the expiry checks (default: now)
+        \(LogKeyOption.help)
+
+        When the newest root lists a transparency log (docs/DESIGN.md §12), --log-key is
+        required and the step follows docs/TRANSPARENCY.md "Publishing steps": the current
+        checkpoint is re-cosigned first (below the witness quorum: exit 1, nothing written),
+        one head per new manifest is appended to v1/{scope}/log/ (earlier manifests are
+        backfilled when the log starts), and the witnesses cosign the new checkpoint; then
+        manifest.proof, log/checkpoint and manifest.json are written, in that order. Below
+        the quorum it exits 1 leaving checkpoint, manifest.proof and manifest.json
+        untouched, the log-signed checkpoint and the envelopes pending in DIR/pending/{scope}/
+        (outside the served v1/): pinion log refresh completes it.
 
         """
 
@@ -57,10 +69,11 @@ struct PublishCommand: Command {
             }
             envelopes.append(bytes)
         }
+        let log = try LogKeyOption.context(arguments, context: context)
         let outcome: PublishOutcome
         do {
             outcome = try Publisher.publish(
-                envelopes, into: repo, at: now, allowLift: arguments.flag("allow-lift"), crypto: crypto)
+                envelopes, into: repo, at: now, allowLift: arguments.flag("allow-lift"), crypto: crypto, log: log)
         } catch {
             throw message(error, paths: paths, envelopes: envelopes)
         }
@@ -83,6 +96,7 @@ struct PublishCommand: Command {
                 )
             }
         }
+        if let step = outcome.log { LogKeyOption.report(step, scope: outcome.scope, context: context) }
     }
 
     /// The exit code and message of a refused publish: the envelope's file named first.

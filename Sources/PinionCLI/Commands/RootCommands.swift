@@ -85,12 +85,14 @@ struct RootInitCommand: Command {
             .value("pins-key", repeatable: true), .value("pins-threshold"),
             .value("max-manifest-lifetime"),
             .value("out", short: "o"), .flag("force"), HardwareModule.option,
-        ] + Validity.options
+        ] + Validity.options + RootLogOptions.options
     static let help = """
         usage: pinion root init --scope S --root-key A.pub [--root-key B.pub ...] --root-threshold N
                                 --pins-key C.pub [--pins-key D.pub ...] --pins-threshold M
                                 [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
                                 [--max-manifest-lifetime 90d] -o ROOT_PAYLOAD [--force]
+                                [--log-origin O --log-key L.pub --witness NAME=W.pub@URL ...
+                                 --witness-quorum Q --max-checkpoint-age 24h [--checkpoint-grace 7d]]
 
         Writes an unsigned root payload, version 1 (docs/DESIGN.md §4). Sign it with a threshold
         of the root keys (pinion sign), then embed the envelope in the app.
@@ -107,6 +109,10 @@ struct RootInitCommand: Command {
           --issued-at TIME              RFC 3339 UTC (default: now)
           --max-manifest-lifetime D     cap on each manifest's expiresAt - issuedAt (default 90d)
           -o, --out FILE                output payload (refuses to overwrite without --force)
+
+        A transparency log (docs/DESIGN.md §12, docs/TRANSPARENCY.md): with the log flags the
+        root lists a `log` member and every publish needs the log key and a quorum of witnesses.
+        \(RootLogOptions.help)
 
         """
 
@@ -129,18 +135,29 @@ struct RootInitCommand: Command {
         let (issuedAt, expiresAt) = try Validity.window(
             arguments, context: context, defaultLifetime: 31_536_000)
         let cap = try RoleBuilder.lifetimeCap(arguments, default: 90 * 86_400)
+        let log = try RootLogOptions.policy(arguments, previous: nil)
         var keys = rootKeys
         for key in pinsKeys where !keys.contains(key) { keys.append(key) }
         let payload = RootPayload(
             scope: scope, version: 1, issuedAt: issuedAt, expiresAt: expiresAt, maxManifestLifetime: cap,
             keys: keys,
             rootRole: .init(keyIDs: rootKeys.map(\.keyID), threshold: rootThreshold),
-            pinsRole: .init(keyIDs: pinsKeys.map(\.keyID), threshold: pinsThreshold))
+            pinsRole: .init(keyIDs: pinsKeys.map(\.keyID), threshold: pinsThreshold), log: log)
+        if let log, log.hasFewWitnesses {
+            context.warn(
+                "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
+            )
+        }
         try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
         context.print("wrote \(out): root version 1 of scope \(scope), expires \(expiresAt)")
         context.print(
             "root role \(rootThreshold)-of-\(rootKeys.count), pins role \(pinsThreshold)-of-\(pinsKeys.count)"
         )
+        if let log {
+            context.print(
+                "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s"
+            )
+        }
         context.print("next: pinion sign --key ROOT_KEY.key \(out) -o ROOT_ENVELOPE")
     }
 }
@@ -155,7 +172,8 @@ struct RootRotateCommand: Command {
             .value("add-pins-key", repeatable: true), .value("remove-pins-key", repeatable: true),
             .value("root-threshold"), .value("pins-threshold"), .value("max-manifest-lifetime"),
             .value("out", short: "o"), .flag("force"), .flag("cut-off-manifests"), HardwareModule.option,
-        ] + Validity.options
+            .flag("no-log"),
+        ] + Validity.options + RootLogOptions.options
     static let help = """
         usage: pinion root rotate --previous ROOT_ENVELOPE
                                   [--add-root-key F.pub] [--remove-root-key F.pub|KEYID]
@@ -163,6 +181,7 @@ struct RootRotateCommand: Command {
                                   [--root-threshold N] [--pins-threshold M]
                                   [--expires-in 1y | --expires-at TIME] [--issued-at TIME]
                                   [--max-manifest-lifetime D] [--cut-off-manifests]
+                                  [log flags as pinion root init | --no-log]
                                   -o ROOT_PAYLOAD [--force]
 
         Writes the unsigned next root payload: version = previous + 1, same scope, the
@@ -182,6 +201,8 @@ struct RootRotateCommand: Command {
           --remove-*-key K      remove a key (a .pub file, a URI or a key id) from the role (repeatable)
           --cut-off-manifests   set pinsRoleSince to the new version even when the pins role is kept
           expiry defaults to 1y from --issued-at; the lifetime cap to the previous root's
+          the log flags change the previous root's `log` member (kept unless a flag is
+          given; a flag not given keeps the previous value); --no-log drops it
 
         """
 
@@ -237,13 +258,23 @@ struct RootRotateCommand: Command {
         let (issuedAt, expiresAt) = try Validity.window(
             arguments, context: context, defaultLifetime: 31_536_000)
         let cap = try RoleBuilder.lifetimeCap(arguments, default: previous.maxManifestLifetime)
+        let log: LogPolicy?
+        if arguments.flag("no-log") {
+            guard !RootLogOptions.anyGiven(arguments) else {
+                throw CLIError.usage("--no-log drops the log: give it without the other log flags")
+            }
+            guard previous.log != nil else { throw CLIError.usage("--no-log: the previous root lists no log") }
+            log = nil
+        } else {
+            log = try RootLogOptions.policy(arguments, previous: previous.log)
+        }
         let used = Set(rootIDs + pinsIDs)
         var payload = RootPayload(
             scope: previous.scope, version: previous.version + 1, issuedAt: issuedAt,
             expiresAt: expiresAt,
             maxManifestLifetime: cap, keys: allKeys.values.filter { used.contains($0.keyID) },
             rootRole: .init(keyIDs: rootIDs, threshold: rootThreshold),
-            pinsRole: .init(keyIDs: pinsIDs, threshold: pinsThreshold), extensions: previous.extensions)
+            pinsRole: .init(keyIDs: pinsIDs, threshold: pinsThreshold), log: log, extensions: previous.extensions)
         let keepsManifests = previous.pinsRoleUnchanged(in: payload) && !arguments.flag("cut-off-manifests")
         payload.pinsRoleSince = keepsManifests ? previous.effectivePinsRoleSince : payload.version
         guard payload.version <= Limits.maxInteger else {
@@ -264,6 +295,18 @@ struct RootRotateCommand: Command {
             context.print(
                 "pinsRoleSince \(payload.version): the published manifest stops verifying under this root; publish it together with a manifest re-signed under it (clients restart their revoked set)"
             )
+        }
+        if let log, log != previous.log {
+            context.print(
+                "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s (changed)"
+            )
+            if log.hasFewWitnesses {
+                context.warn(
+                    "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
+                )
+            }
+        } else if log == nil, previous.log != nil {
+            context.print("log dropped (--no-log): clients stop requiring log proofs for this scope")
         }
         context.print(
             "next: sign with \(previous.rootRole.threshold) key(s) of the previous root role AND \(rootThreshold) of the new one"

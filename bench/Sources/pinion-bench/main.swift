@@ -23,6 +23,8 @@ case "profile-refresh": profileRefresh(directory: argument(1), domains: number(2
 case "profile-evaluate": profileEvaluation(directory: argument(1), iterations: number(2))
 case "evaluate": benchEvaluation(directory: argument(1), repetitions: number(2))
 case "ed25519": benchStrictEd25519(cases: number(1))
+case "log-append": benchLogAppend(repetitions: number(1))
 case "audit": benchAudit(directory: argument(1), pinion: argument(2), versions: number(3), repetitions: number(4))
-default: fail("usage: pinion-bench gen|history|refresh|rss|evaluate|ed25519|audit ... (see bench/README.md)")
+case "witness": benchWitness(directory: argument(1), requests: number(2), repetitions: number(3))
+default: fail("usage: pinion-bench gen|history|refresh|rss|evaluate|ed25519|audit|witness|log-append ... (see bench/README.md)")
 }

@@ -1,0 +1,99 @@
+// `pinion log refresh` and the `--log-key` options `pinion publish` shares with it (docs/DESIGN.md §12).
+
+import PinionCore
+import PinionCrypto
+import PinionPublisher
+import PinionSystem
+
+/// `--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]`: the log key (an ordinary
+/// `pinion keygen` key file) and the witnesses' TLS trust.
+enum LogKeyOption {
+    static let options: [OptionSpec] = [.value("log-key"), .value("passphrase-file"), .value("witness-ca")]
+
+    static let help = """
+          --log-key LOG.key     the log key (pinion keygen file); required when the newest root lists a log
+          --passphrase-file F   the log key's passphrase (else PINION_PASSPHRASE or the terminal)
+          --witness-ca FILE     PEM bundle of the CAs of the witnesses' TLS certificates (default: system roots)
+        """
+
+    /// The log context, or nil without --log-key.
+    static func context(_ arguments: ParsedArguments, context: CLIContext) throws -> LogPublishContext? {
+        guard let path = arguments.value("log-key") else {
+            for option in ["passphrase-file", "witness-ca"] where arguments.value(option) != nil {
+                throw CLIError.usage("--\(option) goes with --log-key")
+            }
+            return nil
+        }
+        let caFile = arguments.value("witness-ca")
+        if let caFile {
+            // A missing or unreadable bundle is refused (exit 3, as every unreadable input) before any write.
+            _ = try Files.read(caFile, limit: maxInputBytes)
+        }
+        let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"), prompt: "Passphrase for \(path): ")
+        let (key, encrypted) = try KeyFile.readSecretKeyFile(path: path, passphrase: { try passphrase.get() })
+        if let warning = KeyFile.insecurePermissionsWarning(path: path) { context.warn(warning) }
+        if !encrypted { context.warn("\(path) is NOT encrypted; anyone who copies it can sign checkpoints") }
+        return LogPublishContext(signer: Ed25519NoteSigner(key: key), witnesses: HTTPSWitnessClient(caFile: caFile))
+    }
+
+    /// Prints what a step did to the log.
+    static func report(_ log: LogStepOutcome, scope: String, context: CLIContext) {
+        let appended = log.appended == 0 ? "re-cosigned" : "appended \(log.appended) head(s)"
+        context.print(
+            "log of scope \(scope): \(appended), size \(log.size), cosigned by \(log.cosigners.joined(separator: ", "))"
+        )
+        for failure in log.failures { context.warn("witness \(failure)") }
+    }
+}
+
+struct LogRefreshCommand: Command {
+    static let path = ["log", "refresh"]
+    static let summary = "complete a pending publish, or re-cosign the log's checkpoint (cron)"
+    static let options: [OptionSpec] = [.value("repo"), .value("at")] + LogKeyOption.options
+    static let help = """
+        usage: pinion log refresh --repo DIR --log-key LOG.key [--passphrase-file F] [--witness-ca FILE] [--at TIME]
+
+        For every scope of DIR whose newest root lists a log with this key
+        (docs/DESIGN.md §12, docs/PUBLISHING.md "Publishing with a log"):
+          - a publish that stopped below the witness quorum (DIR/pending/{scope}/) is
+            completed once a quorum cosigns its checkpoint;
+          - otherwise the current checkpoint is re-submitted to the witnesses (C2SP
+            tlog-witness, same size) and, with a quorum, manifest.proof and
+            log/checkpoint are rewritten with the fresh cosignatures.
+        Run it from cron well inside maxCheckpointAge (e.g. every maxCheckpointAge / 4).
+        Exit 1 below the quorum (nothing served changes), 2 for usage errors.
+
+        options:
+          --repo DIR            the tree
+        \(LogKeyOption.help)
+          --at TIME             RFC 3339 time for the expiry checks of a completed publish (default: now)
+
+        """
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        let repo = try arguments.required("repo")
+        guard arguments.value("log-key") != nil else { throw CLIError.usage("--log-key is required") }
+        let now =
+            try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
+            ?? context.now()
+        guard let log = try LogKeyOption.context(arguments, context: context) else {
+            throw CLIError.usage("--log-key is required")
+        }
+        let outcomes: [LogRefreshOutcome]
+        do { outcomes = try Publisher.refreshLog(repo: repo, at: now, crypto: crypto, log: log) } catch {
+            throw PublishCommand.message(error, paths: [], envelopes: [])
+        }
+        for outcome in outcomes {
+            switch outcome {
+            case .completed(let scope, let published):
+                context.print("completed the pending publish of scope \(scope)")
+                if let step = published.log { LogKeyOption.report(step, scope: scope, context: context) }
+            case .refreshed(let scope, let step):
+                LogKeyOption.report(step, scope: scope, context: context)
+            case .skipped(let scope, let reason):
+                context.print("scope \(scope): skipped (\(reason))")
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+// `pinion serve`'s answers: GET and HEAD of the published tree's files with validators and caching fields, and /healthz.
+
+/// The request handler of `pinion serve` (docs/DESIGN.md §9): the tree's `/v1/...json` files
+/// with ETag, Last-Modified and Cache-Control, 304 for a matching If-None-Match or
+/// If-Modified-Since, `/healthz`, 405 for methods other than GET and HEAD, 404 for anything else.
+/// Report POSTs never reach it (the worker hands them to the report intake first).
+struct StaticTreeHandler: HTTPRequestHandler {
+    /// The file opener over the served tree.
+    let files: PublishedFiles
+    /// Adds `Access-Control-Allow-Origin: *` to GET and HEAD answers.
+    let cors: Bool
+    /// The /healthz verdict's source.
+    let services: ServerServices
+
+    func response(to request: HTTPRequest) -> HTTPResponse {
+        let head = request.head
+        let close = request.close
+        let date = request.date
+        let sendBody: Bool
+        switch head.method {
+        case .get: sendBody = true
+        case .head: sendBody = false
+        case .other:
+            return HTTPResponse.error(405, sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
+        }
+        let cors = self.cors ? [corsHeader] : []
+        if head.path == "/healthz" {
+            let verdict = services.health()
+            return HTTPResponse.text(
+                verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date)
+        }
+        guard let path = PublishedPath(head.path) else {
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
+        }
+        let file: PublishedFile
+        do {
+            file = try files.file(at: path)
+        } catch .readFailed {
+            return HTTPResponse.error(500, sendBody: sendBody, close: close, date: date)
+        } catch .unavailable {
+            // Out of descriptors or memory: never a 404, which a client would read as "no
+            // such root" or "no such version".
+            return HTTPResponse.error(
+                503, sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
+        } catch {
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
+        }
+        let validators = [
+            ("ETag", file.etag), ("Last-Modified", HTTPDate.format(file.lastModified)),
+            ("Cache-Control", path.cacheControl), ("X-Content-Type-Options", "nosniff"),
+        ]
+        // Field lines of a list header combine (RFC 9110 §5.3).
+        let conditions = head.headers.filter { $0.name == "if-none-match" }.map(\.value)
+        if (!conditions.isEmpty && ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag))
+            || notModifiedSince(head.headers, lastModified: file.lastModified)
+        {
+            // A 304 carries the validators and caching fields, not Content-Type (RFC 9110 §15.4.5).
+            return HTTPResponse.make(
+                status: 304, headers: validators + cors + request.keepAliveHeaders, body: [], sendBody: false,
+                close: close, date: date)
+        }
+        return HTTPResponse.make(
+            status: 200, headers: [("Content-Type", path.contentType)] + validators + cors + request.keepAliveHeaders,
+            body: file.body, sendBody: sendBody, close: close, date: date)
+    }
+}

@@ -1,0 +1,193 @@
+// `pinion key note-vkey` against an independently computed vector, and the `log` flags of `pinion root init/rotate`: every bad value exits 2 with nothing written.
+
+import Foundation
+import PinionCLI
+import PinionCore
+import PinionCrypto
+import PinionTestSupport
+import Testing
+
+@Suite struct RootLogCommandTests {
+    /// The verifier key string computed by Python's hashlib and base64 from the .pub file's DER.
+    func pythonVerifierKey(_ workspace: Workspace, pub: String, name: String, type: UInt8) throws -> String {
+        let script = """
+            import base64, hashlib, sys
+            lines = open(sys.argv[1]).read().strip().splitlines()
+            der = base64.b64decode("".join(lines[1:-1]))
+            assert der[:12] == bytes.fromhex("302a300506032b6570032100"), "an RFC 8410 Ed25519 SPKI"
+            key = der[12:]
+            name, kind = sys.argv[2].encode(), bytes([int(sys.argv[3])])
+            keyhash = hashlib.sha256(name + b"\\n" + kind + key).digest()[:4]
+            print(name.decode() + "+" + keyhash.hex() + "+" + base64.b64encode(kind + key).decode())
+            """
+        let result = try workspace.exec("/usr/bin/python3", ["-c", script, "@" + pub, name, String(type)])
+        try #require(result.status == 0, "python3: \(result.err)")
+        return result.out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func noteVkeyMatchesAnIndependentComputationForBothTypes() throws {
+        let workspace = try Workspace()
+        workspace.quickKey("log")
+        for (type, byte, name) in [("log", UInt8(1), "example.com/log"), ("witness", UInt8(4), "witness.example")] {
+            let printed = workspace.ok(["key", "note-vkey", "@log.pub", "--name", name, "--type", type]).out
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(printed == (try pythonVerifierKey(workspace, pub: "log.pub", name: name, type: byte)))
+            let parsed = try NoteVerifierKey(parsing: printed, hasher: sodium.hasher)
+            #expect(parsed.type.rawValue == byte)
+            #expect(parsed.name == name)
+        }
+    }
+
+    @Test func noteVkeyRefusesBadArguments() throws {
+        let workspace = try Workspace()
+        workspace.quickKey("log")
+        for arguments in [
+            ["key", "note-vkey", "@log.pub", "--name", "n", "--type", "signer"],
+            ["key", "note-vkey", "@log.pub", "--type", "log"],
+            ["key", "note-vkey", "@log.pub", "--name", "has space", "--type", "log"],
+            ["key", "note-vkey", "@log.pub", "--name", "a+b", "--type", "log"],
+            ["key", "note-vkey", "@log.pub", "--name", "", "--type", "log"],
+            ["key", "note-vkey", "@missing.pub", "--name", "n", "--type", "log"],
+            ["key", "note-vkey", "@log.key", "--name", "n", "--type", "log"],
+            ["key", "note-vkey", "--name", "n", "--type", "log"],
+        ] {
+            let result = workspace.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.err)")
+            #expect(result.out.isEmpty)
+        }
+    }
+
+    func logFlags(witnesses: Int = 4, quorum: Int = 2) -> [String] {
+        ["--log-origin", "example.com/pinion/app", "--log-key", "@log.pub"]
+            + (1...witnesses).flatMap { ["--witness", "w\($0).example=@w\($0).pub@https://w\($0).example/w"] }
+            .map { $0.replacingOccurrences(of: "=@", with: "=") }
+            + ["--witness-quorum", String(quorum), "--max-checkpoint-age", "24h", "--checkpoint-grace", "7d"]
+    }
+
+    /// A workspace with root, pins, log and four witness keys; the witness flags take absolute paths.
+    func keyedWorkspace() throws -> Workspace {
+        let workspace = try Workspace()
+        for name in ["root", "pins", "log", "w1", "w2", "w3", "w4"] { workspace.quickKey(name) }
+        return workspace
+    }
+
+    func initArguments(_ workspace: Workspace, extra: [String]) -> [String] {
+        [
+            "root", "init", "--scope", "com.example.app", "--root-key", "@root.pub", "--root-threshold", "1",
+            "--pins-key", "@pins.pub", "--pins-threshold", "1", "-o", "@root-payload.json",
+        ] + extra.map { $0.replacingOccurrences(of: "=w", with: "=" + workspace.path("w")) }
+    }
+
+    func payload(_ workspace: Workspace, _ name: String = "root-payload.json") throws -> RootPayload {
+        try RootPayload.parse(try workspace.readBytes(name), crypto: sodium)
+    }
+
+    @Test func rootInitWritesTheLogMember() throws {
+        let workspace = try keyedWorkspace()
+        let result = workspace.ok(initArguments(workspace, extra: logFlags()))
+        #expect(!result.err.contains("warning"), "4 witnesses for quorum 2: no warning")
+        let log = try #require(try payload(workspace).log)
+        #expect(log.origin == "example.com/pinion/app")
+        #expect(log.quorum == 2)
+        #expect(log.maxCheckpointAge == 86_400)
+        #expect(log.checkpointGrace == 7 * 86_400)
+        #expect(log.witnesses.map(\.url) == (1...4).map { "https://w\($0).example/w" })
+        #expect(
+            log.logKey.text
+                == workspace.ok(["key", "note-vkey", "@log.pub", "--name", "example.com/pinion/app", "--type", "log"])
+                .out.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(
+            log.witnesses[0].key.text
+                == workspace.ok(["key", "note-vkey", "@w1.pub", "--name", "w1.example", "--type", "witness"]).out
+                .trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func rootInitWarnsBelowQuorumPlusTwoWitnesses() throws {
+        let workspace = try keyedWorkspace()
+        let result = workspace.ok(initArguments(workspace, extra: logFlags(witnesses: 3, quorum: 2)))
+        #expect(result.err.contains("fewer than quorum + 2"))
+        #expect(try payload(workspace).log?.witnesses.count == 3)
+    }
+
+    @Test func everyBadLogValueExitsTwoAndWritesNothing() throws {
+        let workspace = try keyedWorkspace()
+        let good = logFlags()
+        func replacing(_ option: String, with value: String) -> [String] {
+            var flags = good
+            if let index = flags.firstIndex(of: option) { flags[index + 1] = value }
+            return flags
+        }
+        func dropping(_ option: String) -> [String] {
+            var flags = good
+            if let index = flags.firstIndex(of: option) { flags.removeSubrange(index...index + 1) }
+            return flags
+        }
+        let cases: [(String, [String])] = [
+            ("http witness", replacing("--witness", with: "w1.example=w1.pub@http://w1.example/w")),
+            ("query in URL", replacing("--witness", with: "w1.example=w1.pub@https://w1.example/w?x=1")),
+            ("no @URL", replacing("--witness", with: "w1.example=w1.pub")),
+            ("no NAME=", replacing("--witness", with: "w1.pub@https://w1.example/w")),
+            ("missing witness key", replacing("--witness", with: "w1.example=nope.pub@https://w1.example/w")),
+            ("bad witness name", replacing("--witness", with: "w 1=w1.pub@https://w1.example/w")),
+            ("quorum 0", replacing("--witness-quorum", with: "0")),
+            ("quorum above witnesses", replacing("--witness-quorum", with: "5")),
+            ("quorum not a number", replacing("--witness-quorum", with: "two")),
+            ("bad age", replacing("--max-checkpoint-age", with: "24x")),
+            ("negative age", replacing("--max-checkpoint-age", with: "-1h")),
+            ("bad grace", replacing("--checkpoint-grace", with: "soon")),
+            ("origin with a space", replacing("--log-origin", with: "example com")),
+            ("missing log key file", replacing("--log-key", with: workspace.path("nope.pub"))),
+            ("a secret key as the log key", replacing("--log-key", with: workspace.path("log.key"))),
+            ("no origin", dropping("--log-origin")),
+            ("no log key", dropping("--log-key")),
+            ("no quorum", dropping("--witness-quorum")),
+            ("no max age", dropping("--max-checkpoint-age")),
+            ("a witness key twice", good + ["--witness", "w5.example=w1.pub@https://w5.example/w"]),
+            (
+                "the log key as a witness",
+                good + ["--witness", "w5.example=" + workspace.path("log.pub") + "@https://w5.example/w"]
+            ),
+            ("one witness name twice", good + ["--witness", "w1.example=w2.pub@https://w9.example/w"]),
+        ]
+        for (label, flags) in cases {
+            let result = workspace.run(initArguments(workspace, extra: flags))
+            #expect(result.status == 2, "\(label): exit \(result.status) \(result.err)")
+            #expect(!workspace.exists("root-payload.json"), "\(label): nothing written")
+        }
+    }
+
+    @Test func rotateKeepsChangesAndDropsTheLog() throws {
+        let workspace = try keyedWorkspace()
+        workspace.ok(initArguments(workspace, extra: logFlags()))
+        workspace.ok(["sign", "--key", "@root.key", "@root-payload.json", "-o", "@root.json"])
+        let first = try #require(try payload(workspace).log)
+        let rotate = ["root", "rotate", "--previous", "@root.json", "-o", "@next.json", "--force"]
+        workspace.ok(rotate)
+        #expect(try payload(workspace, "next.json").log == first, "kept without log flags")
+        workspace.ok(rotate + ["--witness-quorum", "3"])
+        let changed = try #require(try payload(workspace, "next.json").log)
+        #expect(changed.quorum == 3)
+        #expect(changed.witnesses == first.witnesses)
+        #expect(changed.logKey == first.logKey)
+        workspace.ok(rotate + ["--no-log"])
+        #expect(try payload(workspace, "next.json").log == nil)
+        try FileManager.default.removeItem(atPath: workspace.path("next.json"))
+        for (label, extra) in [
+            ("--no-log with a log flag", ["--no-log", "--witness-quorum", "1"]),
+            ("quorum above the witnesses", ["--witness-quorum", "9"]),
+            ("http witness", ["--witness", "w1.example=" + workspace.path("w1.pub") + "@http://w1.example"]),
+        ] {
+            let result = workspace.run(rotate + extra)
+            #expect(result.status == 2, "\(label): exit \(result.status) \(result.err)")
+            #expect(!workspace.exists("next.json"), "\(label): nothing written")
+        }
+    }
+
+    @Test func noLogOnARootWithoutALogIsAUsageError() throws {
+        let workspace = try Workspace()
+        workspace.standardRoot()
+        let result = workspace.run(["root", "rotate", "--previous", "@root.json", "-o", "@next.json", "--no-log"])
+        #expect(result.status == 2)
+        #expect(!workspace.exists("next.json"))
+    }
+}

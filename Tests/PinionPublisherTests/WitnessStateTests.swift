@@ -1,0 +1,212 @@
+// The witness's configuration file and its state directory: every refused configuration, and a state that is corrupt, foreign or locked never lets it start (it never restarts from size 0).
+
+import Foundation
+import PinionCore
+import PinionCrypto
+import PinionPublisher
+import PinionTestSupport
+import PinionTrust
+import Testing
+
+@Suite struct WitnessStateTests {
+    private func parse(_ text: String) throws(WitnessConfigurationError) -> WitnessConfiguration {
+        try WitnessConfiguration.parse(Array(text.utf8), hasher: witnessCrypto.hasher)
+    }
+
+    @Test func parsesAConfigurationAndRefusesEveryBadOne() throws {
+        let log = try TestLog(size: 1)
+        let key = try log.verifierKey.text
+        let good = try parse(
+            "{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\(log.origin)\", \"key\": \"\(key)\"}]}")
+        #expect(good.name == "w1.test")
+        #expect(good.logKeys == [log.origin: [try log.verifierKey]])
+
+        let witnessKey = try NoteVerifierKey(
+            name: "w2.test", type: .cosignatureV1, publicKey: log.signer.publicKey, hasher: witnessCrypto.hasher
+        ).text
+        let entry = "{\"origin\": \"\(log.origin)\", \"key\": \"\(key)\"}"
+        let refused: [(String, String)] = [
+            ("", "not strict JSON"),
+            ("[]", "one JSON object"),
+            ("{\"name\": \"w1.test\", \"logs\": [\(entry)], \"extra\": 1}", "unknown member \"extra\""),
+            ("{\"name\": \"w1.test\", \"name\": \"w2\", \"logs\": [\(entry)]}", "not strict JSON"),
+            ("{\"logs\": [\(entry)]}", "missing member \"name\""),
+            ("{\"name\": \"w1 test\", \"logs\": [\(entry)]}", "not a note key name"),
+            ("{\"name\": \"w+1\", \"logs\": [\(entry)]}", "not a note key name"),
+            ("{\"name\": \"w1.test\", \"logs\": []}", "1 to 4096 logs"),
+            ("{\"name\": \"w1.test\", \"logs\": [\(entry), \(entry)]}", "listed twice"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"junk\"}]}", "not a C2SP verifier key"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"\(witnessKey)\"}]}", "type 0x01"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\", \"key\": \"\(key)\"}]}", "1-255 bytes"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\nb\", \"key\": \"\(key)\"}]}", "1-255 bytes"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\"}]}", "missing member \"key\""),
+            (
+                "{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"\(key)\", \"url\": \"x\"}]}",
+                "unknown member \"url\""
+            ),
+            ("{\"name\": 7, \"logs\": [\(entry)]}", "\"name\" must be a string"),
+        ]
+        for (text, reason) in refused {
+            do {
+                _ = try parse(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.description.contains(reason), "\(text): \(error)")
+            }
+        }
+    }
+
+    /// A witness that cosigned size 5, closed again.
+    private func cosignedState() throws -> (WitnessSetupFixture, TestLog) {
+        let log = try TestLog(size: 5)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let witness = try fixture.open()
+        guard case .cosigned = witness.addCheckpoint(try log.body(old: 0, size: 5), timestamp: 1_800_000_000) else {
+            throw SetupFailure(description: "the first checkpoint was not cosigned")
+        }
+        return (fixture, log)
+    }
+
+    @Test func keepsTheCosignedCheckpointInItsStateFileBeforeAnswering() throws {
+        let (fixture, log) = try cosignedState()
+        let stored = try SignedNote.parse(
+            Array(try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin)))))
+        #expect(stored.text == (try log.checkpoint(size: 5).text))
+        #expect(try stored.verify(keys: [try fixture.verifierKey], verifier: witnessCrypto.verifier).count == 1)
+        var info = stat()
+        #expect(stat(fixture.stateDirectory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(try fixture.open().latestCheckpoint(origin: log.origin) == (try log.checkpoint(size: 5)))
+    }
+
+    @Test func refusesToStartOnACorruptOrForeignStateFile() throws {
+        let (fixture, log) = try cosignedState()
+        let path = fixture.stateFile(log.origin)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let other = try TestLog(origin: "pinion.test/other", size: 2)
+        let otherNote = try other.note(size: 2)
+        let cases: [(String, Data)] = [
+            ("not a checkpoint note", Data("garbage".utf8)),
+            ("not a checkpoint note", Data()),
+            ("not a checkpoint note", original.prefix(original.count / 2)),
+            ("cosignature does not verify", replacing("\n5\n", with: "\n7\n", in: original)),
+            ("no cosignature by this witness", Data(try log.note(size: 5).bytes)),
+            ("origin pinion.test/other", Data(otherNote.bytes)),
+            ("larger than", Data(repeating: 0x41, count: 70_000)),
+        ]
+        for (reason, bytes) in cases {
+            try bytes.write(to: URL(fileURLWithPath: path))
+            do {
+                _ = try fixture.open()
+                Issue.record("started on a state file that should be refused (\(reason))")
+            } catch {
+                guard case .corruptState(let origin, let file, let detail) = error as? WitnessStartError else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+                #expect(origin == log.origin && file == path)
+                #expect(detail.contains(reason), "\(detail)")
+            }
+            // Refusing never rewrote the file.
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        }
+        // A directory or a symbolic link in place of the file: unreadable, refused.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/etc/hostname")
+        #expect(throws: WitnessStartError.self) { try fixture.open() }
+        try FileManager.default.removeItem(atPath: path)
+        try original.write(to: URL(fileURLWithPath: path))
+        #expect(try fixture.open().latestCheckpoint(origin: log.origin)?.size == 5)
+    }
+
+    @Test func anotherWitnessKeyOnTheSameStateIsRefused() throws {
+        let (fixture, log) = try cosignedState()
+        let impostor = try Witness.init(
+            configuration: fixture.configuration, signer: Ed25519NoteSigner(key: Ed25519SecretKey.generate()),
+            stateDirectory: fixture.stateDirectory + "-fresh", crypto: witnessCrypto)
+        #expect(impostor.latestCheckpoint(origin: log.origin) == nil)
+        #expect(throws: WitnessStartError.self) {
+            try Witness(
+                configuration: fixture.configuration, signer: Ed25519NoteSigner(key: Ed25519SecretKey.generate()),
+                stateDirectory: fixture.stateDirectory, crypto: witnessCrypto)
+        }
+        try? FileManager.default.removeItem(atPath: fixture.stateDirectory + "-fresh")
+    }
+
+    @Test func onlyOneWitnessAtATimeOnAStateDirectory() throws {
+        let (fixture, _) = try cosignedState()
+        do {
+            let first = try fixture.open()
+            #expect(throws: WitnessStartError.stateInUse(fixture.stateDirectory)) { try fixture.open() }
+            withExtendedLifetime(first) {}
+        }
+        // Released with the first witness.
+        #expect(try fixture.open().latestCheckpoint(origin: fixture.logs[0].origin)?.size == 5)
+    }
+
+    @Test func theOfflineDecisionsMatchTheServersAndRefusalsLeaveTheStateAlone() throws {
+        let (fixture, log) = try cosignedState()
+        let witness = try fixture.open()
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin)))
+        let fork = log.forked(at: 2)
+        let outcomes = [
+            witness.addCheckpoint(try fork.body(old: 5, size: 5), timestamp: 1_800_000_100),
+            witness.addCheckpoint(try log.body(old: 0, size: 5), timestamp: 1_800_000_100),
+            witness.addCheckpoint(Array("old 5\n".utf8), timestamp: 1_800_000_100),
+            witness.addCheckpoint(try TestLog(origin: log.origin, size: 5).body(old: 5, size: 5), timestamp: 1),
+        ]
+        let statuses = outcomes.map { outcome -> Int in
+            if case .refused(let refusal) = outcome { return refusal.httpStatus }
+            return 200
+        }
+        #expect(statuses == [422, 409, 400, 403])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin))) == before)
+        if case .cosigned = witness.addCheckpoint(try log.body(old: 5, size: 5), timestamp: 0) {
+            Issue.record("a zero cosignature timestamp was accepted")
+        }
+    }
+
+    private func replacing(_ old: String, with new: String, in data: Data) -> Data {
+        Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: old, with: new).utf8)
+    }
+}
+
+@Suite struct WitnessReCosignTests {
+    @Test func replayedReCosignsWriteTheStateAtMostOncePerInterval() throws {
+        let log = try TestLog(size: 4)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let witness = try fixture.open()
+        let start: UInt64 = 1_800_000_000
+        guard case .cosigned = witness.addCheckpoint(try log.body(old: 0, size: 4), timestamp: start) else {
+            throw SetupFailure(description: "not cosigned")
+        }
+        let path = fixture.stateFile(log.origin)
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        let replay = try log.body(old: 4, size: 4)
+        // Within the interval: cosigned with the new time, served by GET, the file left alone.
+        guard case .cosigned(let line, _) = witness.addCheckpoint(replay, timestamp: start + 30) else {
+            throw SetupFailure(description: "the re-cosign was refused")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == written)
+        #expect(witness.latestNote(origin: log.origin).map { Array($0.suffix(line.count)) } == line)
+        let cosignedAt = try SignedNote.parse(witness.latestNote(origin: log.origin) ?? []).verify(
+            keys: [fixture.verifierKey], verifier: witnessCrypto.verifier
+        ).first?.timestamp
+        #expect(cosignedAt == start + 30)
+        // Past the interval since the cosignature on disk: written again.
+        guard case .cosigned = witness.addCheckpoint(replay, timestamp: start + Witness.reCosignWriteInterval) else {
+            throw SetupFailure(description: "the re-cosign was refused")
+        }
+        let rewritten = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(rewritten != written)
+        #expect(Array(rewritten) == witness.latestNote(origin: log.origin))
+        // A new tree is always written at once, whatever the time.
+        var grown = log
+        grown.grow(to: 6)
+        guard case .cosigned = witness.addCheckpoint(try grown.body(old: 4, size: 6), timestamp: start + 61) else {
+            throw SetupFailure(description: "the extension was refused")
+        }
+        #expect(
+            try SignedNote.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).text
+                == (try grown.checkpoint(size: 6).text))
+    }
+}
