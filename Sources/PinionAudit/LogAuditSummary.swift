@@ -28,7 +28,11 @@ public struct WitnessView: Sendable, Equatable {
     /// The witness's cosignature time on its checkpoint, POSIX seconds, when verified.
     public var cosignedAt: Int64?
 
-    /// - Parameters: see the properties.
+    /// - Parameters:
+    ///   - name: the witness's name.
+    ///   - url: its URL from the root.
+    ///   - state: what was found.
+    ///   - cosignedAt: its cosignature time, POSIX seconds, when verified.
     public init(name: String, url: String, state: State, cosignedAt: Int64? = nil) {
         self.name = name
         self.url = url
