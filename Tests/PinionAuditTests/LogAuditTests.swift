@@ -201,6 +201,28 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(report.violations(.logTile).first?.message.contains("symbolic link") == true)
     }
 
+    @Test func linkedLogFoldersAreRefusedNotFollowed() throws {
+        // log/tile/ replaced by a link to a copy: the tiles are refused, not read through it.
+        var directory = try TemporaryDirectory()
+        let tree = try cleanLoggedTree(5)
+        var files = try tree.write(to: directory.path)
+        let tiles = files.directory + "/log/tile"
+        try FileManager.default.moveItem(atPath: tiles, toPath: directory.path + "/tiles-copy")
+        try FileManager.default.createSymbolicLink(atPath: tiles, withDestinationPath: directory.path + "/tiles-copy")
+        var report = try auditLogged(tree, repo: directory.path)
+        #expect(report.violations(.logTile).first?.message.contains("where a directory belongs") == true)
+
+        // log/ itself a link: log/checkpoint is refused.
+        directory = try TemporaryDirectory()
+        files = try tree.write(to: directory.path)
+        let log = files.directory + "/log"
+        try FileManager.default.moveItem(atPath: log, toPath: directory.path + "/log-copy")
+        try FileManager.default.createSymbolicLink(atPath: log, withDestinationPath: directory.path + "/log-copy")
+        report = try auditLogged(tree, repo: directory.path)
+        #expect(report.violations(.fileRefused).map(\.file) == ["log/checkpoint"], "\(report.violations)")
+        #expect(!report.passed)
+    }
+
     @Test func badCosignaturesAndMissingQuorumAreViolations() throws {
         let tree = try cleanLoggedTree(5)
         // A bad cosignature by a listed witness.

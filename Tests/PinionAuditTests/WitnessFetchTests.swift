@@ -102,6 +102,30 @@ func witness(_ url: String) throws -> LogPolicy.Witness {
         }
     }
 
+    @Test func loggedTreeAuditedOverHTTPSReadsTilesProofAndCheckpoint() throws {
+        let world = try WitnessServerWorld()
+        let tree = try cleanLoggedTree(6)
+        try tree.write(to: world.files)
+        let anchor = try RootChain(anchor: tree.fixture.rootBytes, crypto: sodium)
+        let source = HTTPSTreeSource(
+            baseURL: try #require(URL(string: "https://127.0.0.1:\(world.server.port)/")), scope: tree.fixture.scope,
+            configuration: .init(caFile: world.ca))
+        var report = try Auditor.audit(
+            anchor: anchor, source: source, crypto: sodium, options: AuditOptions(at: tree.fixture.auditTime))
+        #expect(report.passed, "\(report.violations)")
+        #expect(report.log?.checkpointVerified == true)
+        #expect(report.log?.loggedEntries == 6)
+        // A tile the server no longer has (404) is a log-tile violation, not an I/O error.
+        try FileManager.default.removeItem(
+            atPath: world.files + "/v1/com.example.app/"
+                + TreeFile.logTile(try TileID(level: 0, index: 0, width: 6)).path)
+        report = try Auditor.audit(
+            anchor: anchor, source: source, crypto: sodium, options: AuditOptions(at: tree.fixture.auditTime))
+        #expect(
+            report.violations(.logTile).first?.message.contains("no tile tile/0/000.p/6") == true,
+            "\(report.violations)")
+    }
+
     @Test func auditOverRealHTTPSNamesSplitViewAndWarnsForBrokenWitnesses() throws {
         let world = try WitnessServerWorld()
         let keys = try LogKeys(urls: [world.url("w1"), world.url("w2"), world.url("w3")])
