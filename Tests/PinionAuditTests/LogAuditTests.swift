@@ -101,6 +101,20 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(report.violations(.logHeadWithoutDocuments).count == 3)
     }
 
+    @Test func rootPublishedWithoutAHeadIsNamed() throws {
+        // A rotation published alone after the last logged step: no head names root 2, and
+        // clients that walk to it refuse manifest.proof (the head names root 1).
+        let directory = try TemporaryDirectory()
+        let tree = try cleanLoggedTree(5)
+        try tree.fixture.rotate()
+        try tree.write(to: directory.path)
+        let report = try auditLogged(tree, repo: directory.path)
+        let finding = try #require(report.violations(.logDocumentNotLogged).first)
+        #expect(finding.file == "root/2.json")
+        #expect(finding.message.contains("the last head names root 1"), "\(finding.message)")
+        #expect(report.violations(.logProof).first?.message.hasPrefix("log-root-mismatch:") == true)
+    }
+
     @Test func headWithoutDocumentsIsNamed() throws {
         // The log records a step whose documents were never published (withheld root or manifest).
         let directory = try TemporaryDirectory()
