@@ -100,6 +100,18 @@ struct LoggedAuditWorld {
         let huge = world.audit(["--no-witnesses", "--since", world.path("huge")])
         #expect(huge.status != 0, "\(huge.err)")
 
+        // An unreadable --witness-ca is an I/O error before any witness is asked.
+        let noCA = world.audit(["--witness-ca", world.path("absent-ca.pem")])
+        #expect(noCA.status == 3, "\(noCA.err)")
+
+        // --since on a scope whose root has no log.
+        let plainSince = try AuditWorld(try simpleHistory(2))
+        let sinceNoLog = plainSince.audit(["--since", world.path("garbage")])
+        #expect(sinceNoLog.status == 1, "\(sinceNoLog.err)")
+        #expect(
+            sinceNoLog.err.contains("--since: the newest root of scope com.example.app has no log"), "\(sinceNoLog.err)"
+        )
+
         // --save-checkpoint on a scope whose root has no log.
         let plain = try AuditWorld(try simpleHistory(2))
         let noLog = plain.audit(["--save-checkpoint", plain.directory.path + "/out"])

@@ -95,6 +95,8 @@ struct AuditCommand: Command {
         if arguments.flag("no-witnesses"), arguments.value("witness-ca") != nil {
             throw CLIError.usage("--witness-ca and --no-witnesses exclude each other")
         }
+        // A CA file that cannot be read would otherwise show only as unreachable witnesses.
+        if let caFile = arguments.value("witness-ca") { _ = try Files.read(caFile, limit: maxInputBytes) }
         let witnesses: (any WitnessCheckpointSource)? =
             arguments.flag("no-witnesses") ? nil : HTTPSWitnessCheckpoints(caFile: arguments.value("witness-ca"))
         let since = try arguments.value("since").map { (path) throws(CLIError) in
@@ -112,6 +114,9 @@ struct AuditCommand: Command {
             context.out(JSONWriter.terminalSafeText(report.json()))
         } else {
             for line in AuditText.lines(report) { context.print(TerminalText.escape(line)) }
+        }
+        if report.log == nil, arguments.value("since") != nil {
+            throw CLIError.failure("--since: the newest root of scope \(report.scope) has no log")
         }
         if let path = arguments.value("save-checkpoint") {
             guard let log = report.log else {
