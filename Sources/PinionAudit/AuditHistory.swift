@@ -1,5 +1,4 @@
-// The auditor's index.json and history checks (docs/DESIGN.md §5, §9, §10): entries against
-// files, signatures under the root each manifest names, the rules between consecutive versions.
+// The auditor's index.json and history checks (docs/DESIGN.md §5, §9, §10): entries, signatures, rules between versions.
 
 import PinionCore
 import PinionTrust

@@ -1,5 +1,4 @@
-// The auditor's root walk (docs/DESIGN.md §4, §10): every rotation from root 1, both thresholds,
-// the given root published unchanged, and the roots' signature warnings.
+// The auditor's root walk (docs/DESIGN.md §4, §10): every rotation from root 1, both thresholds, the given root unchanged.
 
 import PinionCore
 import PinionTrust

@@ -1,5 +1,4 @@
-// The audit of a whole published tree (docs/DESIGN.md §10): its options, entry point, run state and
-// file reading; the checks are in AuditRoots, AuditHistory, AuditManifestJSON, RotationSteps, LogAudit.
+// The audit of a whole published tree (docs/DESIGN.md §10): options, entry point, run state and file reading (checks in Audit*.swift, RotationSteps, LogAudit).
 
 import PinionCore
 import PinionTrust

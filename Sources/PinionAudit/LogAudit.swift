@@ -1,5 +1,4 @@
-// The auditor's transparency-log checks (docs/DESIGN.md §12): heads recomputed from the documents,
-// every tile, the checkpoint's signatures, manifest.proof, `--since` and each witness's checkpoint.
+// The auditor's transparency-log checks (docs/DESIGN.md §12): heads from the documents, tiles, checkpoint signatures, manifest.proof.
 
 import PinionCore
 import PinionTrust

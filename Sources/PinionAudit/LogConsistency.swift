@@ -1,5 +1,4 @@
-// The auditor's consistency checks of the publisher's checkpoint against other views of the log:
-// a checkpoint seen before (`--since`) and each witness's latest cosigned checkpoint.
+// The auditor's consistency checks of the publisher's checkpoint against `--since` and each witness's latest checkpoint.
 
 import PinionCore
 import PinionTrust

@@ -1,5 +1,4 @@
-// `pinion status` for a scope with a transparency log: manifest.proof verified as a client does,
-// the checkpoint's size, t_q and age, and the stale and age warnings (docs/DESIGN.md §12).
+// `pinion status` with a transparency log: manifest.proof verified as a client does, the checkpoint's size, t_q and age.
 
 import PinionCore
 import PinionTrust

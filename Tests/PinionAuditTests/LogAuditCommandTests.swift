@@ -1,5 +1,4 @@
-// `pinion audit` on a tree with a log, run in-process: the log section, --json, --since and
-// --save-checkpoint as a monitor, and the exit codes for bad flags and inputs.
+// `pinion audit` on a tree with a log, in-process: the log section, --json, --since/--save-checkpoint, exit codes for bad input.
 
 import Foundation
 import PinionAudit

@@ -1,5 +1,4 @@
-// `pinion status` on a scope with a log: the checkpoint's size, t_q and age, the stale, expired and
-// --warn-checkpoint-age verdicts, refused proofs with the client's reason, JSON and Prometheus output.
+// `pinion status` with a log: the checkpoint's size, t_q and age, stale/expired/aging verdicts, refused proofs, JSON and Prometheus.
 
 import Foundation
 import PinionAudit

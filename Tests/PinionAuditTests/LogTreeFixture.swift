@@ -1,5 +1,4 @@
-// A published tree with a transparency log, built with the pure log API (TileLogAppender, signed notes,
-// cosignatures) and written in the published layout, plus a fake witness source for the auditor.
+// Published trees with a transparency log built with the pure log API and written in the published layout, and a fake witness source.
 
 import Foundation
 import PinionAudit

@@ -1,5 +1,4 @@
-// The auditor's real witness fetch (HTTPSWitnessCheckpoints) against a Python 3 `ssl` server on
-// 127.0.0.1: a valid answer, and refusals for unreachable, untrusted, oversized, malformed answers.
+// The auditor's real witness fetch and a logged tree over HTTPS, against a Python 3 `ssl` server on 127.0.0.1.
 
 import Foundation
 import PinionAudit

@@ -1,5 +1,4 @@
-// End to end: `pinion audit` on what `pinion publish --log-key` wrote, with the two real `pinion witness`
-// processes answering GET /checkpoint/{origin}; a monitor's --save-checkpoint / --since; a broken tile.
+// End to end: `pinion audit` on what `pinion publish --log-key` wrote, with two real `pinion witness` processes.
 
 import Foundation
 import PinionCore
