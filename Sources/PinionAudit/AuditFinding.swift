@@ -80,6 +80,33 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// refused keys only it granted (docs/DESIGN.md §9, §10).
     case latestNotUnderNewestRoot = "latest-not-under-newest-root"
 
+    // Transparency log (docs/DESIGN.md §12), when the newest root has a `log` member
+    /// `log/checkpoint` is missing, refused, malformed or for another origin.
+    case logCheckpoint = "log-checkpoint"
+    /// The checkpoint carries no valid signature by the root's log key.
+    case logSignature = "log-signature"
+    /// A listed witness's cosignature on the checkpoint does not verify.
+    case logCosignature = "log-cosignature"
+    /// Fewer valid cosignatures by distinct listed witnesses than the quorum.
+    case logQuorum = "log-quorum"
+    /// The tiles do not reproduce the checkpoint (a missing, truncated or rewritten tile).
+    case logTile = "log-tile"
+    /// A published manifest (an index.json entry) has no head in the log.
+    case logDocumentNotLogged = "log-document-not-logged"
+    /// A log entry is not the head recomputed from the published documents at its sequence,
+    /// or there is no published step for it.
+    case logHeadWithoutDocuments = "log-head-without-documents"
+    /// manifest.proof is missing or fails the client's verification (`log-...` reason codes).
+    case logProof = "log-proof"
+    /// A witness holds a checkpoint of this log that is not consistent with the publisher's
+    /// (same size with another hash, or a tree the tiles do not contain): a split view.
+    case logSplitView = "log-split-view"
+    /// The checkpoint is not consistent with the one given with `--since` (smaller, or
+    /// the same size with another hash, or no consistency proof).
+    case logSince = "log-since"
+    /// t_q is past maxCheckpointAge + checkpointGrace: clients treat the manifest as expired.
+    case logCheckpointExpired = "log-checkpoint-expired"
+
     // Warnings (docs/DESIGN.md §10: they do not fail the audit)
     /// A revocation of the prior version is missing (lifted with `--allow-lift`).
     case revocationLifted = "revocation-lifted"
@@ -91,6 +118,13 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     case historyBeyondIndex = "history-beyond-index"
     /// A file in root/ or history/ that is not named `{number}.json`.
     case strayFile = "stray-file"
+    /// A witness could not be reached, or answered something other than a checkpoint it cosigned.
+    case logWitnessUnavailable = "log-witness-unavailable"
+    /// A witness cosigned a larger checkpoint that the tiles contain (a publish below quorum,
+    /// pending `pinion log refresh`).
+    case logWitnessAhead = "log-witness-ahead"
+    /// t_q is past maxCheckpointAge: clients raise `staleCheckpoint` (`pinion log refresh` is due).
+    case logCheckpointStale = "log-checkpoint-stale"
 
     public var description: String { rawValue }
 }

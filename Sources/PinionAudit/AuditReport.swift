@@ -150,6 +150,8 @@ public struct AuditReport: Sendable, Equatable {
     public var violations: [AuditFinding] = []
     /// Findings that do not fail the audit.
     public var warnings: [AuditFinding] = []
+    /// The transparency log's facts, when the newest root has a `log` member.
+    public var log: LogAuditSummary?
 
     /// Whether every rule holds (warnings allowed).
     public var passed: Bool { violations.isEmpty }
@@ -160,7 +162,7 @@ public struct AuditReport: Sendable, Equatable {
             && lhs.anchorVersion == rhs.anchorVersion && lhs.roots == rhs.roots && lhs.manifests == rhs.manifests
             && lhs.manifestJSONVersion == rhs.manifestJSONVersion && lhs.domains == rhs.domains
             && lhs.revocations == rhs.revocations && lhs.gaps == rhs.gaps && lhs.violations == rhs.violations
-            && lhs.warnings == rhs.warnings
+            && lhs.warnings == rhs.warnings && lhs.log == rhs.log
     }
 
     /// The violations of one rule.

@@ -14,14 +14,21 @@ public struct StatusOptions: Sendable, Equatable {
     public var expectVersion: Int64?
     /// Size and count limits; each envelope is read up to `maxEnvelopeBytes`.
     public var limits: Limits
+    /// When set and the root has a log, a checkpoint whose t_q is more than this many
+    /// seconds old is a warning (before clients find it stale at `maxCheckpointAge`).
+    public var warnCheckpointAge: Int64?
 
     /// - Parameters:
     ///   - at: the check time.
     ///   - warnBefore: the warning window, in seconds (default 7 days).
     ///   - expectVersion: the version the signers published, or nil.
     ///   - limits: document limits (default docs/DESIGN.md §5).
-    public init(at: Timestamp, warnBefore: Int64 = 7 * 86_400, expectVersion: Int64? = nil, limits: Limits = .standard)
-    {
+    ///   - warnCheckpointAge: the checkpoint age warning threshold, in seconds, or nil.
+    public init(
+        at: Timestamp, warnBefore: Int64 = 7 * 86_400, expectVersion: Int64? = nil, limits: Limits = .standard,
+        warnCheckpointAge: Int64? = nil
+    ) {
+        self.warnCheckpointAge = warnCheckpointAge
         self.at = at
         self.warnBefore = warnBefore
         self.expectVersion = expectVersion
@@ -78,6 +85,15 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     case rootExpiresSoon(version: Int64, expiresAt: Timestamp, secondsLeft: Int64)
     /// The manifest expires within the warning window; `secondsLeft` > 0.
     case manifestExpiresSoon(version: Int64, expiresAt: Timestamp, secondsLeft: Int64)
+    /// The root has a log and clients refuse manifest.proof; `reason` is the client's
+    /// refusal code (`log-proof-missing`, `log-quorum-not-met`, ...).
+    case logProofRefused(reason: String, detail: String)
+    /// t_q is past maxCheckpointAge + checkpointGrace: clients treat the manifest as expired.
+    case checkpointExpired(age: Int64, limit: Int64)
+    /// t_q is past maxCheckpointAge: clients raise `staleCheckpoint`.
+    case checkpointStale(age: Int64, maxCheckpointAge: Int64)
+    /// t_q is older than `--warn-checkpoint-age` (seconds).
+    case checkpointAging(age: Int64, warnAfter: Int64)
 
     /// A stable identifier for machines (JSON `problems[].code`).
     public var code: String {
@@ -94,6 +110,10 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .publisherLagging: return "publisher-lagging"
         case .rootExpiresSoon: return "root-expires-soon"
         case .manifestExpiresSoon: return "manifest-expires-soon"
+        case .logProofRefused: return "log-proof-refused"
+        case .checkpointExpired: return "checkpoint-expired"
+        case .checkpointStale: return "checkpoint-stale"
+        case .checkpointAging: return "checkpoint-aging"
         }
     }
 
@@ -101,7 +121,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     public var health: StatusHealth {
         switch self {
         case .unreachable, .scopeNotPublished: return .unreachable
-        case .rootExpiresSoon, .manifestExpiresSoon: return .warning
+        case .rootExpiresSoon, .manifestExpiresSoon, .checkpointStale, .checkpointAging: return .warning
         default: return .broken
         }
     }
@@ -113,6 +133,8 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .rootInvalid(let version, _): return TreeFile.root(version).path
         case .rootExpired(let version, _), .rootExpiresSoon(let version, _, _): return TreeFile.root(version).path
         case .tooManyRotations, .scopeNotPublished: return nil
+        case .logProofRefused, .checkpointExpired, .checkpointStale, .checkpointAging:
+            return TreeFile.manifestProof.path
         default: return TreeFile.manifest.path
         }
     }
@@ -139,6 +161,17 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
             return "root/\(version).json: the newest root expires at \(expiresAt), in \(left) s"
         case .manifestExpiresSoon(let version, let expiresAt, let left):
             return "manifest.json: version \(version) expires at \(expiresAt), in \(left) s"
+        case .logProofRefused(let reason, let detail):
+            return "manifest.proof: refused by clients (\(reason)): \(detail)"
+        case .checkpointExpired(let age, let limit):
+            return
+                "manifest.proof: the checkpoint's t_q is \(age) s old, past maxCheckpointAge + checkpointGrace (\(limit) s): clients treat the manifest as expired"
+        case .checkpointStale(let age, let maxAge):
+            return
+                "manifest.proof: the checkpoint's t_q is \(age) s old, past maxCheckpointAge (\(maxAge) s): clients raise staleCheckpoint (run pinion log refresh)"
+        case .checkpointAging(let age, let warnAfter):
+            return
+                "manifest.proof: the checkpoint's t_q is \(age) s old, more than --warn-checkpoint-age (\(warnAfter) s)"
         }
     }
 }
@@ -186,6 +219,9 @@ public struct PublisherStatus: Sendable, Equatable {
     public var manifest: Manifest?
     /// ETag and Cache-Control of `manifest.json`'s response (nil for a directory).
     public var headers: PublisherHeaders?
+    /// The log's checkpoint as manifest.proof carries it, when the root has a log and the
+    /// proof verified.
+    public var log: LogStatus? = nil
     /// Every finding, in the order found.
     public var problems: [StatusProblem]
 
@@ -326,6 +362,11 @@ public enum PublisherStatusCheck {
         if let expected = options.expectVersion, payload.version < expected {
             status.problems.append(.publisherLagging(served: payload.version, expected: expected))
         }
+        if let policy = root.payload.log {
+            checkLog(
+                policy: policy, root: root, manifest: verified, source: source, crypto: crypto, options: options,
+                into: &status)
+        }
     }
 
     private static func rootStatus(_ root: VerifiedRoot, at: Timestamp) -> PublisherStatus.Root {
@@ -336,7 +377,7 @@ public enum PublisherStatusCheck {
             maxManifestLifetime: payload.maxManifestLifetime)
     }
 
-    private static func problem(_ error: TreeSourceError) -> StatusProblem {
+    static func problem(_ error: TreeSourceError) -> StatusProblem {
         switch error {
         case .io(let file, let detail): return .unreachable(file: file, detail: detail)
         case .refused(let file, _), .tooLarge(let file, _): return .fileRefused(file: file, detail: error.description)

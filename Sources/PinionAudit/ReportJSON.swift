@@ -7,7 +7,7 @@ import PinionTrust
 extension AuditReport {
     /// The report as a JSON object: scope, location, audit time, result, roots,
     /// manifests (with signers), manifest.json's version, domain timelines, revocations,
-    /// coverage gaps, violations and warnings. Times are RFC 3339, hashes `sha256:` + hex,
+    /// coverage gaps, violations and warnings, the log's facts (null without a log). Times are RFC 3339, hashes `sha256:` + hex,
     /// durations seconds.
     public func json() -> JSONValue {
         func number(_ value: Int64) -> JSONValue { .number(String(value)) }
@@ -94,6 +94,7 @@ extension AuditReport {
                 .init("domains", .array(domainValues)), .init("revocations", .array(revocationValues)),
                 .init("coverage", coverageValue), .init("gaps", .array(gapValues)),
                 .init("violations", .array(violations.map(finding))), .init("warnings", .array(warnings.map(finding))),
+                .init("log", log?.json() ?? .null),
             ]))
     }
 

@@ -13,7 +13,9 @@ extension PublisherStatus {
     /// `issuedAt`, `expiresAt`, `secondsLeft`, `maxManifestLifetime`}, `manifest` {`version`,
     /// `rootVersion`, `issuedAt`, `expiresAt`, `secondsLeft`, `signers`, `payloadSHA256`,
     /// `domains`}, `narrowsAt`, `secondsUntilNarrowing`, `publisher` {`etag`, `cacheControl`},
-    /// `problems` [{`code`, `file`}].
+    /// `problems` [{`code`, `file`}], and `log` (null without a verified manifest.proof)
+    /// {`origin`, `size`, `rootHash` (base64), `quorumTime` (POSIX s), `quorumTimeAt`,
+    /// `checkpointAge` (s), `maxCheckpointAge`, `checkpointGrace`, `cosigners`}.
     public func json() -> JSONValue {
         func number(_ value: Int64) -> JSONValue { .number(String(value)) }
         func time(_ value: Timestamp) -> JSONValue { .string(value.description) }
@@ -44,6 +46,20 @@ extension PublisherStatus {
                 .object(
                     JSONObject([.init("etag", text(headers.etag)), .init("cacheControl", text(headers.cacheControl))]))
             } ?? .null
+        let logValue: JSONValue =
+            log.map { log in
+                .object(
+                    JSONObject([
+                        .init("origin", .string(log.origin)), .init("size", .number(String(log.size))),
+                        .init("rootHash", .string(Base64.encode(log.rootHash))),
+                        .init("quorumTime", number(log.quorumTime)),
+                        .init("quorumTimeAt", time(Timestamp(secondsSince1970: log.quorumTime))),
+                        .init("checkpointAge", number(log.age)),
+                        .init("maxCheckpointAge", number(log.maxCheckpointAge)),
+                        .init("checkpointGrace", number(log.checkpointGrace)),
+                        .init("cosigners", .array(log.cosigners.map { .string($0) })),
+                    ]))
+            } ?? .null
         let problemValues: [JSONValue] = problems.map { problem in
             .object(JSONObject([.init("code", .string(problem.code)), .init("file", text(problem.file))]))
         }
@@ -59,6 +75,7 @@ extension PublisherStatus {
                     "secondsUntilNarrowing",
                     narrowsAt.map { number($0.secondsSince1970 - options.at.secondsSince1970) } ?? .null),
                 .init("publisher", publisherValue), .init("problems", .array(problemValues)),
+                .init("log", logValue),
             ]))
     }
 }
@@ -78,7 +95,9 @@ public enum StatusMetrics {
     /// `pinion_status_last_run_timestamp_seconds`, `pinion_status_last_success_timestamp_seconds`
     /// (the check time when healthy or warning, else `previousSuccess`; omitted when never),
     /// and when known `pinion_status_root_version`, `pinion_status_root_expires_at_seconds`,
-    /// `pinion_status_manifest_version`, `pinion_status_manifest_expires_at_seconds`.
+    /// `pinion_status_manifest_version`, `pinion_status_manifest_expires_at_seconds`, and with a
+    /// log `pinion_status_checkpoint_size`, `pinion_status_checkpoint_quorum_time_seconds` (t_q)
+    /// and `pinion_status_checkpoint_age_seconds`.
     ///
     /// - Parameters:
     ///   - status: the check's findings.
@@ -116,6 +135,17 @@ public enum StatusMetrics {
         gauge(
             "pinion_status_manifest_expires_at_seconds", "expiresAt of the served manifest, Unix seconds",
             status.manifest?.expiresAt.secondsSince1970)
+        gauge(
+            "pinion_status_checkpoint_size", "tree size of the log checkpoint in manifest.proof",
+            status.log.map { Int64(clamping: $0.size) })
+        gauge(
+            "pinion_status_checkpoint_quorum_time_seconds",
+            "t_q, the quorum-th newest witness cosignature time of the checkpoint, Unix seconds", status.log?.quorumTime
+        )
+        gauge(
+            "pinion_status_checkpoint_age_seconds",
+            "seconds between t_q and the run (clients go stale past maxCheckpointAge)",
+            status.log?.age)
         return text
     }
 

@@ -107,6 +107,31 @@ public final class DirectoryTreeSource: TreeSource {
         }
     }
 
+    /// Opens the folder at `components` below the scope directory one component at a time
+    /// without following links; nil when one is missing. The caller closes the descriptor.
+    private func nestedFolder(_ components: ArraySlice<String>) throws(TreeSourceError) -> Int32? {
+        var parent = try scopeDescriptor()
+        var owned = false
+        var path = location
+        for component in components {
+            path += "/" + component
+            let child: Int32
+            do {
+                child = try Self.openDirectoryOrNotFound(parent, component, path: path)
+            } catch {
+                if owned { close(parent) }
+                switch error {
+                case .notFound: return nil
+                case .source(let failure): throw failure
+                }
+            }
+            if owned { close(parent) }
+            parent = child
+            owned = true
+        }
+        return owned ? parent : nil
+    }
+
     private enum OpenFailure: Error {
         case notFound
         case source(TreeSourceError)
@@ -147,6 +172,9 @@ public final class DirectoryTreeSource: TreeSource {
         let path = location + "/" + file.path
         let directory: Int32
         let name: String
+        // The log's nested folders are opened per file (not kept) and closed after it.
+        var nested: Int32?
+        defer { if let nested { close(nested) } }
         switch file {
         case .root(let version):
             guard let folder = try folderDescriptor(.root) else { return nil }
@@ -157,6 +185,11 @@ public final class DirectoryTreeSource: TreeSource {
         case .index: (directory, name) = (try scopeDescriptor(), "index.json")
         case .manifest: (directory, name) = (try scopeDescriptor(), "manifest.json")
         case .manifestProof: (directory, name) = (try scopeDescriptor(), "manifest.proof")
+        case .logCheckpoint, .logTile:
+            let components = file.path.split(separator: "/").map(String.init)
+            guard components.count >= 2, let folder = try nestedFolder(components.dropLast()) else { return nil }
+            nested = folder
+            (directory, name) = (folder, components[components.count - 1])
         }
         let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {

@@ -11,9 +11,12 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
     case history(Int64)
     /// `manifest.json`, the latest manifest.
     case manifest
-    /// `manifest.proof`, the C2SP tlog-proof of the log's last entry when the newest root has
-    /// a `log` (docs/DESIGN.md §12); served no-cache with its own ETag.
+    /// `manifest.proof`, the C2SP tlog-proof@v1 of the log's last entry (docs/DESIGN.md §12).
     case manifestProof
+    /// `log/checkpoint`, the cosigned checkpoint note.
+    case logCheckpoint
+    /// `log/` + the tile's path (`log/tile/0/x001/234`, `log/tile/entries/000.p/3`), immutable.
+    case logTile(TileID)
 
     /// The path relative to the scope directory, e.g. `history/7.json`.
     public var path: String {
@@ -23,6 +26,8 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
         case .history(let version): return "history/\(version).json"
         case .manifest: return "manifest.json"
         case .manifestProof: return "manifest.proof"
+        case .logCheckpoint: return "log/checkpoint"
+        case .logTile(let tile): return "log/" + tile.path
         }
     }
 

@@ -22,12 +22,14 @@ final class HistoryFixture {
     /// Published manifests in version order.
     private(set) var manifests: [(envelope: Envelope, payload: ManifestPayload)] = []
 
-    /// Root version 1: one root key, one pins key, issued at t0, valid a year.
-    init(scope: String = "com.example.app") throws {
+    /// Root version 1: one root key, one pins key, issued at t0, valid a year, with the
+    /// transparency log member `log` when given (kept by every rotation).
+    init(scope: String = "com.example.app", log: LogPolicy? = nil) throws {
         self.scope = scope
         let root = try makeKey()
         let pins = try makeKey()
-        let payload = rootPayload(version: 1, scope: scope, rootKeys: [root], pinsKeys: [pins])
+        var payload = rootPayload(version: 1, scope: scope, rootKeys: [root], pinsKeys: [pins])
+        payload.log = log
         rootEnvelopes = [try sign(.root, payload.serialized(), with: [root])]
         rootPayloads = [payload]
         rootKeys = [[root]]
@@ -47,7 +49,8 @@ final class HistoryFixture {
         let oldRoot = rootKeys[rootKeys.count - 1]
         let roots = newRootKeys ?? oldRoot
         let pins = newPinsKeys ?? pinsKeys[pinsKeys.count - 1]
-        let payload = rootPayload(version: version, scope: scope, rootKeys: roots, pinsKeys: pins)
+        var payload = rootPayload(version: version, scope: scope, rootKeys: roots, pinsKeys: pins)
+        payload.log = rootPayloads.last?.log
         var signing = signers ?? oldRoot
         if signers == nil {
             for key in roots where !signing.contains(where: { $0.publicKey.keyID == key.publicKey.keyID }) {
@@ -103,16 +106,40 @@ final class HistoryFixture {
         }
     }
 
-    /// The index.json of the history.
+    /// The index.json of the history: the older manifest-only form, or with a log (whose
+    /// heads need the roots) the current form with sequence numbers, as `pinion publish`
+    /// writes it: root 1 in step 1, then one step per manifest, a rotation listed in the
+    /// step of the first manifest under it (later rotations in one last step).
     var index: PublishedIndex {
-        PublishedIndex(
-            scope: scope,
-            manifests: manifests.map {
-                PublishedIndex.Entry(
-                    version: $0.payload.version, rootVersion: $0.payload.rootVersion,
-                    payloadSHA256: sodium.hasher.sha256($0.envelope.payload), issuedAt: $0.payload.issuedAt,
-                    expiresAt: $0.payload.expiresAt)
-            })
+        let entries = manifests.map {
+            PublishedIndex.Entry(
+                version: $0.payload.version, rootVersion: $0.payload.rootVersion,
+                payloadSHA256: sodium.hasher.sha256($0.envelope.payload), issuedAt: $0.payload.issuedAt,
+                expiresAt: $0.payload.expiresAt)
+        }
+        guard rootPayloads[0].log != nil else { return PublishedIndex(scope: scope, manifests: entries) }
+        func rootEntry(_ version: Int64, _ sequence: Int64) -> PublishedIndex.RootEntry {
+            PublishedIndex.RootEntry(
+                sequence: sequence, version: version,
+                payloadSHA256: sodium.hasher.sha256(rootEnvelopes[Int(version) - 1].payload),
+                expiresAt: rootPayloads[Int(version) - 1].expiresAt)
+        }
+        var roots = [rootEntry(1, 1)]
+        var sequenced: [PublishedIndex.Entry] = []
+        var sequence: Int64 = 1
+        for var entry in entries {
+            sequence += 1
+            while let listed = roots.last?.version, listed < entry.rootVersion {
+                roots.append(rootEntry(listed + 1, sequence))
+            }
+            entry.sequence = sequence
+            sequenced.append(entry)
+        }
+        if let listed = roots.last?.version, listed < newestRootVersion {
+            sequence += 1
+            for version in (listed + 1)...newestRootVersion { roots.append(rootEntry(version, sequence)) }
+        }
+        return PublishedIndex(scope: scope, manifests: sequenced, roots: roots)
     }
 
     /// Writes `{repo}/v1/{scope}/` as `pinion publish` would: every root, every history

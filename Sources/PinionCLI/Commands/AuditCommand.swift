@@ -9,16 +9,16 @@ import PinionCrypto
 import PinionSystem
 import PinionTrust
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 struct AuditCommand: Command {
     static let path = ["audit"]
     static let summary = "verify a published tree's whole history; print the pin timeline"
-    static let options: [OptionSpec] = [.value("root"), .flag("json"), .value("cafile"), .value("at")]
+    static let options: [OptionSpec] = [
+        .value("root"), .flag("json"), .value("cafile"), .value("at"), .value("witness-ca"), .flag("no-witnesses"),
+        .value("since"), .value("save-checkpoint"),
+    ]
     static let help = """
         usage: pinion audit --root ROOT_ENVELOPE TREE [--json] [--cafile F] [--at TIME]
+                            [--witness-ca F | --no-witnesses] [--since CHECKPOINT] [--save-checkpoint F]
 
         Audits the published tree of the root's scope: TREE is the directory given to
         pinion publish --repo, or its https URL (the server root a client is given).
@@ -34,6 +34,15 @@ struct AuditCommand: Command {
         revocation, an invalid extra signature, a history file beyond the index (a publish
         that died mid-way).
 
+        When the newest root has a log (docs/TRANSPARENCY.md), it also recomputes one head
+        per index.json manifest from the documents and requires the log's entries to be
+        exactly those heads, rechecks every tile against log/checkpoint, the log signature
+        and a quorum of cosignatures, manifest.proof as a client verifies it, and fetches
+        each witness's latest checkpoint (GET URL/checkpoint/ORIGIN): one the witness
+        cosigned that the publisher's tiles do not extend is a split view. An unreachable
+        witness, a witness ahead within the tiles (a pending publish) and a checkpoint past
+        maxCheckpointAge are warnings.
+
         The report: roots and their keys, signers (key ids) of every version, each
         domain's timeline (pins added and removed, revocations, enforce / report-only and
         includeSubdomains changes, domains added and removed, at which version and date),
@@ -45,6 +54,11 @@ struct AuditCommand: Command {
           --json       the same facts as JSON on standard output
           --cafile F   PEM trust anchors for an https TREE (default: the system store)
           --at TIME    RFC 3339 time to judge expiry at (default: now)
+          --witness-ca F         PEM trust anchors for the witnesses' TLS (default: the system store)
+          --no-witnesses         do not contact the witnesses
+          --since CHECKPOINT     a checkpoint note saved before: the log must extend it
+          --save-checkpoint F    after a passing audit, write log/checkpoint's note to F
+                                 (atomically), for the next --since: a cron job is a monitor
 
         Exit 0 every rule holds (warnings allowed), 1 violations (all listed), 2 usage,
         3 I/O or network error.
@@ -65,7 +79,7 @@ struct AuditCommand: Command {
         let scope = anchor.newest.payload.scope
         let source = try makeSource(tree, scope: scope, caFile: arguments.value("cafile"))
 
-        let showProgress = isatty(STDERR_FILENO) == 1
+        let showProgress = Terminal.standardErrorIsTerminal
         let progress: @Sendable (Int, Int) -> Void = { done, total in
             guard showProgress, total >= 500 else { return }
             let step = max(1, total / 100)
@@ -78,10 +92,21 @@ struct AuditCommand: Command {
                 context.err("\raudit [\(bar)] \(done)/\(total) history files")
             }
         }
+        if arguments.flag("no-witnesses"), arguments.value("witness-ca") != nil {
+            throw CLIError.usage("--witness-ca and --no-witnesses exclude each other")
+        }
+        // A CA file that cannot be read would otherwise show only as unreachable witnesses.
+        if let caFile = arguments.value("witness-ca") { _ = try Files.read(caFile, limit: maxInputBytes) }
+        let witnesses: (any WitnessCheckpointSource)? =
+            arguments.flag("no-witnesses") ? nil : HTTPSWitnessCheckpoints(caFile: arguments.value("witness-ca"))
+        let since = try arguments.value("since").map { (path) throws(CLIError) in
+            try Files.read(path, limit: NoteLimits.standard.maxBytes)
+        }
         let report: AuditReport
         do {
             report = try Auditor.audit(
-                anchor: anchor, source: source, crypto: crypto, options: AuditOptions(at: at, progress: progress))
+                anchor: anchor, source: source, crypto: crypto,
+                options: AuditOptions(at: at, progress: progress, witnesses: witnesses, since: since))
         } catch {
             throw CLIError.io(error.description)
         }
@@ -89,6 +114,19 @@ struct AuditCommand: Command {
             context.out(JSONWriter.terminalSafeText(report.json()))
         } else {
             for line in AuditText.lines(report) { context.print(TerminalText.escape(line)) }
+        }
+        if report.log == nil, arguments.value("since") != nil {
+            throw CLIError.failure("--since: the newest root of scope \(report.scope) has no log")
+        }
+        if let path = arguments.value("save-checkpoint") {
+            guard let log = report.log else {
+                throw CLIError.failure("--save-checkpoint: the newest root of scope \(report.scope) has no log")
+            }
+            if report.passed, log.checkpointVerified, let note = log.checkpointNote {
+                try Files.writeAtomically(note, to: path, replace: true)
+            } else {
+                context.warn("\(path) left unchanged: the audit did not pass")
+            }
         }
         guard report.passed else {
             throw CLIError.failure(
@@ -125,6 +163,7 @@ enum AuditText {
         lines += manifestLines(report)
         lines += timelineLines(report)
         lines += expiryLines(report)
+        lines += report.log?.lines ?? []
         if !report.warnings.isEmpty {
             lines.append("")
             lines.append("warnings (\(report.warnings.count))")

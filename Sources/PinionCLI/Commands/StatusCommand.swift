@@ -17,11 +17,12 @@ struct StatusCommand: Command {
     static let summary = "check a publisher as a client would; time left before clients narrow"
     static let options: [OptionSpec] = [
         .value("root"), .value("warn-before"), .value("expect-version"), .flag("json"), .value("prometheus"),
-        .value("at"), .value("cafile"),
+        .value("at"), .value("cafile"), .value("warn-checkpoint-age"),
     ]
     static let help = """
         usage: pinion status --root ROOT_ENVELOPE (URL | TREE) [--warn-before 7d]
                              [--expect-version N] [--json] [--prometheus FILE] [--at TIME] [--cafile F]
+                             [--warn-checkpoint-age D]
 
         Checks what the publisher of the root's scope serves, as a client refresh would:
         root/{n+1}.json from the given root on until one is absent (each rotation
@@ -31,6 +32,13 @@ struct StatusCommand: Command {
         version, signers (key ids) and expiry, the time left for each before clients start
         narrowing (falling back to their baseline pins), and over HTTPS the ETag and
         Cache-Control of manifest.json. Nothing is stored: there is no floor.
+
+        When the newest root has a log, manifest.proof is verified as a client verifies it
+        (log signature, quorum of cosignatures, the last entry naming the served manifest
+        and newest root) and the checkpoint's size, t_q (the quorum-th newest cosignature
+        time) and age are shown. A refused proof, or t_q past maxCheckpointAge +
+        checkpointGrace, is broken; t_q past maxCheckpointAge or --warn-checkpoint-age is a
+        warning.
 
         options:
           --root F             the trusted root envelope (e.g. the root an app embeds)
@@ -43,10 +51,12 @@ struct StatusCommand: Command {
                                publisher keeps the file's last success time
           --at TIME            RFC 3339 time to judge expiry at (default: now)
           --cafile F           PEM trust anchors for an https URL (default: the system store)
+          --warn-checkpoint-age D
+                               warn when the log checkpoint's t_q is older than D (e.g. 12h)
 
         Exit 0 healthy, 1 broken now (invalid, missing, expired, or lagging behind
         --expect-version), 2 usage, 3 unreachable (network, TLS, HTTP status, an unreadable
-        tree or FILE), 4 warning (an expiry within --warn-before).
+        tree or FILE), 4 warning (an expiry within --warn-before, a stale or aging checkpoint).
 
         """
 
@@ -61,6 +71,9 @@ struct StatusCommand: Command {
                 try DurationText.seconds(text, option: "warn-before")
             } ?? 7 * 86_400
         let expectVersion = try arguments.integer("expect-version", in: 1...Limits.maxInteger)
+        let warnCheckpointAge = try arguments.value("warn-checkpoint-age").map { (text) throws(CLIError) in
+            try DurationText.seconds(text, option: "warn-checkpoint-age")
+        }
         let prometheusPath = arguments.value("prometheus")
         // Refuse a FIFO, directory or link before any network traffic.
         if let prometheusPath { _ = try Files.existingRegularFileMode(prometheusPath) }
@@ -84,7 +97,8 @@ struct StatusCommand: Command {
         }
         let status = PublisherStatusCheck.check(
             anchor: anchor, source: source, crypto: crypto,
-            options: StatusOptions(at: at, warnBefore: warnBefore, expectVersion: expectVersion))
+            options: StatusOptions(
+                at: at, warnBefore: warnBefore, expectVersion: expectVersion, warnCheckpointAge: warnCheckpointAge))
 
         if arguments.flag("json") {
             context.out(JSONWriter.terminalSafeText(status.json()))
@@ -155,6 +169,14 @@ enum StatusText {
                 seconds > 0
                     ? "narrowing   clients start narrowing at \(narrowsAt), in \(span(seconds))"
                     : "narrowing   clients have been narrowing since \(narrowsAt)")
+        }
+        if let log = status.log {
+            lines.append(
+                "log         checkpoint size \(log.size) of \(log.origin), cosigned by \(log.cosigners.joined(separator: " "))"
+            )
+            lines.append(
+                "checkpoint  t_q \(Timestamp(secondsSince1970: log.quorumTime)), age \(span(log.age))\(log.maxCheckpointAge > 0 ? " (stale after \(span(log.maxCheckpointAge)))" : " (freshness off)")"
+            )
         }
         if let headers = status.headers {
             lines.append("etag        \(headers.etag ?? "(none)")")

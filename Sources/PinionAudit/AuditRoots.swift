@@ -1,0 +1,180 @@
+// The auditor's root walk (docs/DESIGN.md §4, §10): every rotation from root 1, both thresholds, the given root unchanged.
+
+import PinionCore
+import PinionTrust
+
+extension AuditRun {
+    mutating func auditRoots() throws(AuditError) {
+        let given = anchor.newest
+        let limits = options.limits
+        var chain: RootChain?
+        var version: Int64 = 1
+        var previousPinsRole: RootPayload.Role?
+        walk: while true {
+            guard version <= Int64(options.maxRoots) else {
+                violation(
+                    .rootFormat, version, .root(version), "more than \(options.maxRoots) roots; the audit stops here")
+                break
+            }
+            let file = TreeFile.root(version)
+            switch try read(file, limit: limits.maxEnvelopeBytes, version: version) {
+            case .refused:
+                // When root/ itself is refused (a link or a file where the folder belongs),
+                // every root would be refused the same way: one finding is enough.
+                if Self.folderRefused(.root, in: source) { break walk }
+                chain = nil
+                version += 1
+                continue
+            case .absent:
+                if version < given.version {
+                    violation(
+                        .rootMissing, version, file,
+                        "missing; every root from 1 up to the given root (version \(given.version)) must be published")
+                    chain = nil
+                    version = given.version
+                    continue
+                }
+                if version == given.version {
+                    violation(
+                        .rootMissing, version, file,
+                        "missing; the given root (version \(given.version)) is not published")
+                    chain = anchor
+                    record(given, file: "(given root)", previousPinsRole: &previousPinsRole)
+                    version += 1
+                    continue
+                }
+            case .bytes(let bytes):
+                var placed: VerifiedRoot?
+                var rotationError: TrustError?
+                if var current = chain {
+                    do {
+                        placed = try current.append(bytes, crypto: crypto, limits: limits)
+                        chain = current
+                    } catch {
+                        rotationError = error
+                        rootViolation(error, version: version)
+                    }
+                }
+                if placed == nil {
+                    // Start over on the root's own signatures, so that later rotations and the
+                    // manifests signed under it are still checked (and their faults listed).
+                    do {
+                        let restarted = try RootChain(anchor: bytes, crypto: crypto, limits: limits)
+                        let root = restarted.newest
+                        if root.version != version {
+                            if rotationError == nil {
+                                violation(
+                                    .rootFileName, version, file, "holds root version \(root.version), not \(version)")
+                            }
+                            chain = nil
+                        } else if root.payload.scope != report.scope {
+                            if rotationError == nil {
+                                violation(
+                                    .scope, version, file,
+                                    TrustError.scopeMismatch(expected: report.scope, found: root.payload.scope)
+                                        .description)
+                            }
+                            chain = nil
+                        } else {
+                            placed = root
+                            chain = restarted
+                        }
+                    } catch {
+                        if error != rotationError { rootViolation(error, version: version) }
+                        chain = nil
+                    }
+                }
+                if version == given.version {
+                    let hash = (try? Envelope.parse(bytes, limits: limits)).map { crypto.hasher.sha256($0.payload) }
+                    if hash != given.payloadSHA256 {
+                        violation(
+                            .rootEquivocation, version, file,
+                            "differs from the given root of the same version (payload sha256:\(hash.map(Hex.encode) ?? "unreadable"), given sha256:\(Hex.encode(given.payloadSHA256)))"
+                        )
+                        placed = nil
+                    }
+                    if placed == nil {
+                        // Clients trust the given root: check the rest against it.
+                        chain = anchor
+                        placed = given
+                    }
+                }
+                if let placed { record(placed, file: file.path, previousPinsRole: &previousPinsRole) }
+                version += 1
+                continue
+            }
+            break
+        }
+        // `version` is the first number after the chain that is absent.
+        if let listing = try list(.root) {
+            if let beyond = listing.versions.first(where: { $0 > version }) {
+                violation(
+                    .rootGap, beyond, .root(beyond),
+                    "exists but root/\(version).json is missing; the chain has a gap and is not read further")
+            }
+            for name in listing.strayNames {
+                warning(.strayFile, nil, "root/" + name, "not a root file name ({version}.json); ignored")
+            }
+        }
+        if let newest = roots.keys.max(), let root = roots[newest], root.payload.expiresAt <= options.at {
+            violation(
+                .rootExpired, newest, TreeFile.root(newest),
+                "the newest root expired at \(root.payload.expiresAt) (audit time \(options.at)): clients accept no manifest"
+            )
+        }
+    }
+
+    mutating func record(_ root: VerifiedRoot, file: String, previousPinsRole: inout RootPayload.Role?) {
+        roots[root.version] = root
+        var signers: [String] = []
+        for id in (root.previousRoleReport?.valid ?? []) + root.ownRoleReport.valid where !signers.contains(id) {
+            signers.append(id)
+        }
+        let pinsRole = root.payload.pinsRole
+        let changed = previousPinsRole.map {
+            Set($0.keyIDs) != Set(pinsRole.keyIDs) || $0.threshold != pinsRole.threshold
+        }
+        previousPinsRole = pinsRole
+        report.roots.append(
+            RootSummary(
+                version: root.version, file: file, payloadSHA256: root.payloadSHA256,
+                issuedAt: root.payload.issuedAt, expiresAt: root.payload.expiresAt,
+                maxManifestLifetime: root.payload.maxManifestLifetime, rootRole: root.payload.rootRole,
+                pinsRole: pinsRole, signers: signers, pinsRoleChanged: changed ?? false))
+        if let previous = root.previousRoleReport {
+            signatureWarnings(
+                previous, version: root.version, file: file, role: "root role of root \(root.version - 1)")
+        }
+        signatureWarnings(root.ownRoleReport, version: root.version, file: file, role: "root role")
+    }
+
+    mutating func signatureWarnings(_ signatures: SignatureReport, version: Int64, file: String, role: String) {
+        for id in signatures.invalid {
+            warning(
+                .invalidSignature, version, file, "the signature by \(role) key \(id) does not verify (not counted)")
+        }
+        for id in signatures.duplicates {
+            warning(.duplicateSignature, version, file, "key \(id) signed more than once (counted once)")
+        }
+    }
+
+    mutating func rootViolation(_ error: TrustError, version: Int64) {
+        let file = TreeFile.root(version)
+        switch error {
+        case .format(let format): violation(.rootFormat, version, file, format.description)
+        case .wrongPayloadKind: violation(.rootFormat, version, file, "\(error); a root file must hold a root")
+        case .thresholdNotMet(_, let rootVersion, _, _) where rootVersion == version:
+            violation(.rootSignature, version, file, "not signed by a threshold of its own root role: \(error)")
+        case .thresholdNotMet(_, let rootVersion, _, _):
+            violation(
+                .rootRotation, version, file,
+                "the rotation from root \(rootVersion) is not signed by a threshold of root \(rootVersion)'s root role: \(error)"
+            )
+        case .rootNotNext(_, let found):
+            violation(.rootFileName, version, file, "holds root version \(found), not \(version)")
+        case .scopeMismatch: violation(.scope, version, file, error.description)
+        case .pinsRoleSinceInvalid: violation(.rootRotation, version, file, error.description)
+        default: violation(.rootFormat, version, file, error.description)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+// The auditor's consistency checks of the publisher's checkpoint against `--since` and each witness's latest checkpoint.
+
+import PinionCore
+import PinionTrust
+
+/// How another checkpoint of the same log relates to the publisher's, judged from the tiles.
+enum CheckpointRelation: Equatable {
+    /// The same tree, or an older one the publisher's extends (consistency proof verified).
+    case consistent
+    /// A larger tree whose hash the tiles reproduce (tiles written ahead of the checkpoint).
+    case aheadInTiles
+    /// Another tree of the same size, or a larger one the tiles do not contain, or an older
+    /// one whose consistency proof fails: two views of one log.
+    case conflicting(String)
+}
+
+extension AuditRun {
+    /// Compares `other` with the publisher's `checkpoint` using proofs computed from the
+    /// (already verified) tiles.
+    func relation(of other: Checkpoint, to checkpoint: Checkpoint, hasher: MerkleHasher) -> CheckpointRelation {
+        let reader = SourceTileReader(source: source)
+        if other.size == checkpoint.size {
+            return other.rootHash == checkpoint.rootHash
+                ? .consistent
+                : .conflicting(
+                    "the same size \(other.size) with another root hash (\(Base64.encode(other.rootHash)) vs \(Base64.encode(checkpoint.rootHash)))"
+                )
+        }
+        if other.size < checkpoint.size {
+            do {
+                let proof = try MerkleProofs.consistencyProof(
+                    oldSize: other.size, newSize: checkpoint.size,
+                    source: TileHashSource(treeSize: checkpoint.size, reader: reader, hasher: hasher), hasher: hasher)
+                try MerkleProofs.verifyConsistency(
+                    oldSize: other.size, newSize: checkpoint.size, oldRoot: other.rootHash,
+                    newRoot: checkpoint.rootHash, proof: proof, hasher: hasher)
+                return .consistent
+            } catch {
+                return .conflicting(
+                    "size \(other.size) is not a prefix of the publisher's tree of size \(checkpoint.size): \(error)")
+            }
+        }
+        do {
+            let hash = try MerkleProofs.treeHash(
+                size: other.size, source: TileHashSource(treeSize: other.size, reader: reader, hasher: hasher),
+                hasher: hasher)
+            if hash == other.rootHash { return .aheadInTiles }
+            return .conflicting(
+                "size \(other.size), beyond the publisher's \(checkpoint.size), with a root hash the tiles do not give")
+        } catch {
+            return .conflicting(
+                "size \(other.size), beyond the publisher's \(checkpoint.size), a tree the tiles do not contain (\(error))"
+            )
+        }
+    }
+
+    // MARK: - --since
+
+    /// The log must be consistent with a checkpoint seen before: not smaller, not another
+    /// tree of the same size, and an extension of it (a violation otherwise).
+    mutating func checkSince(
+        _ bytes: [UInt8], policy: LogPolicy, checkpoint: Checkpoint, hasher: MerkleHasher,
+        summary: inout LogAuditSummary
+    ) {
+        let file = TreeFile.logCheckpoint
+        let since: Checkpoint
+        do {
+            let note = try SignedNote.parse(bytes)
+            guard !(try note.verify(keys: [policy.logKey], verifier: crypto.verifier)).isEmpty else {
+                violation(.logSince, nil, file, "the --since checkpoint is not signed by the root's log key")
+                return
+            }
+            since = try Checkpoint.parse(note.text, hasher: hasher)
+        } catch {
+            violation(.logSince, nil, file, "the --since checkpoint is unusable: \(error)")
+            return
+        }
+        guard since.origin == policy.origin else {
+            violation(
+                .logSince, nil, file,
+                "the --since checkpoint is for origin \"\(since.origin)\", the root's log is \"\(policy.origin)\"")
+            return
+        }
+        summary.sinceSize = since.size
+        if since.size > checkpoint.size {
+            violation(
+                .logSince, nil, file,
+                "the log shrank: size \(checkpoint.size), the --since checkpoint has \(since.size) entries (rollback)")
+            return
+        }
+        if case .conflicting(let reason) = relation(of: since, to: checkpoint, hasher: hasher) {
+            violation(.logSince, nil, file, "not consistent with the --since checkpoint: \(reason) (equivocation)")
+        }
+    }
+
+    // MARK: - Witnesses
+
+    /// Fetches a witness's latest checkpoint and compares it with the publisher's. An
+    /// unreachable witness or one whose answer it did not cosign is a warning; a checkpoint it
+    /// cosigned, signed by the log key and not consistent with the publisher's, is a split view.
+    mutating func checkWitness(
+        _ witness: LogPolicy.Witness, policy: LogPolicy, checkpoint: Checkpoint, tilesHold: Bool,
+        hasher: MerkleHasher
+    ) -> WitnessView {
+        var view = WitnessView(name: witness.name, url: witness.url, state: .notChecked)
+        guard let fetcher = options.witnesses else { return view }
+        let place = WitnessCheckpointPath.url(base: witness.url, origin: policy.origin)
+        func unavailable(_ reason: String) -> WitnessView {
+            warning(.logWitnessUnavailable, nil, place, "witness \(witness.name): \(reason)")
+            view.state = .unavailable(reason)
+            return view
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try fetcher.latestCheckpoint(
+                of: witness, origin: policy.origin, limit: NoteLimits.standard.maxBytes)
+        } catch { return unavailable(error.description) }
+        let note: SignedNote
+        let theirs: Checkpoint
+        do {
+            note = try SignedNote.parse(bytes)
+            theirs = try Checkpoint.parse(note.text, hasher: hasher)
+        } catch {
+            return unavailable("answered no checkpoint note: \(error)")
+        }
+        guard theirs.origin == policy.origin else {
+            return unavailable("answered a checkpoint of origin \"\(theirs.origin)\"")
+        }
+        do {
+            guard let time = try note.verify(keys: [witness.key], verifier: crypto.verifier).first?.timestamp else {
+                return unavailable("the checkpoint it answered carries no cosignature by its key")
+            }
+            view.cosignedAt = Int64(clamping: time)
+            guard !(try note.verify(keys: [policy.logKey], verifier: crypto.verifier)).isEmpty else {
+                return unavailable("the checkpoint it answered carries no log signature")
+            }
+        } catch {
+            return unavailable("a signature on the checkpoint it answered does not verify: \(error)")
+        }
+        guard tilesHold else {
+            // Without tiles that reproduce the publisher's checkpoint there is nothing to prove
+            // consistency with; only an outright fork is certain.
+            if theirs.size == checkpoint.size, theirs.rootHash != checkpoint.rootHash {
+                return splitView(witness, theirs, checkpoint, "the same size with another root hash", place, &view)
+            }
+            return unavailable("not compared: the tiles do not reproduce the publisher's checkpoint")
+        }
+        switch relation(of: theirs, to: checkpoint, hasher: hasher) {
+        case .consistent:
+            view.state = .consistent(size: theirs.size)
+        case .aheadInTiles:
+            view.state = .ahead(size: theirs.size)
+            warning(
+                .logWitnessAhead, nil, place,
+                "witness \(witness.name) cosigned size \(theirs.size), beyond log/checkpoint's \(checkpoint.size), and the tiles contain it: a publish below quorum? (pinion log refresh completes it)"
+            )
+        case .conflicting(let reason):
+            return splitView(witness, theirs, checkpoint, reason, place, &view)
+        }
+        return view
+    }
+
+    private mutating func splitView(
+        _ witness: LogPolicy.Witness, _ theirs: Checkpoint, _ checkpoint: Checkpoint, _ reason: String,
+        _ place: String, _ view: inout WitnessView
+    ) -> WitnessView {
+        violation(
+            .logSplitView, nil, .logCheckpoint,
+            "SPLIT VIEW: witness \(witness.name) (\(place)) cosigned a log-signed checkpoint not consistent with the publisher's (size \(checkpoint.size)): \(reason)"
+        )
+        view.state = .splitView(size: theirs.size)
+        return view
+    }
+}

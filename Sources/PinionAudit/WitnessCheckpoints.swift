@@ -1,0 +1,118 @@
+// Fetching a witness's latest cosigned checkpoint for the auditor (`GET {url}/checkpoint/{origin}`).
+
+import Foundation
+import PinionCore
+import PinionTrust
+
+#if canImport(PinionSystem)
+    import PinionSystem
+#endif
+
+/// Why a witness's latest checkpoint could not be fetched. Each is an audit warning
+/// (`log-witness-unavailable`), never a violation: a witness being down says nothing about
+/// the publisher.
+public enum WitnessFetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The connection, TLS handshake or transfer failed or timed out; carries the reason.
+    case unreachable(String)
+    /// The witness answered 404: it does not witness this origin or cosigned nothing yet.
+    case notFound
+    /// Another HTTP status than 200 or 404.
+    case status(Int)
+    /// The body is larger than the limit, in bytes.
+    case tooLarge(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): return "unreachable: \(reason)"
+        case .notFound: return "HTTP 404: the witness has no checkpoint of this origin"
+        case .status(let status): return "HTTP status \(status)"
+        case .tooLarge(let limit): return "answer larger than \(limit) bytes"
+        }
+    }
+}
+
+/// Where the auditor gets each witness's latest checkpoint: HTTPS in `pinion audit`
+/// (`HTTPSWitnessCheckpoints`), a fake in tests.
+public protocol WitnessCheckpointSource: Sendable {
+    /// The latest checkpoint note the witness cosigned for `origin` (the checkpoint text, a
+    /// blank line, the log's signature lines and the witness's cosignature), unverified.
+    ///
+    /// - Parameters:
+    ///   - witness: the witness, as the root's `log` member lists it.
+    ///   - origin: the log's origin.
+    ///   - limit: the largest answer accepted, in bytes.
+    /// - Throws: `WitnessFetchError`.
+    func latestCheckpoint(of witness: LogPolicy.Witness, origin: String, limit: Int) throws(WitnessFetchError)
+        -> [UInt8]
+}
+
+/// The Pinion auditor extension of C2SP tlog-witness: `GET {url}/checkpoint/{origin}`.
+public enum WitnessCheckpointPath {
+    /// Characters of the origin left as they are; every other byte of its UTF-8 is `%XX`.
+    static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
+
+    /// The checkpoint URL of `origin` at a witness whose (https) URL is `base`.
+    ///
+    /// - Parameters:
+    ///   - base: the witness URL from the root (`https://host[:port][/path]`).
+    ///   - origin: the log's origin.
+    /// - Returns: `{base}/checkpoint/{percent-encoded origin}` (one slash between).
+    public static func url(base: String, origin: String) -> String {
+        var encoded = ""
+        for byte in origin.utf8 {
+            if unreserved.contains(byte) {
+                encoded.append(Character(Unicode.Scalar(byte)))
+            } else {
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return trimmed + "/checkpoint/" + encoded
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+#if canImport(PinionSystem)
+    /// Witness checkpoints over HTTPS with X.509 validation against the system store or a
+    /// CA bundle (`--witness-ca`), no redirects, bounded timeouts and size.
+    public struct HTTPSWitnessCheckpoints: WitnessCheckpointSource {
+        /// Trust store and timeouts; `maxResponseBytes` is set per call from the limit.
+        public let configuration: PinnedHTTPSClient.Configuration
+
+        /// - Parameter caFile: PEM trust anchors for the witnesses' TLS certificates; nil
+        ///   for the system store. The cosignatures, not TLS, authenticate a witness.
+        /// - Parameter timeout: seconds for connecting, for each I/O wait and for the whole
+        ///   call (default 10).
+        public init(caFile: String?, timeout: Double = 10) {
+            configuration = PinnedHTTPSClient.Configuration(
+                caFile: caFile, connectTimeout: timeout, ioTimeout: timeout, totalDeadline: timeout * 2,
+                maxRedirects: 0)
+        }
+
+        public func latestCheckpoint(of witness: LogPolicy.Witness, origin: String, limit: Int)
+            throws(WitnessFetchError) -> [UInt8]
+        {
+            let text = WitnessCheckpointPath.url(base: witness.url, origin: origin)
+            guard let url = URL(string: text) else { throw .unreachable("invalid URL \(text)") }
+            var configuration = configuration
+            configuration.maxResponseBytes = limit
+            let response: HTTPSResponse
+            do {
+                response = try PinnedHTTPSClient(configuration: configuration).get(url) { _ in .proceed }
+            } catch {
+                if case .responseTooLarge = error { throw .tooLarge(limit: limit) }
+                throw .unreachable(error.description)
+            }
+            switch response.status {
+            case 200: return response.body
+            case 404: throw .notFound
+            default: throw .status(response.status)
+            }
+        }
+    }
+#endif
