@@ -112,12 +112,10 @@ extension TrustCore {
         case .refused(let reason): return .fetchFailed(.fetchRefused(resource: "manifest.proof", reason: reason))
         }
         let identity: ManifestIdentity
-        if let manifest = state.manifest, let stored = state.persisted.manifest,
-            let envelope = try? Envelope.parse(stored, limits: limits)
-        {
+        if let manifest = state.manifest, let payloadSHA256 = servedPayloadSHA256(state, manifest) {
             identity = ManifestIdentity(
                 scope: manifest.scope, rootVersion: manifest.rootVersion, version: manifest.version,
-                payloadSHA256: crypto.hasher.sha256(envelope.payload))
+                payloadSHA256: payloadSHA256)
         } else {
             // No manifest to match: no head can name it (refused at step 4).
             identity = ManifestIdentity(scope: scope, rootVersion: 0, version: 0, payloadSHA256: [])
@@ -148,6 +146,22 @@ extension TrustCore {
         case .fresh, .unchecked: break
         }
         return .accepted(verified.stored, events)
+    }
+}
+
+extension TrustCore {
+    /// SHA-256 of the held manifest's payload: the hash recorded with the floor when the
+    /// manifest is the floor's (the manifest step just computed it), else from its envelope.
+    fileprivate func servedPayloadSHA256(_ state: TrustedState, _ manifest: ManifestPayload) -> [UInt8]? {
+        if let recorded = state.persisted.floorPayloadSHA256,
+            state.persisted.floor == ManifestOrder(rootVersion: manifest.rootVersion, version: manifest.version)
+        {
+            return recorded
+        }
+        guard let stored = state.persisted.manifest, let envelope = try? Envelope.parse(stored, limits: limits) else {
+            return nil
+        }
+        return crypto.hasher.sha256(envelope.payload)
     }
 }
 
