@@ -156,7 +156,6 @@ public final class DirectoryTreeSource: TreeSource {
             (directory, name) = (folder, "\(version).json")
         case .index: (directory, name) = (try scopeDescriptor(), "index.json")
         case .manifest: (directory, name) = (try scopeDescriptor(), "manifest.json")
-        case .manifestProof: (directory, name) = (try scopeDescriptor(), "manifest.proof")
         }
         let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {

@@ -11,9 +11,6 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
     case history(Int64)
     /// `manifest.json`, the latest manifest.
     case manifest
-    /// `manifest.proof`, the C2SP tlog-proof of the log's last entry when the newest root has
-    /// a `log` (docs/DESIGN.md §12); served no-cache with its own ETag.
-    case manifestProof
 
     /// The path relative to the scope directory, e.g. `history/7.json`.
     public var path: String {
@@ -22,7 +19,6 @@ public enum TreeFile: Hashable, Sendable, CustomStringConvertible {
         case .index: return "index.json"
         case .history(let version): return "history/\(version).json"
         case .manifest: return "manifest.json"
-        case .manifestProof: return "manifest.proof"
         }
     }
 
