@@ -102,6 +102,20 @@ private struct OneEntryLog {
         #expect(logMember["quorumTimeSeconds"] == .number(String(now.secondsSince1970 - 60)))
         #expect(logMember["freshness"] == .string("fresh"))
         #expect(logMember["equivocationEvidence"] == .bool(false))
+
+        // connect prints the stored checkpoint too, and trusts the manifest's pin.
+        let server = try TestTLSServer(
+            chain: [pki.path(.leaf), pki.path(.intermediate)], key: pki.keyPath(.leaf), routes: ["*": .init(body: "ok")]
+        )
+        defer { server.stop() }
+        let connect = runPinion(
+            [
+                "client", "connect", "--root", rootPath, "--scope", "com.example.app", "--state", directory + "/state",
+                "--cafile", pki.path(.root), "--connect-to", "127.0.0.1", "api.example.test:\(server.port)",
+            ], now: now)
+        #expect(connect.status == 0, "\(connect.err)")
+        #expect(connect.out.contains("log         \(OneEntryLog.origin) checkpoint 1 entries"))
+        #expect(connect.out.contains("trusted: api.example.test"))
     }
 
     @Test func refreshWithoutAProofIsRefusedWithItsReasonCode() throws {
