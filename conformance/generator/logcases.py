@@ -5,9 +5,9 @@
 # tlog-proof@v1 files, all written from the specs with hashlib; Ed25519 signatures come from
 # `openssl pkeyutl -sign -rawin` with the fixed keys of conformance/keys/ (deterministic).
 
-import base64
 import calendar
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -211,13 +211,15 @@ def case_log_split_view(b):
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     b.raw("proof-split.proof", fork.proof(1, 2, fork.note(b, 2)))
     steps(b, "Split view: the log key signed two trees of size 2 and a quorum cosigned the other one; a client "
-             "that verified one refuses the other as equivocation, even after a restart", [
+             "that verified one refuses the other as equivocation (the event carries both notes), even after a "
+             "restart and again later", [
         serve_log("manifest-2.json", "proof-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         {"action": "restart"},
         serve_log("manifest-3-split.json", "proof-split.proof"),
         refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"], policy=M_PINS),
         evaluate(API, T_START, [pin("evil-1")], "rejected", "noMatchingPin"),
+        refresh(T_START, "rejected", [1, 2], False, "log-equivocation", events=["equivocation"]),
         serve_log("manifest-2.json", "proof-2.proof"),
         refresh(T_START, "unchanged", [1, 2], False),
     ])
@@ -264,7 +266,8 @@ def case_log_withheld_root(b):
     b.raw("proof-1.proof", log.proof(0, 1, log.note(b, 1)))
     b.raw("proof-2.proof", log.proof(1, 2, log.note(b, 2)))
     steps(b, "Withheld root: the log names root 2 but the publisher answers 404 for root/2.json: refused "
-             "(root 2 is logged but not served); once served, accepted", [
+             "(root 2 is logged but not served); a proof that does not name a served root 2 refuses the manifest step "
+             "(root 2, verified by the root role, is kept); once both are served, accepted", [
         serve_log("manifest-1.json", "proof-1.proof"),
         refresh(T_START, "updated", [1, 1], True),
         serve_log("manifest-1.json", "proof-2.proof"),
@@ -365,15 +368,22 @@ def case_log_smaller_checkpoint(b):
     log.append(head(2, 1, root, 1, 2, m2))
     b.raw("proof-size-3.proof", log.proof(2, 3, log.note(b, 3)))
     b.raw("proof-size-2.proof", log.proof(1, 2, log.note(b, 2)))
-    steps(b, "A checkpoint smaller than the stored one is a rollback of the log: refused", [
+    steps(b, "A checkpoint smaller than the stored one is a rollback of the log: refused, also after a restart and "
+             "with one state copy lost (the checkpoint is part of the crash-safe state); with all state deleted the "
+             "client starts over", [
         serve_log("manifest-2.json", "proof-size-3.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-2.json", "proof-size-2.proof"),
         refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
         {"action": "restart"},
         refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
+        {"action": "corruptCopy", "copy": "A"},
+        refresh(T_START, "rejected", [1, 2], False, "log-checkpoint-shrank"),
         serve_log("manifest-2.json", "proof-size-3.proof"),
         refresh(T_START, "unchanged", [1, 2], False),
+        {"action": "deleteState"},
+        serve_log("manifest-2.json", "proof-size-2.proof"),
+        refresh(T_START, "updated", [1, 2], True),
     ])
 
 
@@ -386,8 +396,8 @@ def case_log_missing_proof(b):
     b.raw("proof-truncated.proof", proof[:len(proof) // 2])
     b.raw("proof-too-large.proof", proof + b"x" * (32 * 1024 - len(proof) + 1))
     b.raw("proof-wrong-index.proof", proof.replace(b"\nindex 0\n", b"\nindex 00\n"))
-    steps(b, "A missing, truncated, oversized or malformed proof refuses the refresh with its reason; the state is "
-             "unchanged", [
+    steps(b, "A missing, truncated, oversized or malformed proof refuses the refresh with its reason; a proof that "
+             "cannot be fetched (HTTP 500) is a network failure; the state is unchanged", [
         serve_log("manifest-1.json"),
         refresh(T_START, "rejected", None, False, "log-proof-missing", policy=BASELINE_API),
         serve_log("manifest-1.json", 404),
@@ -398,6 +408,8 @@ def case_log_missing_proof(b):
         refresh(T_START, "rejected", None, False, "log-proof-too-large"),
         serve_log("manifest-1.json", "proof-wrong-index.proof"),
         refresh(T_START, "rejected", None, False, "log-malformed-proof"),
+        serve_log("manifest-1.json", 500),
+        refresh(T_START, "network", None, False, "network"),
         serve_log("manifest-1.json", "proof-1.proof"),
         refresh(T_START, "updated", [1, 1], True, policy=M_PINS),
     ])
@@ -441,12 +453,54 @@ def case_log_origin_change(b):
         serve_log("manifest-2.json", "proof-old-2.proof"),
         refresh(T_START, "updated", [1, 2], True),
         serve_log("manifest-3.json", "proof-old-2.proof", roots={"2": "root-2.json"}),
-        refresh(T_START, "rejected", [1, 2], True, "log-wrong-origin"),
+        refresh(T_START, "rejected", [1, 2], True, "log-wrong-origin", events=["rootAccepted"]),
         serve_log("manifest-3.json", "proof-new-1.proof", roots={"2": "root-2.json"}),
         refresh(T_START, "updated", [2, 3], True, policy=M_PINS),
         {"action": "restart"},
         refresh(T_START, "unchanged", [2, 3], False),
     ])
+
+
+def case_log_invalid_root_member(b):
+    log_root(b)
+    m1 = manifest(b, "manifest-1.json", 1)
+    good = log_member()["log"]
+    w1 = dict(good["witnesses"][0])
+
+    def rotated(name, change):
+        log = json.loads(json.dumps(good))
+        change(log)
+        payload = root_payload(2, ["root1"], 1, ["pins1"], 1, extra={"log": log, "pinsRoleSince": 1})
+        b.sign_openssl(name, payload, ["root1"])  # `pinion sign` refuses these payloads
+
+    rotated("root-2-witness-twice.json", lambda log: log["witnesses"].append(
+        {"key": verifier_key("witness-1-again.conformance.test", 0x04, "witness1"), "url": w1["url"]}))
+    rotated("root-2-log-key-as-witness.json", lambda log: log["witnesses"].append(
+        {"key": verifier_key("witness-9.conformance.test", 0x04, "log1"), "url": "https://w9.conformance.test"}))
+    rotated("root-2-quorum-above-witnesses.json", lambda log: log.update(quorum=4))
+    rotated("root-2-http-witness.json", lambda log: log["witnesses"][0].update(url="http://witness1.conformance.test"))
+    rotated("root-2-witness-type-0x01.json", lambda log: log["witnesses"][0].update(
+        key=verifier_key(WITNESSES["witness1"][0], 0x01, "witness1")))
+    rotated("root-2-bad-key-hash.json", lambda log: log.update(key=good["key"].replace("+", "+0", 1)[:-1]))
+    rotated("root-2-unknown-member.json", lambda log: log.update(witnessQuorum=2))
+    rotated("root-2-negative-grace.json", lambda log: log.update(checkpointGrace=-1))
+    log = Log().append(head(0, 1, log_root_payload(), 1, 1, m1))
+    b.raw("proof-1.proof", log.proof(0, 1, log.note(b, 1)))
+    body = [serve_log("manifest-1.json", "proof-1.proof"), refresh(T_START, "updated", [1, 1], True)]
+    for name, reason in (("root-2-witness-twice.json", "invalid-log"), ("root-2-log-key-as-witness.json", "invalid-log"),
+                         ("root-2-quorum-above-witnesses.json", "invalid-log"), ("root-2-http-witness.json", "invalid-log"),
+                         ("root-2-witness-type-0x01.json", "invalid-log"), ("root-2-bad-key-hash.json", "invalid-log"),
+                         ("root-2-unknown-member.json", "unknown-member"),
+                         ("root-2-negative-grace.json", "integer-out-of-range")):
+        body.append(serve_log("manifest-1.json", "proof-1.proof", roots={"2": name}))
+        body.append(refresh(T_START, "rejected", [1, 1], False, reason, policy=M_PINS))
+    steps(b, "A rotation to a root whose log member is invalid (one witness key twice, the log key as a witness, a "
+             "quorum above the witnesses, an http URL, a witness key of type 0x01, a bad key hash, an unknown member, a "
+             "negative grace) is refused; the client keeps its root and manifest", body)
+
+
+def log_root_payload():
+    return root_payload(1, ["root1"], 1, ["pins1"], 1, extra=log_member())
 
 
 LOG_PENDING = [
@@ -462,4 +516,5 @@ LOG_PENDING = [
     ("log-missing-proof", case_log_missing_proof),
     ("log-key-change-drops-checkpoint", case_log_key_change),
     ("log-origin-change", case_log_origin_change),
+    ("log-invalid-root-member", case_log_invalid_root_member),
 ]

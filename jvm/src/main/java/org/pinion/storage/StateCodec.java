@@ -221,11 +221,7 @@ public final class StateCodec {
             if (checkpoint.kind() != JsonValue.Kind.OBJECT || checkpoint.members().size() != 2) {
                 throw new FormatException("logCheckpoint", FormatRule.WRONG_TYPE, "expected {\"note\", \"quorumTime\"} or null");
             }
-            JsonValue note = require(checkpoint, "note");
-            byte[] bytes = note.kind() == JsonValue.Kind.STRING ? Codec.decodeBase64Canonical(note.text()) : null;
-            if (bytes == null || bytes.length == 0 || bytes.length > 64 * 1024) {
-                throw new FormatException("logCheckpoint.note", FormatRule.INVALID_BASE64, "not canonical base64 of 1 ... 65536 bytes");
-            }
+            byte[] bytes = note(require(checkpoint, "note"), "logCheckpoint.note");
             JsonValue quorumTime = require(checkpoint, "quorumTime");
             if (quorumTime.kind() != JsonValue.Kind.NUMBER || !quorumTime.text().matches("0|[1-9][0-9]{0,15}")
                     || Long.parseLong(quorumTime.text()) > Limits.MAX_INTEGER) {
@@ -235,6 +231,15 @@ public final class StateCodec {
             state.logQuorumTime = Long.parseLong(quorumTime.text());
         }
         return state;
+    }
+
+    /** A signed note's bytes as stored: canonical base64 of 1 ... 65,536 bytes. */
+    private static byte[] note(JsonValue value, String path) throws FormatException {
+        byte[] bytes = value.kind() == JsonValue.Kind.STRING ? Codec.decodeBase64Canonical(value.text()) : null;
+        if (bytes == null || bytes.length == 0 || bytes.length > 64 * 1024) {
+            throw new FormatException(path, FormatRule.INVALID_BASE64, "not canonical base64 of 1 ... 65536 bytes");
+        }
+        return bytes;
     }
 
     private static JsonValue require(JsonValue object, String name) throws FormatException {

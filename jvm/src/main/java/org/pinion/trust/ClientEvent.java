@@ -29,8 +29,8 @@ public final class ClientEvent {
         STORAGE_UNAVAILABLE,
         /** The verified log checkpoint's t_q is past maxCheckpointAge (docs/DESIGN.md §12): a freeze or a stale cache. */
         STALE_CHECKPOINT,
-        /** Witness cosignature times more than 5 minutes ahead of the client's time (counted as age 0). */
-        FUTURE_COSIGNATURE
+        /** Witness cosignature times (or t_q) more than 5 minutes ahead of the client's time (counted as age 0). */
+        FUTURE_COSIGNATURES
     }
 
     /** The kind. */
@@ -114,10 +114,14 @@ public final class ClientEvent {
                 + age + " s ago, more than maxCheckpointAge " + maxAge + " s (frozen or stale view?)");
     }
 
-    /** @param witnesses names of the witnesses whose times are ahead @return the event */
-    public static ClientEvent futureCosignature(java.util.List<String> witnesses) {
-        return new ClientEvent(Kind.FUTURE_COSIGNATURE, null, 0, null, "cosignature times more than 5 minutes ahead of this "
-                + "clock (counted as age 0): " + String.join(", ", witnesses));
+    /**
+     * @param witnesses names of the witnesses whose times are more than 5 minutes ahead
+     * @param quorumTimeInFuture whether t_q itself is (then counted as age 0 and stored as now)
+     * @return the event
+     */
+    public static ClientEvent futureCosignatures(java.util.List<String> witnesses, boolean quorumTimeInFuture) {
+        return new ClientEvent(Kind.FUTURE_COSIGNATURES, null, 0, null, "cosignature times more than 5 minutes ahead of this "
+                + "clock: " + String.join(", ", witnesses) + (quorumTimeInFuture ? " (t_q too: counted as age 0)" : ""));
     }
 
     /** @param reason what was dropped @return the event */

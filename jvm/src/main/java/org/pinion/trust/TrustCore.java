@@ -4,6 +4,7 @@ package org.pinion.trust;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.pinion.trust.log.Equivocation;
 import org.pinion.trust.log.LogException;
 import org.pinion.trust.log.LogFreshness;
 import org.pinion.trust.log.LogPolicy;
@@ -385,29 +386,59 @@ public final class TrustCore {
                 return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
             }
         }
-        Fetch fetch = source.manifest(current.persisted().manifestETag);
         Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
+        List<ClientEvent> walkEvents = events;
+        for (int attempt = 0; ; attempt++) {
+            RefreshResult result = manifestStep(state, current, t0, new ArrayList<>(walkEvents), source);
+            if (result.error != null || result.state.log() == null) return result;
+            // With a log, the refresh stands or falls with manifest.proof (docs/DESIGN.md §12).
+            List<ClientEvent> logEvents = new ArrayList<>(result.events);
+            try {
+                TrustedState logged = checkLog(result.state, now, source, logEvents);
+                return RefreshResult.of(state, logged, result.outcome, null, result.updatedTo, logEvents, result.maxAge);
+            } catch (ClientException error) {
+                // The publisher writes manifest.proof before manifest.json: a refresh between the two writes
+                // sees a proof of the next manifest. That mismatch is retried once, then refused.
+                boolean mismatch = error.log() != null && error.log().reason() == LogException.Reason.MANIFEST_NOT_LOGGED;
+                if (mismatch && attempt == 0) continue;
+                return logRefused(state, current, walkEvents, error, result.maxAge);
+            }
+        }
+    }
+
+    /**
+     * A refused or unfetchable manifest.proof: the refresh keeps the state after the root walk (the verified
+     * roots, as any later failure does) and nothing of the manifest step. A split view's event carries both
+     * checkpoint notes; the state itself is unchanged.
+     */
+    private static RefreshResult logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
+            ClientException error, long maxAge) {
+        List<ClientEvent> events = new ArrayList<>(walkEvents);
+        if (error.kind() != ClientException.Kind.LOG) {
+            events.add(ClientEvent.networkFailure(error.getMessage()));
+            return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+        }
+        Equivocation evidence = error.log().equivocation();
+        if (evidence != null) events.add(ClientEvent.logEquivocation(evidence));
+        events.add(ClientEvent.rejected(error));
+        return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+    }
+
+    /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
+    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, List<ClientEvent> events,
+            Fetch.Source source) {
+        Fetch fetch = source.manifest(current.persisted().manifestETag);
         switch (fetch.status) {
             case NOT_MODIFIED:
-                try {
-                    TrustedState logged = checkLog(current, now, source, events);
-                    return unchanged(state, logged, t0, null, events, fetch.maxAge);
-                } catch (ClientException error) {
-                    return logRejected(state, current, error, events, fetch.maxAge);
-                }
+                return unchanged(state, current, t0, null, events, fetch.maxAge);
             case FOUND:
                 try {
                     ManifestStep step = acceptManifest(fetch.body(), fetch.etag, current, t0);
-                    if (step.state == null) {
-                        TrustedState logged = checkLog(current, now, source, events);
-                        return unchanged(state, logged, t0, fetch.etag, events, fetch.maxAge);
-                    }
-                    TrustedState logged = checkLog(step.state, now, source, events);
+                    if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
                     events.addAll(step.events);
-                    return RefreshResult.of(state, logged, RefreshResult.Outcome.UPDATED, null, logged.floor(), events,
+                    return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
                             fetch.maxAge);
                 } catch (ClientException error) {
-                    if (error.kind() == ClientException.Kind.LOG) return logRejected(state, current, error, events, fetch.maxAge);
                     if (error.kind() == ClientException.Kind.EQUIVOCATION) events.add(ClientEvent.equivocation(error.order()));
                     events.add(ClientEvent.rejected(error));
                     return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
@@ -420,13 +451,6 @@ public final class TrustCore {
         }
     }
 
-    private static RefreshResult logRejected(TrustedState start, TrustedState current, ClientException error,
-            List<ClientEvent> events, long maxAge) {
-        if (error.log() != null && error.log().equivocation() != null) events.add(ClientEvent.logEquivocation(error.log().equivocation()));
-        events.add(ClientEvent.rejected(error));
-        return RefreshResult.of(start, current, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
-    }
-
     /**
      * The log step of a refresh (docs/DESIGN.md §12): when the newest root has a {@code log}, fetches
      * manifest.proof (every refresh, also after a 304) and verifies it against the manifest that
@@ -437,7 +461,7 @@ public final class TrustCore {
      * @param source the update channel
      * @param events receives staleCheckpoint and futureCosignature
      * @return candidate with the verified checkpoint stored, or candidate itself when no log applies
-     * @throws ClientException LOG naming the reason code
+     * @throws ClientException LOG naming the reason code, or FETCH_FAILED when the proof could not be fetched
      */
     private TrustedState checkLog(TrustedState candidate, Timestamp now, Fetch.Source source, List<ClientEvent> events)
             throws ClientException {
@@ -445,9 +469,11 @@ public final class TrustCore {
         ClientState persisted = candidate.persisted();
         if (log == null || persisted.manifest == null || candidate.manifest == null) return candidate;
         Fetch fetch = source.proof();
+        if (fetch.status == Fetch.Status.NOT_FOUND) {
+            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "the publisher serves no manifest.proof (404)"));
+        }
         if (fetch.status != Fetch.Status.FOUND) {
-            String why = fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason;
-            throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "manifest.proof: " + why));
+            throw ClientException.fetchFailed("manifest.proof", fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
         }
         StoredCheckpoint stored = null;
         if (persisted.logCheckpoint != null) {
@@ -466,7 +492,9 @@ public final class TrustCore {
         } catch (LogException e) {
             throw ClientException.log(e);
         }
-        if (!verified.futureCosignatures.isEmpty()) events.add(ClientEvent.futureCosignature(verified.futureCosignatures));
+        if (!verified.futureCosignatures.isEmpty() || verified.quorumTimeInFuture) {
+            events.add(ClientEvent.futureCosignatures(verified.futureCosignatures, verified.quorumTimeInFuture));
+        }
         LogFreshness freshness = verified.freshness;
         if (freshness.state == LogFreshness.State.STALE || freshness.state == LogFreshness.State.EXPIRED) {
             events.add(ClientEvent.staleCheckpoint(freshness.age, log.maxCheckpointAge));

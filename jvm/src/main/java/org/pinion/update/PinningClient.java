@@ -2,6 +2,7 @@
 package org.pinion.update;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.security.GeneralSecurityException;
@@ -15,13 +16,18 @@ import javax.net.ssl.X509TrustManager;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import org.pinion.crypto.StrictEd25519;
+import org.pinion.storage.AtomicFiles;
 import org.pinion.storage.StateStore;
 import org.pinion.tls.PinionOkHttp;
 import org.pinion.tls.PolicySource;
 import org.pinion.tls.TrustManagers;
 import org.pinion.trust.ClientEvent;
-import org.pinion.trust.log.LogFreshness;
 import org.pinion.trust.ClientException;
+import org.pinion.trust.Codec;
+import org.pinion.trust.FormatException;
+import org.pinion.trust.JsonLimits;
+import org.pinion.trust.JsonValue;
+import org.pinion.trust.JsonWriter;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
 import org.pinion.trust.PinnedDomain;
@@ -29,7 +35,9 @@ import org.pinion.trust.PolicySnapshot;
 import org.pinion.trust.RefreshResult;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
+import org.pinion.trust.StrictJsonParser;
 import org.pinion.trust.TrustedState;
+import org.pinion.trust.log.LogFreshness;
 
 /**
  * One scope's client (DESIGN.md §6-§8). Readers ({@link #currentPolicy()}, the TLS layer) never block
@@ -306,6 +314,9 @@ public final class PinningClient implements PolicySource {
                     return new Report(result, RefreshResult.Outcome.NETWORK_FAILURE, error);
                 }
             }
+            for (ClientEvent e : result.events) {
+                if (e.logEvidence != null && config.persist) keepEquivocationEvidence(e.logEvidence);
+            }
             View old = view;
             view = new View(result.state, result.state.snapshot(config.baseline, config.staleGrace));
             for (ClientEvent e : result.events) onEvent.accept(e);
@@ -316,6 +327,42 @@ public final class PinningClient implements PolicySource {
         } catch (IOException e) {
             ClientException error = ClientException.storage(store.directory() + ": " + e.getMessage());
             return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+        }
+    }
+
+    /** The side file holding the first split view of the log seen (docs/DESIGN.md §12 step 5). */
+    public static final String EQUIVOCATION_FILE = "log-equivocation.json";
+
+    /**
+     * Keeps the first split view's two checkpoint notes next to the state, crash-safely, for the app to
+     * report; never read for trust. A later split view does not replace it. A write failure is reported
+     * as an event and changes nothing else.
+     */
+    private void keepEquivocationEvidence(org.pinion.trust.log.Equivocation evidence) {
+        if (Files.exists(store.directory().resolve(EQUIVOCATION_FILE))) return;
+        JsonValue doc = JsonValue.object(List.of(
+                new JsonValue.Member("storedNote", JsonValue.string(Codec.base64(evidence.storedNote()))),
+                new JsonValue.Member("receivedNote", JsonValue.string(Codec.base64(evidence.receivedNote())))));
+        try {
+            AtomicFiles.write(store.directory(), EQUIVOCATION_FILE, JsonWriter.write(doc));
+        } catch (IOException e) {
+            onEvent.accept(ClientEvent.networkFailure("keeping the log equivocation evidence: " + e.getMessage()));
+        }
+    }
+
+    /**
+     * @return the first split view of the log this client saw: {stored note, received note} (C2SP signed
+     *     notes), or null when none was kept or the file is unreadable
+     */
+    public byte[][] logEquivocationEvidence() {
+        try {
+            byte[] bytes = Files.readAllBytes(store.directory().resolve(EQUIVOCATION_FILE));
+            JsonValue doc = StrictJsonParser.parse(bytes, new JsonLimits(256 * 1024, 4, 16, java.util.Map.of()));
+            byte[] stored = Codec.decodeBase64Canonical(doc.get("storedNote").text());
+            byte[] received = Codec.decodeBase64Canonical(doc.get("receivedNote").text());
+            return stored == null || received == null ? null : new byte[][] {stored, received};
+        } catch (IOException | FormatException | RuntimeException e) {
+            return null;
         }
     }
 

@@ -17,35 +17,14 @@ import org.pinion.trust.log.LogTestKit;
 
 public class LogRefreshTest {
     private static final Timestamp T0 = new Timestamp(1_781_049_600L); // 2026-06-10T00:00:00Z
-    private static final byte[] ROOT_PAYLOAD = rootWithLog();
-    private static final byte[] ROOT = SignedChain.envelope(PayloadKind.ROOT, ROOT_PAYLOAD, 1);
+    private static final byte[] ROOT_PAYLOAD = LogChain.ROOT_PAYLOAD;
+    private static final byte[] ROOT = LogChain.ROOT;
     private static final byte[] ROOT_PLAIN = SignedChain.envelope(PayloadKind.ROOT,
             SignedChain.rootPayload(SignedChain.SCOPE, 1, 0, 2_592_000, new int[] {1}, new int[] {2}), 1);
-    private static final byte[] M1_PAYLOAD = SignedChain.manifestPayload(SignedChain.SCOPE, 1, 1, null);
-    private static final byte[] M1 = SignedChain.envelope(PayloadKind.PINS, M1_PAYLOAD, 2);
+    private static final byte[] M1_PAYLOAD = LogChain.M1_PAYLOAD;
+    private static final byte[] M1 = LogChain.M1;
 
-    private static byte[] rootWithLog() {
-        String payload = new String(SignedChain.rootPayload(SignedChain.SCOPE, 1, 0, 2_592_000, new int[] {1}, new int[] {2}),
-                StandardCharsets.UTF_8);
-        StringBuilder witnesses = new StringBuilder();
-        for (int i = 0; i < 3; i++) {
-            if (i > 0) witnesses.append(',');
-            witnesses.append("{\"key\":\"").append(LogTestKit.verifierKey(LogTestKit.WITNESS_NAMES[i], 4, LogTestKit.WITNESS_SEEDS[i]))
-                    .append("\",\"url\":\"https://").append(LogTestKit.WITNESS_NAMES[i]).append("\"}");
-        }
-        String log = "{\"origin\":\"" + LogTestKit.ORIGIN + "\",\"key\":\"" + LogTestKit.verifierKey(LogTestKit.ORIGIN, 1, LogTestKit.LOG_SEED)
-                + "\",\"witnesses\":[" + witnesses + "],\"quorum\":2,\"maxCheckpointAge\":3600,\"checkpointGrace\":7200}";
-        int end = payload.lastIndexOf('}');
-        return (payload.substring(0, end) + ",\"log\":" + log + payload.substring(end)).getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] goodProof(long cosignedAt) {
-        byte[] head = LogTestKit.head(0, 1, LogTestKit.sha256(ROOT_PAYLOAD), 1, 1, LogTestKit.sha256(M1_PAYLOAD));
-        String text = LogTestKit.checkpointText(LogTestKit.ORIGIN, 1, LogTestKit.mth(List.of(head)));
-        byte[] note = LogTestKit.note(text, LogTestKit.logSignatureLine(LogTestKit.ORIGIN, LogTestKit.LOG_SEED, text),
-                LogTestKit.cosign(0, cosignedAt, text), LogTestKit.cosign(1, cosignedAt, text));
-        return LogTestKit.proof(head, 0, List.of(), note);
-    }
+    private static byte[] goodProof(long cosignedAt) { return LogChain.proof(cosignedAt); }
 
     /** Serves root 1 only, manifest M1 (304 when the ETag matches) and a proof answer, counting proof fetches. */
     private static final class Channel implements Fetch.Source {
@@ -99,13 +78,19 @@ public class LogRefreshTest {
     public void aProofThatCannotBeFetchedRefusesWithTheStateUnchanged() throws Exception {
         TrustCore core = core(ROOT);
         TrustedState initial = core.initialState(List.of());
-        for (Fetch answer : new Fetch[] {Fetch.notFound(), Fetch.failed("HTTP 500"), Fetch.notModified()}) {
-            Channel channel = new Channel(answer);
-            RefreshResult result = core.refresh(initial, T0, channel);
-            assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
-            assertEquals("log-proof-missing", result.error.log().code());
+        RefreshResult missing = core.refresh(initial, T0, new Channel(Fetch.notFound()));
+        assertEquals(RefreshResult.Outcome.REJECTED, missing.outcome);
+        assertEquals("log-proof-missing", missing.error.log().code());
+        assertFalse(missing.stateChanged);
+        assertNull(missing.state.manifest);
+        for (Fetch answer : new Fetch[] {Fetch.failed("HTTP 500"), Fetch.notModified()}) {
+            RefreshResult result = core.refresh(initial, T0, new Channel(answer));
+            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+            assertEquals(ClientException.Kind.FETCH_FAILED, result.error.kind());
+            assertTrue(result.error.getMessage(), result.error.getMessage().startsWith("manifest.proof: "));
             assertFalse(result.stateChanged);
             assertNull(result.state.manifest);
+            assertEquals(0, result.events.stream().filter(e -> e.kind == ClientEvent.Kind.UPDATED).count());
         }
         Channel tooLarge = new Channel(Fetch.found(new byte[40 * 1024]));
         assertEquals("log-proof-too-large", core.refresh(initial, T0, tooLarge).error.log().code());
@@ -129,6 +114,47 @@ public class LogRefreshTest {
         RefreshResult again = core.refresh(restored.state, T0, new Channel(Fetch.found(goodProof(T0.seconds))));
         assertEquals(RefreshResult.Outcome.UNCHANGED, again.outcome);
         assertTrue(again.state.snapshot(Baseline.EMPTY, 0).isManifestCurrent(T0));
+    }
+
+    @Test
+    public void aProofOfTheNextManifestIsRetriedOnceThenRefused() throws Exception {
+        byte[] m2Payload = SignedChain.manifestPayload(SignedChain.SCOPE, 1, 2, null);
+        byte[] m2 = SignedChain.envelope(PayloadKind.PINS, m2Payload, 2);
+        byte[] rootSha = LogTestKit.sha256(ROOT_PAYLOAD);
+        List<byte[]> entries = List.of(LogTestKit.head(0, 1, rootSha, 1, 1, LogTestKit.sha256(M1_PAYLOAD)),
+                LogTestKit.head(1, 1, rootSha, 1, 2, LogTestKit.sha256(m2Payload)));
+        String text = LogTestKit.checkpointText(LogTestKit.ORIGIN, 2, LogTestKit.mth(entries));
+        byte[] proof2 = LogTestKit.proof(entries.get(1), 1, LogTestKit.path(1, entries), LogTestKit.note(text,
+                LogTestKit.logSignatureLine(LogTestKit.ORIGIN, LogTestKit.LOG_SEED, text), LogTestKit.cosign(0, T0.seconds, text),
+                LogTestKit.cosign(2, T0.seconds, text)));
+        // Mid-publish: manifest.proof is already the new one, manifest.json still the old one on the first read.
+        List<byte[]> manifests = new ArrayList<>(List.of(M1, m2));
+        int[] proofFetches = {0};
+        Fetch.Source midPublish = new Fetch.Source() {
+            @Override
+            public Fetch root(long version) { return Fetch.notFound(); }
+
+            @Override
+            public Fetch manifest(String ifNoneMatch) { return Fetch.found(manifests.size() > 1 ? manifests.remove(0) : manifests.get(0)); }
+
+            @Override
+            public Fetch proof() {
+                proofFetches[0]++;
+                return Fetch.found(proof2);
+            }
+        };
+        TrustCore core = core(ROOT);
+        RefreshResult result = core.refresh(core.initialState(List.of()), T0, midPublish);
+        assertEquals(result.error == null ? "" : result.error.getMessage(), RefreshResult.Outcome.UPDATED, result.outcome);
+        assertEquals(new ManifestOrder(1, 2), result.state.floor());
+        assertEquals(2, proofFetches[0]);
+        // A manifest that stays unlogged is refused after one retry, and the retry's events are reported once.
+        Channel unlogged = new Channel(Fetch.found(proof2));
+        RefreshResult refused = core.refresh(core.initialState(List.of()), T0, unlogged);
+        assertEquals("log-manifest-not-logged", refused.error.log().code());
+        assertEquals(2, unlogged.proofFetches);
+        assertEquals(1, refused.events.stream().filter(e -> e.kind == ClientEvent.Kind.REJECTED).count());
+        assertFalse(refused.stateChanged);
     }
 
     @Test

@@ -1,0 +1,98 @@
+// PinningClient under a root with a log, over HTTPS: freshness at every connection, staleCheckpoint once, narrowing, restart.
+package org.pinion.update;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.pinion.tls.StaticHttpsServer;
+import org.pinion.tls.TestPki;
+import org.pinion.trust.ClientEvent;
+import org.pinion.trust.LogChain;
+import org.pinion.trust.MergedPolicy;
+import org.pinion.trust.RefreshResult;
+import org.pinion.trust.SignedChain;
+import org.pinion.trust.log.LogFreshness;
+
+public class PinningClientLogTest {
+    private static final long T0 = 1_781_049_600L; // 2026-06-10T00:00:00Z, inside manifest 1's lifetime
+    private static final long TQ = T0 - 60;
+    private static Path work;
+    private static TestPki pki;
+
+    @BeforeClass
+    public static void setUp() throws Exception {
+        work = Files.createTempDirectory("pinion-client-log");
+        pki = new TestPki(Files.createDirectories(work.resolve("pki")));
+    }
+
+    @AfterClass
+    public static void tearDown() throws IOException {
+        try (var walk = Files.walk(work)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private static long count(List<ClientEvent> events, ClientEvent.Kind kind) {
+        return events.stream().filter(e -> e.kind == kind).count();
+    }
+
+    @Test
+    public void freshnessIsEvaluatedAtEveryConnection() throws Exception {
+        Path tree = Files.createTempDirectory(work, "tree");
+        Path scope = Files.createDirectories(tree.resolve("v1/" + SignedChain.SCOPE + "/root"));
+        Files.write(scope.resolve("1.json"), LogChain.ROOT);
+        Files.write(scope.getParent().resolve("manifest.json"), LogChain.M1);
+        Files.write(scope.getParent().resolve("manifest.proof"), LogChain.proof(TQ));
+        AtomicLong clock = new AtomicLong(T0);
+        try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
+            ClientConfiguration config = new ClientConfiguration();
+            config.scope = SignedChain.SCOPE;
+            config.baseUrl = "https://127.0.0.1:" + server.port() + "/";
+            config.embeddedRoot = LogChain.ROOT;
+            config.stateDirectory = work.resolve("state");
+            config.caFile = pki.path("root.pem");
+            config.clock = clock::get;
+            config.timeoutSeconds = 10;
+            List<ClientEvent> events = new CopyOnWriteArrayList<>();
+            PinningClient client = new PinningClient(config, events::add, null);
+            PinningClient.Report report = client.refresh();
+            assertEquals(report.error == null ? "" : report.error.getMessage(), RefreshResult.Outcome.UPDATED, report.outcome);
+            MergedPolicy fresh = client.currentPolicy();
+            assertEquals(1, fresh.hostPolicy("api.example.com").entry.pins.size());
+            assertEquals(LogFreshness.State.FRESH, client.logFreshness().state);
+            assertEquals(0, count(events, ClientEvent.Kind.STALE_CHECKPOINT));
+
+            clock.set(TQ + 3601);
+            assertEquals(fresh, client.currentPolicy());
+            client.currentPolicy();
+            assertEquals("reported once per verified state", 1, count(events, ClientEvent.Kind.STALE_CHECKPOINT));
+            assertEquals(LogFreshness.State.STALE, client.logFreshness().state);
+            assertTrue(client.isManifestCurrent());
+
+            clock.set(TQ + 3600 + 7200 + 1);
+            assertFalse(client.isManifestCurrent());
+            assertTrue("narrowed: the manifest-only domain keeps no pins", client.currentPolicy().hostPolicy("api.example.com").entry.pins.isEmpty());
+
+            // A restart loads the checkpoint from the state copies: still expired, not reset by the restart.
+            PinningClient restarted = new PinningClient(config, events::add, null);
+            assertEquals(LogFreshness.State.EXPIRED, restarted.logFreshness().state);
+            assertFalse(restarted.isManifestCurrent());
+            // A re-cosigned proof restores the manifest; the next refresh stores it.
+            Files.write(scope.getParent().resolve("manifest.proof"), LogChain.proof(clock.get() - 10));
+            assertEquals(RefreshResult.Outcome.UNCHANGED, restarted.refresh().outcome);
+            assertTrue(restarted.isManifestCurrent());
+            assertEquals(LogFreshness.State.FRESH, restarted.logFreshness().state);
+            assertTrue(server.requests.toString(), server.requests.stream().filter(r -> r.contains("/manifest.proof ")).count() >= 2);
+        }
+    }
+}
