@@ -482,12 +482,11 @@ public struct TrustCore: Sendable {
         while true {
             current = afterWalk
             events = walkEvents
-            let step = manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest)
-            guard case .proceed(let outcome) = step else {
-                if case .done(let outcome, let document, let diagnosis) = step {
-                    return finish(outcome, document: document, diagnosis: diagnosis)
-                }
-                return finish(.unchanged)
+            let outcome: RefreshOutcome
+            switch manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest) {
+            case .done(let failure, let document, let diagnosis):
+                return finish(failure, document: document, diagnosis: diagnosis)
+            case .proceed(let success): outcome = success
             }
             guard let policy = current.chain.newest.payload.log else {
                 current.persisted.logCheckpoint = nil
