@@ -71,8 +71,9 @@ public enum LogRefusal: Error, Sendable, Equatable, CustomStringConvertible {
 enum LogStep {
     /// Verified: the checkpoint to store and the events to report.
     case accepted(StoredCheckpoint, [ClientEvent])
-    /// The served manifest is not the logged head: fetch manifest.json and the proof again
-    /// (publish writes manifest.proof before manifest.json, so a refresh can fall between).
+    /// The served manifest (or the newest root) is not the logged head's: walk on and fetch
+    /// manifest.json and the proof again, once (a publish writes root/N.json and
+    /// manifest.proof before manifest.json, so a refresh can fall between).
     case mismatch(LogRefusal)
     /// Refused with this reason.
     case refused(LogRefusal)
@@ -129,8 +130,10 @@ extension TrustCore {
                 newestRoot: RootIdentity(version: newest.version, payloadSHA256: newest.payloadSHA256),
                 stored: storedCheckpoint(state.persisted.logCheckpoint, under: policy), now: now, crypto: crypto)
         } catch {
-            if case .manifestNotLogged = error { return .mismatch(.verification(error)) }
-            return .refused(.verification(error))
+            switch error {
+            case .manifestNotLogged, .rootLoggedNotServed: return .mismatch(.verification(error))
+            default: return .refused(.verification(error))
+            }
         }
         var events: [ClientEvent] = []
         if !verified.futureCosignatures.isEmpty || verified.quorumTimeInFuture {
