@@ -153,4 +153,30 @@ private struct OneEntryLog {
         #expect(document["logReason"] == .string("log-proof-missing"))
         #expect(document["outcomeKind"] == .string("rejected"))
     }
+
+    @Test func anOversizedProofIsRefusedWhileReadingOverTLS() throws {
+        let pki = try HTTPSTestPKI.shared()
+        let now = Timestamp(Date())
+        let log = try OneEntryLog(now: now, pins: [pin(0xAA)])
+        let directory = try makeTemporaryDirectory(prefix: "pinion-client-log-cli")
+        let rootPath = directory + "/root.json"
+        try Data(log.root).write(to: URL(fileURLWithPath: rootPath))
+        // The real proof followed by padding: 64 KiB in all, twice the limit.
+        let padding = String(repeating: "A", count: 2 * TlogProofLimits.standard.maxBytes - log.proof.count)
+        let publisher = try TestTLSServer(
+            chain: [pki.path(.ipLeaf), pki.path(.intermediate)], key: pki.keyPath(.ipLeaf),
+            routes: [
+                "/v1/com.example.app/manifest.json": .init(body: String(decoding: log.manifest, as: UTF8.self)),
+                "/v1/com.example.app/manifest.proof": .init(body: String(decoding: log.proof, as: UTF8.self) + padding),
+            ])
+        defer { publisher.stop() }
+        let refused = runPinion(
+            [
+                "client", "refresh", "--root", rootPath, "--scope", "com.example.app", "--state", directory + "/state",
+                "--cafile", pki.path(.root), "--url", "https://127.0.0.1:\(publisher.port)/",
+            ], now: now)
+        #expect(refused.status == 1, "\(refused.out) \(refused.err)")
+        #expect(refused.out.contains("log reason  log-proof-too-large"))
+        #expect(refused.out.contains("floor       none"))
+    }
 }
