@@ -287,55 +287,78 @@ public final class Main {
                     new JsonValue.Member("floorVersion", state.floor() == null ? JsonValue.NULL : JsonValue.number(state.floor().version)),
                     new JsonValue.Member("manifestExpiresAt", state.manifest == null ? JsonValue.NULL : JsonValue.string(state.manifest.expiresAt.toString())),
                     new JsonValue.Member("rootExpiresAt", JsonValue.string(state.chain.newest().payload.expiresAt.toString()))));
-            JsonValue log = logJson(state, client, report);
-            if (log != null) {
-                List<JsonValue.Member> members = new ArrayList<>(doc.members());
-                members.add(new JsonValue.Member("log", log));
-                doc = JsonValue.object(members);
-            }
+            List<JsonValue.Member> members = new ArrayList<>(doc.members());
+            String reason = logReason(report);
+            members.add(new JsonValue.Member("logReason", reason == null ? JsonValue.NULL : JsonValue.string(reason)));
+            members.add(new JsonValue.Member("log", logJson(state, client)));
+            doc = JsonValue.object(members);
             out.print(new String(JsonWriter.write(doc), StandardCharsets.UTF_8));
         } else {
             out.println(TerminalText.escape("outcome     " + outcome));
             for (ClientEvent e : events) out.println("event       " + e);
             out.println("root        version " + state.chain.newest().version());
             out.println("floor       " + (state.floor() == null ? "none" : state.floor().toString()));
-            String logLine = logLine(state, client, report);
-            if (logLine != null) out.println(TerminalText.escape("log         " + logLine));
+            String reason = logReason(report);
+            if (reason != null) out.println("log reason  " + reason);
+            for (String line : logLines(state, client)) out.println(TerminalText.escape(line));
             for (String line : policyLines(policy)) out.println(line);
         }
         if (code != SUCCESS) throw new Failure(code, outcome);
         return SUCCESS;
     }
 
-    /**
-     * The transparency log line of the text output (docs/DESIGN.md §12), or null when the newest root has no
-     * log: the refusal's reason code, then the stored checkpoint (origin, size, t_q, freshness) or "none".
-     */
-    static String logLine(TrustedState state, PinningClient client, PinningClient.Report report) {
-        LogPolicy log = state.log();
-        if (log == null) return null;
-        StringBuilder line = new StringBuilder();
-        if (report.error != null && report.error.log() != null) line.append("refused ").append(report.error.log().code()).append("; ");
-        StoredCheckpoint stored = storedCheckpoint(state, log);
-        if (stored == null) return line.append("no verified checkpoint (origin ").append(log.origin).append(")").toString();
-        return line.append("checkpoint ").append(stored.checkpoint.origin).append(" size ").append(stored.checkpoint.size)
-                .append(", t_q ").append(new Timestamp(stored.quorumTime)).append(", ").append(client.logFreshness()).toString();
+    /** @return the log reason code of a refusal ({@code log-quorum-not-met}), or null for another outcome */
+    static String logReason(PinningClient.Report report) {
+        return report.error != null && report.error.log() != null ? report.error.log().code() : null;
     }
 
-    /** The {@code log} member of {@code --json} (only when the newest root has a log), or null. */
-    static JsonValue logJson(TrustedState state, PinningClient client, PinningClient.Report report) {
+    /**
+     * The transparency log lines of the text output (docs/DESIGN.md §12), worded as {@code pinion client
+     * refresh} words them: the stored checkpoint with its t_q, age and freshness, a missing one, or no log;
+     * then the kept split-view evidence, if any.
+     */
+    static List<String> logLines(TrustedState state, PinningClient client) {
+        List<String> lines = new ArrayList<>();
         LogPolicy log = state.log();
-        if (log == null) return null;
+        StoredCheckpoint stored = log == null ? null : storedCheckpoint(state, log);
+        if (log == null) {
+            lines.add("log         none (the newest root has no log)");
+        } else if (stored == null) {
+            lines.add("log         no verified checkpoint yet: the manifest does not count as current");
+        } else {
+            LogFreshness freshness = client.logFreshness();
+            String age = freshness.state == LogFreshness.State.UNCHECKED ? "" : " age " + freshness.age + "s";
+            lines.add("log         " + log.origin + " checkpoint " + stored.checkpoint.size + " entries, t_q "
+                    + new Timestamp(stored.quorumTime) + age + " (" + freshness.state.name().toLowerCase(java.util.Locale.ROOT) + ")");
+        }
+        byte[][] evidence = client.logEquivocationEvidence();
+        if (log != null && evidence != null) {
+            lines.add("log         EQUIVOCATION kept as evidence in " + PinningClient.EQUIVOCATION_FILE + " (two checkpoint notes)");
+        }
+        return lines;
+    }
+
+    /**
+     * The {@code log} member of {@code --json}, with the members of {@code pinion client refresh --json}: null
+     * without a log, else origin, checkpointSize, quorumTime (RFC 3339) and quorumTimeSeconds, ageSeconds,
+     * freshness ({@code fresh}, {@code stale}, {@code expired}, {@code unchecked} or {@code missing}) and
+     * whether split-view evidence is kept.
+     */
+    static JsonValue logJson(TrustedState state, PinningClient client) {
+        LogPolicy log = state.log();
+        if (log == null) return JsonValue.NULL;
         List<JsonValue.Member> members = new ArrayList<>();
         members.add(new JsonValue.Member("origin", JsonValue.string(log.origin)));
-        members.add(new JsonValue.Member("reason", report.error != null && report.error.log() != null
-                ? JsonValue.string(report.error.log().code()) : JsonValue.NULL));
         StoredCheckpoint stored = storedCheckpoint(state, log);
+        LogFreshness freshness = stored == null ? null : client.logFreshness();
+        boolean aged = freshness != null && freshness.state != LogFreshness.State.UNCHECKED;
         members.add(new JsonValue.Member("checkpointSize", stored == null ? JsonValue.NULL : JsonValue.number(stored.checkpoint.size)));
         members.add(new JsonValue.Member("quorumTime", stored == null ? JsonValue.NULL : JsonValue.string(new Timestamp(stored.quorumTime).toString())));
-        LogFreshness freshness = client.logFreshness();
-        members.add(new JsonValue.Member("freshness", freshness == null ? JsonValue.NULL
-                : JsonValue.string(freshness.state.name().toLowerCase(java.util.Locale.ROOT))));
+        members.add(new JsonValue.Member("quorumTimeSeconds", stored == null ? JsonValue.NULL : JsonValue.number(stored.quorumTime)));
+        members.add(new JsonValue.Member("ageSeconds", aged ? JsonValue.number(freshness.age) : JsonValue.NULL));
+        members.add(new JsonValue.Member("freshness", JsonValue.string(freshness == null ? "missing"
+                : freshness.state.name().toLowerCase(java.util.Locale.ROOT))));
+        members.add(new JsonValue.Member("equivocationEvidence", JsonValue.bool(client.logEquivocationEvidence() != null)));
         return JsonValue.object(members);
     }
 

@@ -67,18 +67,24 @@ public class CliLogTest {
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
             String[] missing = refresh(tree, server);
             assertEquals(missing[2], "1", missing[0]);
-            assertTrue(missing[1], missing[1].contains("\nlog         refused log-proof-missing; no verified checkpoint (origin example.test/log)\n"));
+            assertTrue(missing[1], missing[1].contains("\nlog reason  log-proof-missing\n"
+                    + "log         no verified checkpoint yet: the manifest does not count as current\n"));
             assertTrue(missing[1], missing[1].startsWith("outcome     rejected: transparency log: the publisher serves no manifest.proof (404) [log-proof-missing]\n"));
             long at = Timestamp.parse(AT).seconds;
             Files.write(scope.getParent().resolve("manifest.proof"), LogChain.proof(at - 60));
             String[] ok = refresh(tree, server);
             assertEquals(ok[2], "0", ok[0]);
-            assertTrue(ok[1], ok[1].contains("\nlog         checkpoint example.test/log size 1, t_q 2026-06-09T23:59:00Z, fresh (age 60 s)\n"));
+            assertTrue(ok[1], ok[1].contains("\nlog         example.test/log checkpoint 1 entries, t_q 2026-06-09T23:59:00Z age 60s (fresh)\n"));
             String[] json = refresh(tree, server, "--json");
             assertEquals(json[2], "0", json[0]);
-            JsonValue log = StrictJsonParser.parse(json[1].getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json()).get("log");
+            JsonValue doc = StrictJsonParser.parse(json[1].getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
+            JsonValue log = doc.get("log");
             assertEquals("example.test/log", log.get("origin").text());
-            assertEquals(JsonValue.Kind.NULL, log.get("reason").kind());
+            assertEquals(JsonValue.Kind.NULL, doc.get("logReason").kind());
+            assertEquals("1781049540", log.get("quorumTimeSeconds").text());
+            assertEquals("60", log.get("ageSeconds").text());
+            assertEquals(JsonValue.Kind.BOOL, log.get("equivocationEvidence").kind());
+            assertTrue(!log.get("equivocationEvidence").flag());
             assertEquals("1", log.get("checkpointSize").text());
             assertEquals("2026-06-09T23:59:00Z", log.get("quorumTime").text());
             assertEquals("fresh", log.get("freshness").text());
@@ -86,8 +92,8 @@ public class CliLogTest {
             Files.write(scope.getParent().resolve("manifest.proof"), new byte[40 * 1024]);
             String[] tooLarge = refresh(tree, server, "--json");
             assertEquals("1", tooLarge[0]);
-            JsonValue refused = StrictJsonParser.parse(tooLarge[1].getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json()).get("log");
-            assertEquals("log-proof-too-large", refused.get("reason").text());
+            JsonValue refused = StrictJsonParser.parse(tooLarge[1].getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
+            assertEquals("log-proof-too-large", refused.get("logReason").text());
         }
     }
 }

@@ -123,7 +123,8 @@ public class CliTest {
             List<String> names = new ArrayList<>();
             for (JsonValue.Member m : doc.members()) names.add(m.name);
             assertEquals(List.of("outcome", "events", "rootVersion", "floor", "manifestCurrent", "policy", "outcomeKind",
-                    "floorRootVersion", "floorVersion", "manifestExpiresAt", "rootExpiresAt"), names);
+                    "floorRootVersion", "floorVersion", "manifestExpiresAt", "rootExpiresAt", "logReason", "log"), names);
+            assertEquals(JsonValue.Kind.NULL, doc.get("log").kind());
             assertEquals("updated", doc.get("outcomeKind").text());
             assertEquals(JsonValue.Kind.NUMBER, doc.get("floorVersion").kind());
             assertEquals("updated to (rootVersion 1, version 1)", doc.get("outcome").text());
@@ -138,7 +139,8 @@ public class CliTest {
             Run text = run(refreshArgs(server.port(), state, "--at", AT));
             assertEquals(0, text.code);
             assertTrue(text.out, text.out.startsWith("outcome     updated to (rootVersion 1, version 1)\n"));
-            assertTrue(text.out, text.out.contains("\nroot        version 1\nfloor       (rootVersion 1, version 1)\npolicy      2 domain(s)\n"));
+            assertTrue(text.out, text.out.contains("\nroot        version 1\nfloor       (rootVersion 1, version 1)\n"
+                    + "log         none (the newest root has no log)\npolicy      2 domain(s)\n"));
             assertTrue(text.out, text.out.contains("  example.net      enforce +subdomains  sha256/AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI= "));
         }
     }

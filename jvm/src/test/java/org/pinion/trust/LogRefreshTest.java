@@ -158,6 +158,30 @@ public class LogRefreshTest {
     }
 
     @Test
+    public void aNotModifiedAnswerToAClientWithoutAManifestIsRefusedByTheLog() throws Exception {
+        TrustCore core = core(ROOT);
+        int[] proofs = {0};
+        Fetch.Source source = new Fetch.Source() {
+            @Override
+            public Fetch root(long version) { return Fetch.notFound(); }
+
+            @Override
+            public Fetch manifest(String ifNoneMatch) { return Fetch.notModified(); }
+
+            @Override
+            public Fetch proof() {
+                proofs[0]++;
+                return Fetch.found(goodProof(T0.seconds));
+            }
+        };
+        RefreshResult result = core.refresh(core.initialState(List.of()), T0, source);
+        assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
+        assertEquals("log-manifest-not-logged", result.error.log().code());
+        assertEquals("retried once", 2, proofs[0]);
+        assertFalse(result.stateChanged);
+    }
+
+    @Test
     public void withoutALogNoProofIsFetched() throws Exception {
         TrustCore core = core(ROOT_PLAIN);
         Channel channel = new Channel(Fetch.failed("must not be asked"));

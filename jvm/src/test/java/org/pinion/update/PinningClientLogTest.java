@@ -22,6 +22,7 @@ import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.RefreshResult;
 import org.pinion.trust.SignedChain;
 import org.pinion.trust.log.LogFreshness;
+import org.pinion.trust.log.LogTestKit;
 
 public class PinningClientLogTest {
     private static final long T0 = 1_781_049_600L; // 2026-06-10T00:00:00Z, inside manifest 1's lifetime
@@ -44,6 +45,57 @@ public class PinningClientLogTest {
 
     private static long count(List<ClientEvent> events, ClientEvent.Kind kind) {
         return events.stream().filter(e -> e.kind == kind).count();
+    }
+
+    /** manifest.proof of M1 as entry 1 of a size-2 tree whose entry 0 is {@code first}. */
+    private static byte[] proofAtSize2(byte[] first) {
+        byte[] head = LogTestKit.head(1, 1, LogTestKit.sha256(LogChain.ROOT_PAYLOAD), 1, 1, LogTestKit.sha256(LogChain.M1_PAYLOAD));
+        List<byte[]> entries = List.of(first, head);
+        String text = LogTestKit.checkpointText(LogTestKit.ORIGIN, 2, LogTestKit.mth(entries));
+        byte[] note = LogTestKit.note(text, LogTestKit.logSignatureLine(LogTestKit.ORIGIN, LogTestKit.LOG_SEED, text),
+                LogTestKit.cosign(0, T0 - 5, text), LogTestKit.cosign(2, T0 - 5, text));
+        return LogTestKit.proof(head, 1, LogTestKit.path(1, entries), note);
+    }
+
+    @Test
+    public void aSplitViewIsRefusedAndItsEvidenceKeptInTheSideFile() throws Exception {
+        Path tree = Files.createTempDirectory(work, "tree");
+        Path scope = Files.createDirectories(tree.resolve("v1/" + SignedChain.SCOPE + "/root"));
+        Files.write(scope.resolve("1.json"), LogChain.ROOT);
+        Files.write(scope.getParent().resolve("manifest.json"), LogChain.M1);
+        byte[] rootSha = LogTestKit.sha256(LogChain.ROOT_PAYLOAD);
+        byte[] one = proofAtSize2(LogTestKit.head(0, 1, rootSha, 1, 1, LogTestKit.sha256(LogChain.M1_PAYLOAD)));
+        byte[] other = proofAtSize2(LogTestKit.head(0, 1, rootSha, 1, 1, LogTestKit.sha256("another payload".getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+        Files.write(scope.getParent().resolve("manifest.proof"), one);
+        try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
+            ClientConfiguration config = new ClientConfiguration();
+            config.scope = SignedChain.SCOPE;
+            config.baseUrl = "https://127.0.0.1:" + server.port() + "/";
+            config.embeddedRoot = LogChain.ROOT;
+            config.stateDirectory = work.resolve("state-split");
+            config.caFile = pki.path("root.pem");
+            config.clock = () -> T0;
+            config.timeoutSeconds = 10;
+            List<ClientEvent> events = new CopyOnWriteArrayList<>();
+            PinningClient client = new PinningClient(config, events::add, null);
+            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertTrue(client.logEquivocationEvidence() == null);
+            Files.write(scope.getParent().resolve("manifest.proof"), other);
+            PinningClient.Report split = client.refresh();
+            assertEquals(RefreshResult.Outcome.REJECTED, split.outcome);
+            assertEquals("log-equivocation", split.error.log().code());
+            assertFalse("the state is unchanged", split.result.stateChanged);
+            ClientEvent event = events.stream().filter(e -> e.kind == ClientEvent.Kind.EQUIVOCATION).findFirst().orElseThrow();
+            assertTrue(event.toString().contains("EQUIVOCATION of the transparency log"));
+            byte[][] evidence = client.logEquivocationEvidence();
+            assertEquals(2, evidence.length);
+            assertTrue(java.util.Arrays.equals(event.logEvidence.storedNote(), evidence[0]));
+            assertTrue(java.util.Arrays.equals(event.logEvidence.receivedNote(), evidence[1]));
+            // A later split view does not replace the first evidence; a restart still has it.
+            Files.write(scope.getParent().resolve("manifest.proof"), proofAtSize2(LogTestKit.head(0, 1, rootSha, 1, 1, rootSha)));
+            assertEquals("log-equivocation", client.refresh().error.log().code());
+            assertTrue(java.util.Arrays.equals(evidence[1], new PinningClient(config, null, null).logEquivocationEvidence()[1]));
+        }
     }
 
     @Test
