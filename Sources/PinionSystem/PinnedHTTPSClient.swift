@@ -618,6 +618,18 @@ extension PinnedHTTPSClient: HTTPSTransport {
             url, headers: headers, connectTo: connectTo, pinCheck: pinCheck)
     }
 
+    /// `get` reading at most `maxResponseBytes` of the body (and at most the configured limit).
+    public func get(
+        _ url: URL, headers: [(String, String)], connectTo: (host: String, port: UInt16)?, totalDeadline: Double?,
+        maxResponseBytes: Int?, pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse {
+        var limited = configuration
+        if let totalDeadline { limited.totalDeadline = min(limited.totalDeadline, totalDeadline) }
+        if let maxResponseBytes { limited.maxResponseBytes = min(limited.maxResponseBytes, maxResponseBytes) }
+        return try PinnedHTTPSClient(configuration: limited).get(
+            url, headers: headers, connectTo: connectTo, pinCheck: pinCheck)
+    }
+
     /// `post` with no extra headers, dialling the URL's host.
     public func post(
         _ url: URL, body: [UInt8], contentType: String, pinCheck: @Sendable (PeerChain) -> PinDecision

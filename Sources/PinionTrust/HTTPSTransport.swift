@@ -248,6 +248,21 @@ public protocol HTTPSTransport: Sendable {
         pinCheck: @Sendable (PeerChain) -> PinDecision
     ) throws(HTTPSError) -> HTTPSResponse
 
+    /// `get` reading at most `maxResponseBytes` of the body (`HTTPSError.responseTooLarge`
+    /// past it), for small documents such as manifest.proof (docs/DESIGN.md §12: limits while
+    /// reading). The default implementation calls `get` with the transport's own limit; the
+    /// caller still refuses a longer body.
+    ///
+    /// - Parameters:
+    ///   - maxResponseBytes: the largest body accepted, in bytes, or nil for the transport's
+    ///     own limit.
+    /// - Returns: the final response.
+    /// - Throws: `HTTPSError`.
+    func get(
+        _ url: URL, headers: [(String, String)], connectTo: (host: String, port: UInt16)?, totalDeadline: Double?,
+        maxResponseBytes: Int?, pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse
+
     /// POST `body` under the checks of `get`; redirects are returned, not followed.
     ///
     /// - Parameters:
@@ -260,4 +275,14 @@ public protocol HTTPSTransport: Sendable {
     func post(
         _ url: URL, body: [UInt8], contentType: String, pinCheck: @Sendable (PeerChain) -> PinDecision
     ) throws(HTTPSError) -> HTTPSResponse
+}
+
+extension HTTPSTransport {
+    /// The transport's own response limit applies; callers check the body's size.
+    public func get(
+        _ url: URL, headers: [(String, String)], connectTo: (host: String, port: UInt16)?, totalDeadline: Double?,
+        maxResponseBytes: Int?, pinCheck: @Sendable (PeerChain) -> PinDecision
+    ) throws(HTTPSError) -> HTTPSResponse {
+        try get(url, headers: headers, connectTo: connectTo, totalDeadline: totalDeadline, pinCheck: pinCheck)
+    }
 }

@@ -71,8 +71,9 @@ public enum LogRefusal: Error, Sendable, Equatable, CustomStringConvertible {
 enum LogStep {
     /// Verified: the checkpoint to store and the events to report.
     case accepted(StoredCheckpoint, [ClientEvent])
-    /// The served manifest is not the logged head: fetch manifest.json and the proof again
-    /// (publish writes manifest.proof before manifest.json, so a refresh can fall between).
+    /// The served manifest (or the newest root) is not the logged head's: walk on and fetch
+    /// manifest.json and the proof again, once (a publish writes root/N.json and
+    /// manifest.proof before manifest.json, so a refresh can fall between).
     case mismatch(LogRefusal)
     /// Refused with this reason.
     case refused(LogRefusal)
@@ -112,12 +113,10 @@ extension TrustCore {
         case .refused(let reason): return .fetchFailed(.fetchRefused(resource: "manifest.proof", reason: reason))
         }
         let identity: ManifestIdentity
-        if let manifest = state.manifest, let stored = state.persisted.manifest,
-            let envelope = try? Envelope.parse(stored, limits: limits)
-        {
+        if let manifest = state.manifest, let payloadSHA256 = servedPayloadSHA256(state, manifest) {
             identity = ManifestIdentity(
                 scope: manifest.scope, rootVersion: manifest.rootVersion, version: manifest.version,
-                payloadSHA256: crypto.hasher.sha256(envelope.payload))
+                payloadSHA256: payloadSHA256)
         } else {
             // No manifest to match: no head can name it (refused at step 4).
             identity = ManifestIdentity(scope: scope, rootVersion: 0, version: 0, payloadSHA256: [])
@@ -131,8 +130,10 @@ extension TrustCore {
                 newestRoot: RootIdentity(version: newest.version, payloadSHA256: newest.payloadSHA256),
                 stored: storedCheckpoint(state.persisted.logCheckpoint, under: policy), now: now, crypto: crypto)
         } catch {
-            if case .manifestNotLogged = error { return .mismatch(.verification(error)) }
-            return .refused(.verification(error))
+            switch error {
+            case .manifestNotLogged, .rootLoggedNotServed: return .mismatch(.verification(error))
+            default: return .refused(.verification(error))
+            }
         }
         var events: [ClientEvent] = []
         if !verified.futureCosignatures.isEmpty || verified.quorumTimeInFuture {
@@ -148,6 +149,22 @@ extension TrustCore {
         case .fresh, .unchecked: break
         }
         return .accepted(verified.stored, events)
+    }
+}
+
+extension TrustCore {
+    /// SHA-256 of the held manifest's payload: the hash recorded with the floor when the
+    /// manifest is the floor's (the manifest step just computed it), else from its envelope.
+    fileprivate func servedPayloadSHA256(_ state: TrustedState, _ manifest: ManifestPayload) -> [UInt8]? {
+        if let recorded = state.persisted.floorPayloadSHA256,
+            state.persisted.floor == ManifestOrder(rootVersion: manifest.rootVersion, version: manifest.version)
+        {
+            return recorded
+        }
+        guard let stored = state.persisted.manifest, let envelope = try? Envelope.parse(stored, limits: limits) else {
+            return nil
+        }
+        return crypto.hasher.sha256(envelope.payload)
     }
 }
 

@@ -370,7 +370,7 @@ public final class PinningClient: Sendable {
                     let limit = TlogProofLimits.standard.maxBytes
                     switch self.fetch(
                         scopeURL.appendingPathComponent("manifest.proof"), headers: [("Cache-Control", "no-cache")],
-                        deadline: deadline)
+                        maxBytes: limit, deadline: deadline)
                     {
                     case .success(let response) where response.status == 200:
                         guard response.body.count <= limit else { return .tooLarge(limit: limit) }
@@ -433,7 +433,7 @@ public final class PinningClient: Sendable {
         return name
     }
 
-    private func fetch(_ url: URL, headers: [(String, String)] = [], deadline: UInt64) -> Result<
+    private func fetch(_ url: URL, headers: [(String, String)] = [], maxBytes: Int? = nil, deadline: UInt64) -> Result<
         HTTPSResponse, FetchFailure
     > {
         let pins = Set(configuration.publisherPins.map(\.digest))
@@ -448,7 +448,7 @@ public final class PinningClient: Sendable {
         do {
             response = try transport.get(
                 url, headers: headers, connectTo: configuration.publisherConnectTo,
-                totalDeadline: max(Double(deadline - now) / 1e9, 0.001)
+                totalDeadline: max(Double(deadline - now) / 1e9, 0.001), maxResponseBytes: maxBytes
             ) { chain in
                 // A redirect may not leave the publisher's host (or the configured ones).
                 guard allowedHosts.contains(Self.normalisedHost(chain.host)) else {

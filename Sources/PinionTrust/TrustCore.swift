@@ -442,52 +442,57 @@ public struct TrustCore: Sendable {
             return finish(outcome, document: document)
         }
 
-        walk: while true {
-            let version = current.chain.newest.version + 1
-            switch fetchRoot(version) {
-            case .notFound:
-                break walk
-            case .failed(let reason):
-                let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
-                return walkFailed(.networkFailure(error), .networkFailure(error.description))
-            case .refused(let reason):
-                let error = ClientError.fetchRefused(resource: "root/\(version).json", reason: reason)
-                return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-            case .found(let bytes):
-                guard rotations < RootChain.maxRotationsPerWalk else {
-                    let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
+        /// The root walk from the newest trusted root; nil when it ended at a 404, else the
+        /// failed refresh.
+        func walkRoots() -> RefreshResult? {
+            while true {
+                let version = current.chain.newest.version + 1
+                switch fetchRoot(version) {
+                case .notFound:
+                    return nil
+                case .failed(let reason):
+                    let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
+                    return walkFailed(.networkFailure(error), .networkFailure(error.description))
+                case .refused(let reason):
+                    let error = ClientError.fetchRefused(resource: "root/\(version).json", reason: reason)
                     return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-                }
-                do {
-                    current = try acceptRoot(bytes, into: current)
-                    rotations += 1
-                    events.append(.rootAccepted(version: version))
-                    if current.manifest != nil, !current.manifestValid {
-                        events.append(
-                            .manifestNotCurrent("root \(version) was accepted; the manifest must be re-signed"))
+                case .found(let bytes):
+                    guard rotations < RootChain.maxRotationsPerWalk else {
+                        let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
+                        return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
                     }
-                } catch {
-                    return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
+                    do {
+                        current = try acceptRoot(bytes, into: current)
+                        rotations += 1
+                        events.append(.rootAccepted(version: version))
+                        if current.manifest != nil, !current.manifestValid {
+                            events.append(
+                                .manifestNotCurrent("root \(version) was accepted; the manifest must be re-signed"))
+                        }
+                    } catch {
+                        return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
+                    }
                 }
             }
         }
+
+        if let failed = walkRoots() { return failed }
 
         // With a log, the manifest stands or falls with manifest.proof: a refused proof keeps
         // the state after the root walk (the verified roots, as any later failure does), with
         // the walk's events; a rotation that changed the log drops the old checkpoint.
         if rotations > 0 { reconcileLog(&current) }
-        let afterWalk = current
-        let walkEvents = events
+        var afterWalk = current
+        var walkEvents = events
         var retried = false
         while true {
             current = afterWalk
             events = walkEvents
-            let step = manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest)
-            guard case .proceed(let outcome) = step else {
-                if case .done(let outcome, let document, let diagnosis) = step {
-                    return finish(outcome, document: document, diagnosis: diagnosis)
-                }
-                return finish(.unchanged)
+            let outcome: RefreshOutcome
+            switch manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest) {
+            case .done(let failure, let document, let diagnosis):
+                return finish(failure, document: document, diagnosis: diagnosis)
+            case .proceed(let success): outcome = success
             }
             guard let policy = current.chain.newest.payload.log else {
                 current.persisted.logCheckpoint = nil
@@ -499,8 +504,18 @@ public struct TrustCore: Sendable {
                 current.persisted.logCheckpoint = checkpoint
                 events += logEvents
                 return finish(outcome)
-            case .mismatch where !retried:
+            case .mismatch(let reason) where !retried:
                 retried = true
+                if case .verification(.rootLoggedNotServed) = reason {
+                    // The publisher may have added the root between the walk and the proof:
+                    // walk on from the roots verified so far, then fetch both files again.
+                    current = afterWalk
+                    events = walkEvents
+                    if let failed = walkRoots() { return failed }
+                    if rotations > 0 { reconcileLog(&current) }
+                    afterWalk = current
+                    walkEvents = events
+                }
                 continue
             case .mismatch(let reason), .refused(let reason):
                 refusal = reason

@@ -166,4 +166,56 @@ struct LoggedClientWorld {
         #expect(refusal.reasonCode == "log-proof-too-large")
         #expect(client.trustedState.persisted.manifest == nil)
     }
+
+    @Test func aSplitViewIsKeptInTheEvidenceFileOnce() throws {
+        var world = try LoggedClientWorld()
+        let leaf = try world.certificates.pin("leaf.der")
+        let first = try world.publisher.pinsManifest(version: 1, pins: [leaf])
+        let second = try world.publisher.pinsManifest(version: 2, pins: [leaf])
+        try world.log.append(root: world.root, rootVersion: 1, manifest: first)
+        try world.log.append(root: world.root, rootVersion: 1, manifest: second)
+        world.transport.serve("manifest.json", second, etag: Harness.etag(second))
+        world.reCosign(at: t0)
+        let client = try world.client()
+        #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
+        #expect(client.logEquivocationEvidence == nil)
+        let before = client.trustedState
+
+        // Two forks of size 2 signed by the log key, each ending in the head of version 2.
+        func fork(_ label: String) throws -> (LogPublisher, [UInt8]) {
+            var fork = try LogPublisher()
+            try fork.append(
+                HeadRecord(
+                    scope: scope, sequence: 0, rootVersion: 1,
+                    rootPayloadSHA256: try LogPublisher.payloadSHA256(world.root), manifestRootVersion: 1,
+                    manifestVersion: 1, manifestPayloadSHA256: LogPublisher.hasher.sha256(Array(label.utf8))))
+            try fork.append(root: world.root, rootVersion: 1, manifest: second)
+            return (fork, try fork.proof(cosignedAt: t0))
+        }
+        let (_, firstFork) = try fork("fork one")
+        world.transport.serve("manifest.proof", firstFork)
+        guard case .rejected(.log(let refusal)) = client.refresh().outcome else {
+            Issue.record("the split view was not refused")
+            return
+        }
+        #expect(refusal.reasonCode == "log-equivocation")
+        #expect(client.trustedState == before)
+        let evidence = try #require(client.logEquivocationEvidence)
+        #expect(evidence.storedNote == before.persisted.logCheckpoint?.note)
+        #expect(
+            world.recorder.events.contains { if case .logEquivocation(evidence) = $0 { true } else { false } })
+
+        // A second fork is refused too; the first evidence stays in the file.
+        let (_, secondFork) = try fork("fork two")
+        world.transport.serve("manifest.proof", secondFork)
+        _ = client.refresh()
+        #expect(client.logEquivocationEvidence == evidence)
+        let record = try #require(
+            try world.storage.read(LogEquivocationRecord.fileName, maxBytes: LogEquivocationRecord.maxBytes))
+        #expect(LogEquivocationRecord.decode(record, hasher: LogPublisher.hasher) == evidence)
+        // A damaged record is not evidence.
+        var damaged = record
+        damaged[damaged.count / 2] ^= 0x20
+        #expect(LogEquivocationRecord.decode(damaged, hasher: LogPublisher.hasher) == nil)
+    }
 }

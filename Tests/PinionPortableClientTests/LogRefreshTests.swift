@@ -185,6 +185,29 @@ func expectLogRefusal(
         #expect(served.state.chain.newest.version == 2)
     }
 
+    @Test func aRootPublishedBetweenTheWalkAndTheProofIsWalkedToOnTheRetry() throws {
+        var world = try LogWorld()
+        let manifest = try world.publish(version: 1)
+        try world.serveProof()
+        let state = try world.accepted()
+        let root2 = try world.publisher.loggedRoot(version: 2, log: world.log.policy)
+        try world.log.append(root: root2, rootVersion: 2, manifest: manifest)
+        try world.serveProof(cosignedAt: t0)
+        // root/2.json appears only after the first walk (the publish was under way).
+        var asked: [Int64] = []
+        let result = world.core.refresh(
+            state, startTime: t0.adding(seconds: 60),
+            fetchRoot: { version in
+                asked.append(version)
+                return version == 2 && asked.filter({ $0 == 2 }).count > 1 ? .found(root2) : .notFound
+            },
+            fetchManifest: world.tree.fetchManifest, fetchProof: world.tree.fetchProof)
+        #expect(result.outcome == .unchanged)
+        #expect(result.state.chain.newest.version == 2)
+        #expect(asked == [2, 2, 3])
+        #expect(result.state.persisted.logCheckpoint?.checkpoint.size == 2)
+    }
+
     @Test func aRootThatIsServedButNotLoggedIsRefusedAndTheManifestStepUndone() throws {
         var world = try LogWorld()
         try world.publish(version: 1)

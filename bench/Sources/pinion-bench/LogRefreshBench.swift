@@ -17,9 +17,11 @@ struct LogRefreshFixture {
     let policy: LogPolicy
     let loggedRoot: VerifiedRoot
     let limits: Limits
-    let now = Timestamp(Date())
+    let now: Timestamp
 
     init(domains count: Int, logSize: Int) {
+        let now = Timestamp(Date())
+        self.now = now
         let rootKey = newKey()
         let pinsKey = newKey()
         let hasher = SodiumSHA256()
