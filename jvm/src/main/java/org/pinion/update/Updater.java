@@ -8,7 +8,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.pinion.trust.RefreshResult;
 
-/** A background poller for one {@link PinningClient} (on Android, prefer WorkManager: see ANDROID.md). */
+/** A background poller for one {@link PinningClient} (on Android, prefer WorkManager: see docs/ANDROID.md). */
 public final class Updater {
     private final PinningClient client;
     private final UpdateSchedule schedule;
