@@ -28,12 +28,17 @@ import Testing
         #expect(result.status == 0, "scripts/demo failed:\n\(transcript)")
         #expect(result.out.contains("\nDEMO OK: "), "no success line:\n\(transcript)")
         #expect(!result.err.contains("DEMO FAILED"), "\(transcript)")
-        for step in 1...7 {
-            #expect(result.out.contains("== Step \(step)/7: "), "no heading of step \(step):\n\(transcript)")
+        for step in 1...8 {
+            #expect(result.out.contains("== Step \(step)/8: "), "no heading of step \(step):\n\(transcript)")
             #expect(result.out.contains("   ✓ step \(step): "), "step \(step) not checked:\n\(transcript)")
         }
         #expect(result.out.contains("listening on https://127.0.0.1:"), "\(transcript)")
         #expect(result.out.contains("pinion serve: stopped"), "\(transcript)")
+        // Step 7: two witnesses cosign, the fork is refused, the target refuses the unlogged manifest.
+        #expect(result.out.contains("cosigned by witness-1, witness-2"), "\(transcript)")
+        #expect(result.out.contains("refused as expected (exit 1): 0 of the 2 witnesses cosigned"), "\(transcript)")
+        #expect(result.out.contains("log reason  log-manifest-not-logged"), "\(transcript)")
+        #expect(result.out.contains(": consistent (size 2)"), "the audit checked the witnesses:\n\(transcript)")
         // The EXIT trap removed the demo's temporary directory.
         let left = try FileManager.default.contentsOfDirectory(atPath: w.directory.path)
         #expect(!left.contains { $0.hasPrefix("pinion-demo.") }, "left behind: \(left)")
