@@ -62,11 +62,28 @@ final class WitnessedWorkspace: @unchecked Sendable {
     let pki: OpenSSLPKIBuilder
     private(set) var witnesses: [PublishingWitnessProcess] = []
     /// The log flags of publish and log refresh.
-    let log = ["--log-key", "@log.key", "--witness-ca", "@pki/ca.pem"]
+    let log: [String]
+    /// Added to the environment of every child `pinion` (publish).
+    let environment: [String: String]
 
-    init() throws {
-        workspace = try Workspace(prefix: "pinion-publog-e2e")
-        for name in ["root", "pins", "log", "w1", "w2"] { workspace.quickKey(name) }
+    /// - Parameters:
+    ///   - prefix: the workspace's name prefix.
+    ///   - makeLogKey: writes log.pub into the workspace (for example from a token) and
+    ///     returns the `--log-key ...` flags; nil makes an unencrypted log.key file.
+    ///   - environment: added to the environment of child `pinion` processes.
+    init(
+        prefix: String = "pinion-publog-e2e", makeLogKey: ((Workspace) throws -> [String])? = nil,
+        environment: [String: String] = [:]
+    ) throws {
+        workspace = try Workspace(prefix: prefix)
+        self.environment = environment
+        for name in ["root", "pins", "w1", "w2"] { workspace.quickKey(name) }
+        if let makeLogKey {
+            log = try makeLogKey(workspace) + ["--witness-ca", "@pki/ca.pem"]
+        } else {
+            workspace.quickKey("log")
+            log = ["--log-key", "@log.key", "--witness-ca", "@pki/ca.pem"]
+        }
         pki = try OpenSSLPKIBuilder(
             directory: workspace.path("pki"),
             sections: """
@@ -115,7 +132,9 @@ final class WitnessedWorkspace: @unchecked Sendable {
 
     /// Runs the real binary's publish as a child process.
     func publish(_ files: [String]) throws -> CommandResult {
-        try workspace.pinion(["publish", "--repo", "@tree"] + files + log + ["--at", workspace.now.description])
+        try workspace.pinion(
+            ["publish", "--repo", "@tree"] + files + log + ["--at", workspace.now.description], environment: environment
+        )
     }
 
     /// Signs manifest version `version` as m{version}.json (version 1 with two pins, later ones after the previous).

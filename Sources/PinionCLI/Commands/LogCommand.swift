@@ -8,10 +8,14 @@ import PinionSystem
 /// `--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]`: the log key (an ordinary
 /// `pinion keygen` key file) and the witnesses' TLS trust.
 enum LogKeyOption {
-    static let options: [OptionSpec] = [.value("log-key"), .value("passphrase-file"), .value("witness-ca")]
+    static let options: [OptionSpec] = [
+        .value("log-key"), .value("passphrase-file"), .value("witness-ca"), HardwareModule.option,
+    ]
 
     static let help = """
-          --log-key LOG.key     the log key (pinion keygen file); required when the newest root lists a log
+          --log-key LOG.key|URI the log key: a pinion keygen file, or a PKCS#11 URI (RFC 7512) of an
+                                Ed25519 key in a token; required when the newest root lists a log
+          --pkcs11-module M.so  the PKCS#11 module for a URI (or PINION_PKCS11_MODULE, or the URI's module-path)
           --passphrase-file F   the log key's passphrase (else PINION_PASSPHRASE or the terminal)
           --witness-ca FILE     PEM bundle of the CAs of the witnesses' TLS certificates (default: system roots)
         """
@@ -19,7 +23,7 @@ enum LogKeyOption {
     /// The log context, or nil without --log-key.
     static func context(_ arguments: ParsedArguments, context: CLIContext) throws -> LogPublishContext? {
         guard let path = arguments.value("log-key") else {
-            for option in ["passphrase-file", "witness-ca"] where arguments.value(option) != nil {
+            for option in ["passphrase-file", "witness-ca", "pkcs11-module"] where arguments.value(option) != nil {
                 throw CLIError.usage("--\(option) goes with --log-key")
             }
             return nil
@@ -28,6 +32,20 @@ enum LogKeyOption {
         if let caFile {
             // A missing or unreadable bundle is refused (exit 3, as every unreadable input) before any write.
             _ = try Files.read(caFile, limit: maxInputBytes)
+        }
+        if case .pkcs11(let uri) = try KeyReference.parse(path) {
+            guard arguments.value("passphrase-file") == nil else {
+                throw CLIError.usage(
+                    "--passphrase-file binds to key files; a token's PIN comes from the URI's pin-source")
+            }
+            let module = HardwareModule(arguments)
+            let signer = try Hardware.mapped {
+                try PKCS11NoteSigner(uri: uri, module: try module.get(for: uri), pin: Hardware.pin(for: uri))
+            }
+            return LogPublishContext(signer: signer, witnesses: HTTPSWitnessClient(caFile: caFile))
+        }
+        if arguments.value("pkcs11-module") != nil {
+            throw CLIError.usage("--pkcs11-module goes with a PKCS#11 URI as --log-key")
         }
         let passphrase = PassphraseOnce(file: arguments.value("passphrase-file"), prompt: "Passphrase for \(path): ")
         let (key, encrypted) = try KeyFile.readSecretKeyFile(path: path, passphrase: { try passphrase.get() })
