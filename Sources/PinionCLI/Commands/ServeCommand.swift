@@ -62,20 +62,32 @@ struct ServeCommand: Command {
         \(ServeOperations.help)
         """
 
-    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
-        _ = try arguments.positional([])
+    /// The server settings `pinion serve` and `pinion witness` share: the TLS certificate
+    /// chain (`--cert`) and key (`--KEYFLAG`), both readable (else exit 3; what OpenSSL then
+    /// refuses in a readable file is a failure, exit 1), `--listen`, `--workers`,
+    /// `--max-connections`, `--max-requests` and the four timeouts.
+    ///
+    /// - Parameters:
+    ///   - repository: the served tree ("" for the witness).
+    ///   - keyFlag: the private key's flag name (`key` for serve, `tls-key` for the witness).
+    ///   - defaultListen: `ADDRESS:PORT` without `--listen`.
+    ///   - defaultMaxConnections: the cap without `--max-connections`, or nil for the library's.
+    /// - Throws: `CLIError` naming the flag.
+    static func serverConfiguration(
+        _ arguments: ParsedArguments, repository: String, keyFlag: String, defaultListen: String,
+        defaultMaxConnections: Int? = nil
+    ) throws -> PublisherConfiguration {
         var configuration = PublisherConfiguration(
-            repository: try arguments.required("repo"), certificateChainFile: try arguments.required("cert"),
-            privateKeyFile: try arguments.required("key"))
-        // A certificate or key file that cannot be read is an I/O error (exit 3); what
-        // OpenSSL then refuses in a readable file is a failure (exit 1).
-        for (flag, path) in [("cert", configuration.certificateChainFile), ("key", configuration.privateKeyFile)] {
+            repository: repository, certificateChainFile: try arguments.required("cert"),
+            privateKeyFile: try arguments.required(keyFlag))
+        if let defaultMaxConnections { configuration.maxConnections = defaultMaxConnections }
+        for (flag, path) in [("cert", configuration.certificateChainFile), (keyFlag, configuration.privateKeyFile)] {
             do { _ = try Files.read(path, limit: maxInputBytes) } catch {
                 throw CLIError(exitCode: error.exitCode, "--\(flag) \(error.message)")
             }
         }
         (configuration.host, configuration.port) = try SPKICommand.splitHostPort(
-            arguments.value("listen") ?? "127.0.0.1:8443", option: "--listen", allowPortZero: true)
+            arguments.value("listen") ?? defaultListen, option: "--listen", allowPortZero: true)
         configuration.workers = Int(
             try arguments.integer("workers", in: 1...256)
                 ?? Int64(min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 256)))
@@ -85,13 +97,20 @@ struct ServeCommand: Command {
         if let value = try arguments.integer("max-requests", in: 1...1_000_000_000) {
             configuration.maxRequestsPerConnection = Int(value)
         }
-        configuration.cors = arguments.flag("cors")
         for (name, keyPath) in [
             ("header-timeout", \PublisherConfiguration.headerTimeout), ("idle-timeout", \.idleTimeout),
             ("write-timeout", \.writeTimeout), ("drain-timeout", \.drainTimeout),
         ] {
             if let text = arguments.value(name) { configuration[keyPath: keyPath] = try seconds(text, option: name) }
         }
+        return configuration
+    }
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
+        _ = try arguments.positional([])
+        var configuration = try serverConfiguration(
+            arguments, repository: try arguments.required("repo"), keyFlag: "key", defaultListen: "127.0.0.1:8443")
+        configuration.cors = arguments.flag("cors")
         let log: AccessLog
         switch arguments.value("access-log") ?? "-" {
         case "-": log = .standardError

@@ -116,34 +116,8 @@ struct WitnessCommand: Command {
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         _ = try arguments.positional([])
-        var configuration = PublisherConfiguration(
-            repository: "", certificateChainFile: try arguments.required("cert"),
-            privateKeyFile: try arguments.required("tls-key"))
-        configuration.maxConnections = 1024
-        for (flag, path) in [("cert", configuration.certificateChainFile), ("tls-key", configuration.privateKeyFile)] {
-            do { _ = try Files.read(path, limit: maxInputBytes) } catch {
-                throw CLIError(exitCode: error.exitCode, "--\(flag) \(error.message)")
-            }
-        }
-        (configuration.host, configuration.port) = try SPKICommand.splitHostPort(
-            arguments.value("listen") ?? "127.0.0.1:8444", option: "--listen", allowPortZero: true)
-        configuration.workers = Int(
-            try arguments.integer("workers", in: 1...256)
-                ?? Int64(min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 256)))
-        if let value = try arguments.integer("max-connections", in: 1...1_000_000) {
-            configuration.maxConnections = Int(value)
-        }
-        if let value = try arguments.integer("max-requests", in: 1...1_000_000_000) {
-            configuration.maxRequestsPerConnection = Int(value)
-        }
-        for (name, keyPath) in [
-            ("header-timeout", \PublisherConfiguration.headerTimeout), ("idle-timeout", \.idleTimeout),
-            ("write-timeout", \.writeTimeout), ("drain-timeout", \.drainTimeout),
-        ] {
-            if let text = arguments.value(name) {
-                configuration[keyPath: keyPath] = try ServeCommand.seconds(text, option: name)
-            }
-        }
+        let configuration = try ServeCommand.serverConfiguration(
+            arguments, repository: "", keyFlag: "tls-key", defaultListen: "127.0.0.1:8444", defaultMaxConnections: 1024)
         var rateLimit: WitnessRateLimit? = WitnessRateLimit()
         if arguments.flag("no-rate-limit") {
             for option in ["rate-burst", "rate-per-minute"] where arguments.value(option) != nil {
