@@ -1,6 +1,8 @@
 // Last-Modified and If-Modified-Since (RFC 9110 §8.8.2, §13.1.3), the error bodies shared
 // with the nginx configuration, and the optional CORS header of `pinion serve`.
 
+import PinionCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -33,6 +35,31 @@ extension HTTPResponse {
                 ("X-Content-Type-Options", "nosniff"),
             ] + extra,
             body: Array(PublisherErrorBody.text(status).utf8), sendBody: sendBody, close: close, date: date)
+    }
+}
+
+extension HTTPResponse {
+    /// The answer to a report POST (docs/DESIGN.md §14): 204 with no body, or an error with
+    /// the JSON body `{"error": "<reason>"}` (the reason names the member and the rule;
+    /// `Content-Type: application/json`, as every other error `pinion serve` sends). An
+    /// empty reason is the status's reason phrase, in lowercase.
+    static func reportAnswer(
+        _ status: Int, _ reason: String, close: Bool, date: String, extra: [(String, String)] = []
+    ) -> HTTPResponse {
+        if status == 204 {
+            return make(
+                status: 204, headers: [("Cache-Control", "no-store")] + extra, body: [], sendBody: false,
+                close: close, date: date)
+        }
+        let text = reason.isEmpty ? HTTPResponse.reason(status).lowercased() : reason
+        let body = Array("{\"error\": \(JSONWriter.quote(text))}\n".utf8)
+        return make(
+            status: status,
+            headers: [
+                ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+                ("X-Content-Type-Options", "nosniff"),
+            ] + extra,
+            body: body, sendBody: true, close: close, date: date)
     }
 }
 

@@ -503,8 +503,8 @@ final class Worker: @unchecked Sendable {
         }
         switch decision {
         case .respond(let status, let reason, let retryAfter):
-            let response = HTTPResponse.text(
-                status, reason, sendBody: true, close: close, date: clock.httpDate,
+            let response = HTTPResponse.reportAnswer(
+                status, reason, close: close, date: clock.httpDate,
                 extra: retryAfter.map { [("Retry-After", String($0))] } ?? [])
             begin(connection, response: response, method: head.method.name, path: head.target, close: close)
         case .queued:
@@ -535,9 +535,8 @@ final class Worker: @unchecked Sendable {
                 connection.reportToken == token
             else { continue }
             let close = connection.closeAfterResponse || shared.draining.load(ordering: .relaxed)
-            let response = HTTPResponse.text(
-                status, reason.isEmpty ? HTTPResponse.reason(status) : reason, sendBody: status != 204, close: close,
-                date: clock.httpDate, extra: status == 503 ? [("Retry-After", "5")] : [])
+            let response = HTTPResponse.reportAnswer(
+                status, reason, close: close, date: clock.httpDate, extra: status == 503 ? [("Retry-After", "5")] : [])
             begin(connection, response: response, method: connection.logMethod, path: connection.logPath, close: close)
             want(connection, writable: false)
             drive(connection)

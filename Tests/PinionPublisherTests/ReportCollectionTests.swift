@@ -109,7 +109,11 @@ import Testing
         for (body, reason) in cases {
             let result = try collector.post(body)
             #expect(result.status == 400, "\(body.prefix(80))")
-            #expect(result.body.contains(reason), "\(result.body) should name \(reason)")
+            // The body is JSON, {"error": reason}, like every other error pinion serve sends.
+            let object = try? JSONSerialization.jsonObject(with: Data(result.body.utf8)) as? [String: String]
+            let error = object?["error"] ?? ""
+            #expect(
+                object?.count == 1 && error.contains(reason), "\(result.body) should be {\"error\": ...\(reason)...}")
         }
         let wrongType = try collector.post(good, headers: ["Content-Type: text/plain"])
         #expect(wrongType.status == 400)
@@ -148,7 +152,8 @@ import Testing
             let result = try collector.post(reportBody(hostname: "h\(index).example.com", chain: [chain.first]))
             statuses.append(result.status)
             if result.status == 429 {
-                #expect(result.body.contains("too many reports"))
+                let object = try? JSONSerialization.jsonObject(with: Data(result.body.utf8)) as? [String: String]
+                #expect(object?["error"] == "too many reports from this address", "\(result.body)")
                 retryAfter += result.headers.split(separator: "\r\n").filter {
                     $0.lowercased().hasPrefix("retry-after:")
                 }
