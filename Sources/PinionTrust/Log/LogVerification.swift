@@ -66,6 +66,10 @@ public enum LogVerificationError: Error, Equatable, Sendable, CustomStringConver
         case .rootMismatch(let logged, let newest):
             return "the log names root \(logged), the newest root here is \(newest) (another payload or stale proof)"
         case .manifestNotLogged(let logged, let served):
+            if logged == served {
+                return "the served manifest version \(served) is not the one the log holds as version \(logged) "
+                    + "(another payload: a manifest left out of the log)"
+            }
             return "the served manifest version \(served) is not the logged head (version \(logged))"
         case .checkpointShrank(let stored, let received):
             return "the log checkpoint shrank from \(stored) to \(received) entries"

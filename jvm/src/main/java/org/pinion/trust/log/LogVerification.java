@@ -117,8 +117,12 @@ public final class LogVerification {
         }
         if (head.manifestRootVersion != manifestRootVersion || head.manifestVersion != manifestVersion
                 || !Arrays.equals(head.manifestPayloadSha256(), manifestPayloadSha256)) {
-            throw new LogException(LogException.Reason.MANIFEST_NOT_LOGGED, "the served manifest version " + manifestVersion
-                    + " is not the logged head (version " + head.manifestVersion + ")");
+            String detail = head.manifestVersion == manifestVersion
+                    ? " is not the one the log holds as version " + head.manifestVersion
+                            + " (another payload: a manifest left out of the log)"
+                    : " is not the logged head (version " + head.manifestVersion + ")";
+            throw new LogException(LogException.Reason.MANIFEST_NOT_LOGGED,
+                    "the served manifest version " + manifestVersion + detail);
         }
 
         // 5. Not smaller than the stored checkpoint; the same size with another hash is equivocation.
