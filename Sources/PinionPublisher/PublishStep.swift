@@ -60,6 +60,16 @@ struct PublishStep {
         }
     }
 
+    /// Whether index.json lists `root` as root version 1 with its payload SHA-256: the root
+    /// of a first publish that wrote history and index.json but died before root/1.json.
+    private func isUnfinishedFirstPublish(of root: Batch.Root) -> Bool {
+        guard root.payload.version == 1, let envelope = try? Envelope.parse(root.bytes, limits: tree.limits) else {
+            return false
+        }
+        let digest = crypto.hasher.sha256(envelope.payload)
+        return index.roots.contains { $0.version == 1 && $0.payloadSHA256 == digest }
+    }
+
     private mutating func checkRoots() throws(PublishError) {
         for root in batch.roots {
             let version = root.payload.version
@@ -78,7 +88,11 @@ struct PublishStep {
                 }
                 chain = existing
             } else {
-                if try tree.hasHistory() {
+                // A first publish (root 1 with its first manifests) that died before its
+                // last write, root/1.json, left history and an index.json listing this very
+                // root: publishing the same envelopes again completes it. Any other history
+                // without roots is a tree whose roots were lost.
+                if try tree.hasHistory(), !isUnfinishedFirstPublish(of: root) {
                     throw .refused(
                         input: nil,
                         reason:

@@ -134,6 +134,57 @@ import Testing
         #expect(try verifyServed(world, newestRoot: root).head.manifestVersion == 2)
     }
 
+    /// The scope's first publish (root 1 and manifest 1 together) below the quorum: history
+    /// and index.json are written, root/1.json (written last) is not. Both `log refresh` and
+    /// the same publish run again must complete it (found by the hostile review: the guard
+    /// against a tree that lost its roots refused both).
+    @Test func aFirstPublishBelowTheQuorumIsCompletedByRefreshAndByPublishingAgain() throws {
+        for completeByRefresh in [true, false] {
+            let world = try LogWorld()
+            let root = try world.root()
+            let first = try world.nextManifest()
+            world.witnesses[1].goDown(afterAnswers: 0)
+            world.witnesses[2].goDown(afterAnswers: 0)
+            do {
+                try world.publish([root, first])
+                Issue.record("published below the quorum")
+            } catch {
+                guard case .refused(nil, let reason) = error else { throw error }
+                #expect(reason.contains("pending"), "\(reason)")
+            }
+            #expect(world.read("root/1.json") == nil, "roots are written last")
+            #expect(world.read("manifest.json") == nil)
+            world.witnesses[1].isDown = false
+            if completeByRefresh {
+                let outcomes = try Publisher.refreshLog(
+                    repo: world.repo, at: t0.adding(seconds: 60), crypto: sodium, log: try world.context())
+                guard case .completed(_, let outcome) = try #require(outcomes.first) else {
+                    Issue.record("not completed: \(outcomes)")
+                    continue
+                }
+                #expect(outcome.log?.size == 1)
+            } else {
+                try world.publish([root, first])
+            }
+            #expect(world.read("root/1.json") != nil, "completed by \(completeByRefresh ? "log refresh" : "publish")")
+            #expect(try verifyServed(world, newestRoot: root).head.manifestVersion == 1)
+        }
+        // A tree whose roots were really lost (history, no root/, an index that does not
+        // list this root) is still refused.
+        let world = try LogWorld()
+        let root = try world.root()
+        try world.publish([root, try world.nextManifest()])
+        try FileManager.default.removeItem(atPath: world.repo + "/v1/com.example.app/root")
+        try FileManager.default.removeItem(atPath: world.repo + "/v1/com.example.app/index.json")
+        do {
+            try world.publish([root])
+            Issue.record("a tree without its roots was accepted")
+        } catch {
+            guard case .refused(nil, let reason) = error else { throw error }
+            #expect(reason.contains("root/ is empty"), "\(reason)")
+        }
+    }
+
     @Test func witnessesLostAfterStepOneLeaveAPendingPublishThatRefreshCompletes() throws {
         let world = try LogWorld()
         let root = try world.root()
