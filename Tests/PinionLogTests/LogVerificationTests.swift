@@ -289,6 +289,36 @@ private let now: Int64 = 1_800_000_000
         #expect(!small.quorumTimeInFuture && small.futureCosignatures.isEmpty)
     }
 
+    /// Cosignatures dated years ahead (witnesses with wrong clocks, or colluding) count as
+    /// age 0 once; the same tree seen again keeps its stored t_q, so a frozen view ages from
+    /// when it was first seen instead of staying fresh until that date (hostile review).
+    @Test func aFutureQuorumTimeDoesNotKeepTheSameTreeFreshForEver() throws {
+        let log = try threeSteps()
+        let farFuture = UInt64(now + 9 * 365 * 86_400)
+        let proof = try log.proof(note: try log.note(cosignedBy: [(0, farFuture), (1, farFuture)]))
+        let first = try check(log, proof)
+        #expect(first.freshness == .fresh(age: 0))
+        #expect(first.stored.quorumTime == now)
+        // Two days later, the same proof: aged from the first sight, stale past maxCheckpointAge (1 day).
+        let later = now + 2 * 86_400
+        let again = try check(log, proof, stored: first.stored, at: later)
+        #expect(again.quorumTimeInFuture)
+        #expect(again.stored.quorumTime == now, "the stored t_q stays")
+        #expect(again.freshness == .stale(age: 2 * 86_400))
+        // Past the grace: expired.
+        let muchLater = now + 86_400 + LogPolicy.defaultGrace + 1
+        #expect(
+            try check(log, proof, stored: again.stored, at: muchLater).freshness
+                == .expired(age: 86_400 + LogPolicy.defaultGrace + 1))
+        // A new tree (one more entry) with future times is anchored at its own first sight.
+        var grown = log
+        try grown.appendHead(rootVersion: 1, manifestVersion: 4)
+        let grownProof = try grown.proof(note: try grown.note(cosignedBy: [(0, farFuture), (1, farFuture)]))
+        let newer = try check(grown, grownProof, manifest: 4, stored: again.stored, at: later)
+        #expect(newer.stored.quorumTime == later)
+        #expect(newer.freshness == .fresh(age: 0))
+    }
+
     @Test func freshnessIsStalePastTheMaximumAgeAndExpiredPastTheGrace() throws {
         let log = try threeSteps()
         let note = try log.note(cosignedBy: [(0, UInt64(now)), (1, UInt64(now))])

@@ -280,13 +280,23 @@ public enum LogVerification {
             }
         }
 
-        // 6. Freshness from t_q.
+        // 6. Freshness from t_q. A t_q ahead of `now` counts as age 0 and is stored as `now`,
+        // once: when the stored checkpoint is the same tree, its stored t_q stays, so
+        // cosignatures dated in the future cannot keep a frozen view fresh for ever (the
+        // checkpoint then ages from when it was first seen).
         let skewLimit = now.addingReportingOverflow(LogFreshness.allowedFutureSkew).partialValue
         let future = cosigned.filter { Int64(clamping: $0.time) > skewLimit }
+        var effectiveQuorumTime = quorumTime
+        if quorumTime > now, let stored, stored.checkpoint.origin == checkpoint.origin,
+            stored.checkpoint.size == checkpoint.size, stored.checkpoint.rootHash == checkpoint.rootHash
+        {
+            effectiveQuorumTime = min(stored.quorumTime, now)
+        }
         return VerifiedLogProof(
-            stored: StoredCheckpoint(checkpoint: checkpoint, note: note.bytes, quorumTime: min(quorumTime, now)),
+            stored: StoredCheckpoint(
+                checkpoint: checkpoint, note: note.bytes, quorumTime: min(effectiveQuorumTime, now)),
             head: head, witnesses: cosigned.map(\.name), futureCosignatures: future.map(\.name),
             quorumTimeInFuture: quorumTime > skewLimit,
-            freshness: LogFreshness.evaluate(quorumTime: quorumTime, now: now, policy: policy))
+            freshness: LogFreshness.evaluate(quorumTime: effectiveQuorumTime, now: now, policy: policy))
     }
 }

@@ -146,8 +146,15 @@ public final class LogVerification {
             names.add(c.name);
             if (c.time > skewLimit) future.add(c.name);
         }
-        return new Verified(new StoredCheckpoint(checkpoint, note.bytes(), Math.min(quorumTime, now)), head, names, future,
-                quorumTime > skewLimit, LogFreshness.evaluate(quorumTime, now, policy));
+        // A t_q ahead of now is stored as now once: for the same tree the stored t_q stays, so
+        // future-dated cosignatures cannot keep a frozen view fresh (as the Swift SDK).
+        long effectiveQuorumTime = quorumTime;
+        if (quorumTime > now && stored != null && stored.checkpoint.origin.equals(checkpoint.origin)
+                && stored.checkpoint.size == checkpoint.size && stored.checkpoint.sameRoot(checkpoint)) {
+            effectiveQuorumTime = Math.min(stored.quorumTime, now);
+        }
+        return new Verified(new StoredCheckpoint(checkpoint, note.bytes(), Math.min(effectiveQuorumTime, now)), head,
+                names, future, quorumTime > skewLimit, LogFreshness.evaluate(effectiveQuorumTime, now, policy));
     }
 
     /** Step 1: the checkpoint is for the policy's origin and carries a valid signature by the log key. */

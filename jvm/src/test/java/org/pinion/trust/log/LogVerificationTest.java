@@ -208,6 +208,23 @@ public class LogVerificationTest {
     }
 
     @Test
+    public void aFutureTqDoesNotKeepTheSameTreeFreshForEver() throws Exception {
+        String text = text(ENTRIES, 2);
+        long farFuture = T + 9L * 365 * 86400;
+        byte[] future = proof(ENTRIES, 1, 2, cosign(0, farFuture, text), cosign(1, farFuture, text));
+        LogVerification.Verified first = verify(future, null, T);
+        assertEquals(T, first.stored.quorumTime);
+        assertEquals(0, first.freshness.age);
+        // Two hours later (maxCheckpointAge 3600 s), the same proof: aged from the first sight.
+        LogVerification.Verified again = verify(future, first.stored, T + 7200);
+        assertTrue(again.quorumTimeInFuture);
+        assertEquals(T, again.stored.quorumTime);
+        assertEquals(LogFreshness.State.STALE, again.freshness.state);
+        assertEquals(7200, again.freshness.age);
+        assertEquals(LogFreshness.State.EXPIRED, verify(future, again.stored, T + 3600 + 7200 + 1).freshness.state);
+    }
+
+    @Test
     public void freshnessBoundaries() {
         assertEquals(LogFreshness.State.FRESH, LogFreshness.evaluate(T, T + 3600, POLICY).state);
         assertEquals(LogFreshness.State.STALE, LogFreshness.evaluate(T, T + 3601, POLICY).state);
