@@ -325,7 +325,7 @@ def case_log_future_quorum_time(b):
     limit = T0 + MAX_AGE + GRACE
     steps(b, "A t_q two days ahead is reported, counts as age 0 and is stored as now once: lastKnownTime does not "
              "move (no clock-stepped-back an hour later), the same tree seen again keeps its stored t_q, and the "
-             "manifest narrows maxCheckpointAge + grace after the first sight (docs/DESIGN.md §12)", [
+             "manifest narrows maxCheckpointAge + grace after the first sight", [
         serve_log("manifest-1.json", "proof-future.proof"),
         refresh(T_START, "updated", [1, 1], True, absent=["staleCheckpoint"]),
         refresh(rfc3339(T0 + 3600), "unchanged", [1, 1], True, absent=["clockSteppedBack"]),
