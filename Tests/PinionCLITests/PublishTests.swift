@@ -212,8 +212,9 @@ import Testing
         signChain(w, count: 3)
         w.ok(["publish", "--repo", "@tree", "@m1.json"])
         w.ok(["publish", "--repo", "@tree", "@m2.json"])
+        let pristine = try w.readBytes("\(scopeDir)/index.json")
         // The index says version 2 had another payload than history/2.json holds.
-        var index = try PublishedIndex.parse(try w.readBytes("\(scopeDir)/index.json"))
+        var index = try PublishedIndex.parse(pristine)
         index.manifests[1].payloadSHA256 = [UInt8](repeating: 0xFF, count: 32)
         try w.writeBytes("\(scopeDir)/index.json", index.serialized())
         #expect(w.run(["publish", "--repo", "@tree", "@m3.json"]).status == 1)
@@ -223,9 +224,21 @@ import Testing
         let emptied = w.run(["publish", "--repo", "@tree", "@m3.json"])
         #expect(emptied.status == 1)
         #expect(emptied.err.contains("does not list"))
-        // Roots lost under existing history: no new chain may start there.
+        // Roots lost under existing history, and an index.json that does not list the root
+        // given: no new chain may start there.
         try FileManager.default.removeItem(atPath: w.path("\(scopeDir)/root"))
-        #expect(w.run(["publish", "--repo", "@tree", "@root.json"]).status == 1)
+        index.roots = []
+        try w.writeBytes("\(scopeDir)/index.json", index.serialized())
+        let lost = w.run(["publish", "--repo", "@tree", "@root.json"])
+        #expect(lost.status == 1)
+        #expect(lost.err.contains("root/ is empty"), "\(lost.err)")
+        #expect(!w.exists("\(scopeDir)/root/1.json"))
+        // The same root 1 that index.json lists (a first publish that died before its last
+        // write, root/1.json) is put back: publishing it again completes that publish.
+        try w.writeBytes("\(scopeDir)/index.json", pristine)
+        let restored = w.run(["publish", "--repo", "@tree", "@root.json"])
+        #expect(restored.status == 0, "\(restored.err)")
+        #expect(try w.readBytes("\(scopeDir)/root/1.json") == (try w.readBytes("root.json")))
     }
 
     @Test func aSymlinkedManifestIsRefusedBeforeAnyWrite() throws {
