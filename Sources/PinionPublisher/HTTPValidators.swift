@@ -24,17 +24,20 @@ public enum PublisherErrorBody {
 let corsHeader = ("Access-Control-Allow-Origin", "*")
 
 extension HTTPResponse {
-    /// An error response with the JSON body of `PublisherErrorBody`; never stored by caches.
+    /// An error response with the JSON body of `PublisherErrorBody`, or `{"error": message}`
+    /// when a message is given; never stored by caches.
     static func error(
-        _ status: Int, sendBody: Bool, close: Bool, date: String, extra: [(String, String)] = []
+        _ status: Int, message: String? = nil, sendBody: Bool, close: Bool, date: String,
+        extra: [(String, String)] = []
     ) -> HTTPResponse {
-        make(
+        let body = message.map { "{\"error\": \(JSONWriter.quote($0))}\n" } ?? PublisherErrorBody.text(status)
+        return make(
             status: status,
             headers: [
                 ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
                 ("X-Content-Type-Options", "nosniff"),
             ] + extra,
-            body: Array(PublisherErrorBody.text(status).utf8), sendBody: sendBody, close: close, date: date)
+            body: Array(body.utf8), sendBody: sendBody, close: close, date: date)
     }
 }
 
@@ -51,15 +54,8 @@ extension HTTPResponse {
                 status: 204, headers: [("Cache-Control", "no-store")] + extra, body: [], sendBody: false,
                 close: close, date: date)
         }
-        let text = reason.isEmpty ? HTTPResponse.reason(status).lowercased() : reason
-        let body = Array("{\"error\": \(JSONWriter.quote(text))}\n".utf8)
-        return make(
-            status: status,
-            headers: [
-                ("Content-Type", "application/json"), ("Cache-Control", "no-store"),
-                ("X-Content-Type-Options", "nosniff"),
-            ] + extra,
-            body: body, sendBody: true, close: close, date: date)
+        return error(
+            status, message: reason.isEmpty ? nil : reason, sendBody: true, close: close, date: date, extra: extra)
     }
 }
 

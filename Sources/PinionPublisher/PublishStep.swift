@@ -63,11 +63,7 @@ struct PublishStep {
     /// Whether index.json lists `root` as root version 1 with its payload SHA-256: the root
     /// of a first publish that wrote history and index.json but died before root/1.json.
     private func isUnfinishedFirstPublish(of root: Batch.Root) -> Bool {
-        guard root.payload.version == 1, let envelope = try? Envelope.parse(root.bytes, limits: tree.limits) else {
-            return false
-        }
-        let digest = crypto.hasher.sha256(envelope.payload)
-        return index.roots.contains { $0.version == 1 && $0.payloadSHA256 == digest }
+        root.payload.version == 1 && index.roots.contains { $0.version == 1 && $0.payloadSHA256 == root.payloadSHA256 }
     }
 
     private mutating func checkRoots() throws(PublishError) {

@@ -76,6 +76,8 @@ struct Batch {
         let input: Int
         let bytes: [UInt8]
         let payload: RootPayload
+        /// SHA-256 of the envelope's payload bytes (as index.json lists it).
+        let payloadSHA256: [UInt8]
     }
     struct Manifest {
         let input: Int
@@ -99,7 +101,10 @@ struct Batch {
                 switch envelope.kind {
                 case .root:
                     let payload = try RootPayload.parse(envelope.payload, limits: limits, crypto: crypto)
-                    roots.append(Root(input: input, bytes: bytes, payload: payload))
+                    roots.append(
+                        Root(
+                            input: input, bytes: bytes, payload: payload,
+                            payloadSHA256: crypto.hasher.sha256(envelope.payload)))
                     documentScope = payload.scope
                 case .pins:
                     let payload = try ManifestPayload.parse(envelope.payload, limits: limits)
