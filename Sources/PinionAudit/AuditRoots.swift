@@ -1,4 +1,8 @@
 // The auditor's root walk (docs/DESIGN.md §4, §10): every rotation from root 1, both thresholds, the given root unchanged.
+//
+// It drives `RootChainWalk` one root at a time (no rotation limit; `maxRoots` bounds it) and,
+// unlike a client, carries on past a refused root from that root's own signatures, so that
+// every fault of the history is listed.
 
 import PinionCore
 import PinionTrust
@@ -7,7 +11,10 @@ extension AuditRun {
     mutating func auditRoots() throws(AuditError) {
         let given = anchor.newest
         let limits = options.limits
-        var chain: RootChain?
+        var walk: RootChainWalk?
+        func walking(_ chain: RootChain) -> RootChainWalk {
+            RootChainWalk(from: chain, maxRotations: nil, crypto: crypto, limits: limits)
+        }
         var version: Int64 = 1
         var previousPinsRole: RootPayload.Role?
         walk: while true {
@@ -22,7 +29,7 @@ extension AuditRun {
                 // When root/ itself is refused (a link or a file where the folder belongs),
                 // every root would be refused the same way: one finding is enough.
                 if Self.folderRefused(.root, in: source) { break walk }
-                chain = nil
+                walk = nil
                 version += 1
                 continue
             case .absent:
@@ -30,7 +37,7 @@ extension AuditRun {
                     violation(
                         .rootMissing, version, file,
                         "missing; every root from 1 up to the given root (version \(given.version)) must be published")
-                    chain = nil
+                    walk = nil
                     version = given.version
                     continue
                 }
@@ -38,7 +45,7 @@ extension AuditRun {
                     violation(
                         .rootMissing, version, file,
                         "missing; the given root (version \(given.version)) is not published")
-                    chain = anchor
+                    walk = walking(anchor)
                     record(given, file: "(given root)", previousPinsRole: &previousPinsRole)
                     version += 1
                     continue
@@ -46,14 +53,14 @@ extension AuditRun {
             case .bytes(let bytes):
                 var placed: VerifiedRoot?
                 var rotationError: TrustError?
-                if var current = chain {
-                    do {
-                        placed = try current.append(bytes, crypto: crypto, limits: limits)
-                        chain = current
-                    } catch {
-                        rotationError = error
-                        rootViolation(error, version: version)
-                    }
+                switch walk?.accept(bytes) {
+                case .success(let root):
+                    placed = root
+                case .failure(let error):
+                    rotationError = error
+                    rootViolation(error, version: version)
+                case nil:
+                    break
                 }
                 if placed == nil {
                     // Start over on the root's own signatures, so that later rotations and the
@@ -66,7 +73,7 @@ extension AuditRun {
                                 violation(
                                     .rootFileName, version, file, "holds root version \(root.version), not \(version)")
                             }
-                            chain = nil
+                            walk = nil
                         } else if root.payload.scope != report.scope {
                             if rotationError == nil {
                                 violation(
@@ -74,14 +81,14 @@ extension AuditRun {
                                     TrustError.scopeMismatch(expected: report.scope, found: root.payload.scope)
                                         .description)
                             }
-                            chain = nil
+                            walk = nil
                         } else {
                             placed = root
-                            chain = restarted
+                            walk = walking(restarted)
                         }
                     } catch {
                         if error != rotationError { rootViolation(error, version: version) }
-                        chain = nil
+                        walk = nil
                     }
                 }
                 if version == given.version {
@@ -95,7 +102,7 @@ extension AuditRun {
                     }
                     if placed == nil {
                         // Clients trust the given root: check the rest against it.
-                        chain = anchor
+                        walk = walking(anchor)
                         placed = given
                     }
                 }

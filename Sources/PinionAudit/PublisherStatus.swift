@@ -281,34 +281,27 @@ public enum PublisherStatusCheck {
         return status
     }
 
-    /// Follows rotations; false when the walk ended in a failure (recorded in `status`).
+    /// Follows rotations (`RootChainWalk`); false when the walk ended in a failure (recorded
+    /// in `status`).
     private static func walkRoots(
         _ chain: inout RootChain, source: any TreeSource, crypto: CryptoProvider, options: StatusOptions,
         into status: inout PublisherStatus
     ) -> Bool {
-        for _ in 0..<RootChain.maxRotationsPerWalk {
-            let next = chain.newest.version + 1
-            let bytes: [UInt8]?
-            do { bytes = try source.read(.root(next), limit: options.limits.maxEnvelopeBytes) } catch {
-                status.problems.append(problem(error))
-                return false
-            }
-            guard let bytes else { return true }
-            do { try chain.append(bytes, crypto: crypto, limits: options.limits) } catch {
-                status.problems.append(.rootInvalid(version: next, error: error))
-                return false
-            }
-        }
-        // One more absent file means the walk was complete at exactly the limit.
-        do {
-            if try source.read(.root(chain.newest.version + 1), limit: options.limits.maxEnvelopeBytes) == nil {
-                return true
-            }
-        } catch {
+        var walk = RootChainWalk(from: chain, crypto: crypto, limits: options.limits)
+        let end = walk.run(lookup: { (version) throws(TreeSourceError) -> [UInt8]? in
+            try source.read(.root(version), limit: options.limits.maxEnvelopeBytes)
+        })
+        chain = walk.chain
+        switch end {
+        case .complete:
+            return true
+        case .lookupFailed(_, let error):
             status.problems.append(problem(error))
-            return false
+        case .refused(_, _, .tooManyRotations(let limit)):
+            status.problems.append(.tooManyRotations(limit: limit))
+        case .refused(let version, _, let error):
+            status.problems.append(.rootInvalid(version: version, error: error))
         }
-        status.problems.append(.tooManyRotations(limit: RootChain.maxRotationsPerWalk))
         return false
     }
 

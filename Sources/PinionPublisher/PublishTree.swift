@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionSystem
+import PinionTrust
 
 /// The files of one scope in a published tree (`{repo}/v1/{scope}/...`, docs/DESIGN.md §9).
 struct PublishTree {
@@ -75,35 +76,37 @@ struct PublishTree {
         return versions
     }
 
-    /// The published root chain, verified from root/1.json (self-signed) to the newest, or
-    /// nil when no root is published.
+    /// The published root chain, verified from root/1.json (self-signed) to the newest with
+    /// `RootChainWalk` (no rotation limit: this is the publisher's own tree), or nil when no
+    /// root is published.
     func rootChain() throws(PublishError) -> RootChain? {
         let versions = try rootVersions()
-        guard !versions.isEmpty else { return nil }
-        var chain: RootChain?
-        for version in versions {
+        guard let last = versions.last else { return nil }
+        let firstPath = rootPath(1)
+        guard let first = try read(firstPath) else {
+            throw .refused(input: nil, reason: "\(firstPath): vanished while the tree was locked")
+        }
+        let anchor: RootChain
+        do { anchor = try RootChain(anchor: first, crypto: crypto, limits: limits) } catch {
+            throw .refused(input: nil, reason: "\(firstPath): \(error)")
+        }
+        guard anchor.newest.version == 1 else {
+            throw .refused(input: nil, reason: "\(firstPath): is not root version 1")
+        }
+        var walk = RootChainWalk(from: anchor, maxRotations: nil, crypto: crypto, limits: limits)
+        let end = walk.run(lookup: { (version) throws(PublishError) -> [UInt8]? in
+            guard version <= last else { return nil }
             let path = rootPath(version)
             guard let bytes = try read(path) else {
                 throw .refused(input: nil, reason: "\(path): vanished while the tree was locked")
             }
-            do {
-                if var existing = chain {
-                    try existing.append(bytes, crypto: crypto, limits: limits)
-                    chain = existing
-                } else {
-                    let anchor = try RootChain(anchor: bytes, crypto: crypto, limits: limits)
-                    guard anchor.newest.version == 1 else {
-                        throw PublishError.refused(input: nil, reason: "\(path): is not root version 1")
-                    }
-                    chain = anchor
-                }
-            } catch let error as PublishError {
-                throw error
-            } catch {
-                throw .refused(input: nil, reason: "\(path): \(error)")
-            }
+            return bytes
+        })
+        switch end {
+        case .complete: return walk.chain
+        case .lookupFailed(_, let error): throw error
+        case .refused(let version, _, let error): throw .refused(input: nil, reason: "\(rootPath(version)): \(error)")
         }
-        return chain
     }
 
     /// index.json, or an empty index when it does not exist.

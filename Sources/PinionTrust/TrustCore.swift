@@ -274,32 +274,6 @@ public struct TrustCore: Sendable {
 
     // MARK: - Refresh steps
 
-    /// Accepts the next root of the chain (docs/DESIGN.md §4): exactly newest + 1, same scope,
-    /// both thresholds. The stored manifest stays current when it still verifies under the
-    /// new root (its `pinsRoleSince` covers the manifest's rootVersion, docs/DESIGN.md §5);
-    /// otherwise it stops being current until a manifest signed under the new pins role is
-    /// accepted, which restarts the revoked set.
-    ///
-    /// - Throws: `ClientError.trust` naming the rule broken; `state` is not modified.
-    public func acceptRoot(_ bytes: [UInt8], into state: TrustedState) throws(ClientError) -> TrustedState {
-        var next = state
-        do {
-            try next.chain.append(bytes, crypto: crypto, limits: limits)
-        } catch {
-            throw .trust(error)
-        }
-        next.persisted.acceptedRoots.append(bytes)
-        if next.manifest != nil, let stored = next.persisted.manifest {
-            next.manifestValid =
-                (try? ManifestVerifier.verify(stored, under: next.chain.newest, crypto: crypto, limits: limits)) != nil
-        } else {
-            next.manifestValid = false
-        }
-        // R is kept until a manifest at or above a changed pinsRoleSince is accepted (then
-        // it restarts): until then, revoked pins stay revoked, even in the baseline.
-        return next
-    }
-
     /// What `acceptManifest` decided.
     public enum ManifestStep: Sendable, Equatable {
         /// Accepted: the new state, and events such as a future-dated issuedAt.
@@ -442,37 +416,65 @@ public struct TrustCore: Sendable {
             return finish(outcome, document: document)
         }
 
-        /// The root walk from the newest trusted root; nil when it ended at a 404, else the
-        /// failed refresh.
+        /// The root walk from the newest trusted root (`RootChainWalk`, with what is left of
+        /// this refresh's rotation limit); nil when it ended at a 404, else the failed refresh.
+        /// The stored manifest stays current when it still verifies under the new newest root
+        /// (its `pinsRoleSince` covers the manifest's rootVersion, docs/DESIGN.md §5); otherwise
+        /// it stops being current until a manifest signed under the new pins role is accepted,
+        /// which restarts the revoked set (until then revoked pins stay revoked, even in the
+        /// baseline).
         func walkRoots() -> RefreshResult? {
-            while true {
-                let version = current.chain.newest.version + 1
-                switch fetchRoot(version) {
-                case .notFound:
-                    return nil
-                case .failed(let reason):
-                    let error = ClientError.fetchFailed(resource: "root/\(version).json", reason: reason)
-                    return walkFailed(.networkFailure(error), .networkFailure(error.description))
-                case .refused(let reason):
-                    let error = ClientError.fetchRefused(resource: "root/\(version).json", reason: reason)
+            var walk = RootChainWalk(
+                from: current.chain, maxRotations: RootChain.maxRotationsPerWalk - rotations, crypto: crypto,
+                limits: limits)
+            let storedManifest = current.manifest != nil ? current.persisted.manifest : nil
+            var acceptedBytes: [[UInt8]] = []
+            let end = walk.run(
+                lookup: { (version) throws(ClientError) -> [UInt8]? in
+                    switch fetchRoot(version) {
+                    case .notFound: return nil
+                    case .found(let bytes): return bytes
+                    case .failed(let reason): throw .fetchFailed(resource: "root/\(version).json", reason: reason)
+                    case .refused(let reason): throw .fetchRefused(resource: "root/\(version).json", reason: reason)
+                    }
+                },
+                accepted: { root, bytes in
+                    acceptedBytes.append(bytes)
+                    events.append(.rootAccepted(version: root.version))
+                    if let storedManifest,
+                        (try? ManifestVerifier.verify(storedManifest, under: root, crypto: crypto, limits: limits))
+                            == nil
+                    {
+                        events.append(
+                            .manifestNotCurrent("root \(root.version) was accepted; the manifest must be re-signed"))
+                    }
+                })
+            if !acceptedBytes.isEmpty {
+                current.chain = walk.chain
+                current.persisted.acceptedRoots += acceptedBytes
+                current.manifestValid =
+                    storedManifest.map { stored in
+                        (try? ManifestVerifier.verify(stored, under: walk.chain.newest, crypto: crypto, limits: limits))
+                            != nil
+                    } ?? false
+                rotations += acceptedBytes.count
+            }
+            switch end {
+            case .complete:
+                return nil
+            case .lookupFailed(let version, let error):
+                if case .fetchRefused = error {
                     return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-                case .found(let bytes):
-                    guard rotations < RootChain.maxRotationsPerWalk else {
-                        let error = ClientError.tooManyRotations(limit: RootChain.maxRotationsPerWalk)
-                        return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-                    }
-                    do {
-                        current = try acceptRoot(bytes, into: current)
-                        rotations += 1
-                        events.append(.rootAccepted(version: version))
-                        if current.manifest != nil, !current.manifestValid {
-                            events.append(
-                                .manifestNotCurrent("root \(version) was accepted; the manifest must be re-signed"))
-                        }
-                    } catch {
-                        return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-                    }
                 }
+                return walkFailed(.networkFailure(error), .networkFailure(error.description))
+            case .refused(let version, _, let trustError):
+                let error: ClientError
+                if case .tooManyRotations = trustError {
+                    error = .tooManyRotations(limit: RootChain.maxRotationsPerWalk)
+                } else {
+                    error = .trust(trustError)
+                }
+                return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
             }
         }
 

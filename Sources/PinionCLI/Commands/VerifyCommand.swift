@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionTrust
 
 struct VerifyCommand: Command {
     static let path = ["verify"]
@@ -144,22 +145,26 @@ struct VerifyCommand: Command {
                 }
                 return Int64(stem)
             })
-        var steps = 0
-        while numbered.contains(chain.newest.version + 1) {
-            let next = chain.newest.version + 1
-            steps += 1
-            guard steps <= RootChain.maxRotationsPerWalk else {
-                throw CLIError.failure(
-                    "\(directory): \(TrustError.tooManyRotations(limit: RootChain.maxRotationsPerWalk))")
-            }
-            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(next).json").path
-            let bytes = try Files.read(path, limit: maxInputBytes)
-            warnAboutRootSignatures(bytes, previous: chain.newest.payload, file: path, context: context)
-            do {
-                try chain.append(bytes, crypto: crypto)
-            } catch {
-                throw CLIError.from(error, file: path)
-            }
+        var previous = chain.newest.payload
+        var walk = RootChainWalk(from: chain, crypto: crypto)
+        let end = walk.run(
+            lookup: { (version) throws -> [UInt8]? in
+                guard numbered.contains(version) else { return nil }
+                let path = URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
+                let bytes = try Files.read(path, limit: maxInputBytes)
+                warnAboutRootSignatures(bytes, previous: previous, file: path, context: context)
+                return bytes
+            },
+            accepted: { root, _ in previous = root.payload })
+        chain = walk.chain
+        switch end {
+        case .complete: break
+        case .lookupFailed(_, let error): throw error
+        case .refused(_, _, .tooManyRotations(let limit)):
+            throw CLIError.failure("\(directory): \(TrustError.tooManyRotations(limit: limit))")
+        case .refused(let version, _, let error):
+            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
+            throw CLIError.from(error, file: path)
         }
         if let beyond = numbered.filter({ $0 > chain.newest.version + 1 }).min() {
             throw CLIError.failure(
