@@ -182,14 +182,15 @@ struct ClientRefreshCommand: Command {
         let policy = client.policyNow()
         let state = client.trustedState
         let outcomeText: String
-        let exitCode: Int32
+        // nil for success; else the category ExitCode.of maps to the exit code.
+        let failure: PinionErrorCategory?
         switch report.outcome {
         case .updated(let order):
             outcomeText = "updated to \(order)"
-            exitCode = ExitCode.success
+            failure = nil
         case .unchanged:
             outcomeText = "unchanged"
-            exitCode = ExitCode.success
+            failure = nil
         case .rejected(let error):
             // Name the published file the refusal concerns, unless the reason already does.
             let reason = report.diagnosis ?? "\(error)"
@@ -198,10 +199,10 @@ struct ClientRefreshCommand: Command {
             } else {
                 outcomeText = "rejected: \(reason)"
             }
-            exitCode = ExitCode.failure
+            failure = .refusal
         case .networkFailure(let error):
             outcomeText = "network failure: \(error)"
-            exitCode = ExitCode.io
+            failure = .io
         }
         if arguments.flag("json") {
             let document = JSONValue.object(
@@ -238,7 +239,7 @@ struct ClientRefreshCommand: Command {
             { context.print(line) }
             for line in ClientSetup.policyLines(policy) { context.print(line) }
         }
-        if exitCode != ExitCode.success { throw CLIError(exitCode: exitCode, outcomeText) }
+        if let failure { throw CLIError(category: failure, outcomeText) }
     }
 
     /// The outcome as the enum `--json` writes: updated, unchanged, rejected, networkFailure.
@@ -306,19 +307,16 @@ struct ClientConnectCommand: Command {
             }
             context.print("HTTP status \(response.status)")
         } catch {
+            // The exit code is the error's category (ExitCode.of); only the wording is chosen here.
+            let message: String
             switch error {
-            case .pinningRefused(_, _, let reason):
-                throw CLIError.failure("rejected: \(host): \(reason)")
-            case .emptyVerifiedChain:
-                throw CLIError.failure("rejected: \(host): no verified chain")
+            case .pinningRefused(_, _, let reason): message = "rejected: \(host): \(reason)"
+            case .emptyVerifiedChain: message = "rejected: \(host): no verified chain"
             case .certificateVerificationFailed(_, _, let reason):
-                throw CLIError.failure("rejected: \(host): X.509 validation failed: \(reason)")
-            case .invalidURL, .unsupportedScheme:
-                throw CLIError.usage("\(target): \(error)")
-            default:
-                if error.isNetworkError { throw CLIError.io("\(target): \(error)") }
-                throw CLIError.failure("\(target): \(error)")
+                message = "rejected: \(host): X.509 validation failed: \(reason)"
+            default: message = "\(target): \(error)"
             }
+            throw CLIError(category: error.category, message)
         }
     }
 }
