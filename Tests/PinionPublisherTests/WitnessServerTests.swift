@@ -148,8 +148,10 @@ import Testing
             longer.grow(to: 14)
             #expect(try running.post("/add-checkpoint", try longer.body(old: 10, size: 14)).status == 422)
         }
-        // A new process on the same state: it remembers size 10 and the honest hash.
-        let reopened = try fixture.open()
+        // A new process on the same state: it remembers size 10 and the honest hash. The drained
+        // server's worker threads let go of the first witness (and its lock) as they exit, so
+        // the reopen waits for that, within a generous bound.
+        let reopened = try fixture.openOnceReleased()
         #expect(reopened.latestCheckpoint(origin: log.origin) == (try log.checkpoint(size: 10)))
         let running = try RunningWitness(reopened)
         #expect(try running.post("/add-checkpoint", try fork.body(old: 10, size: 10)).status == 422)

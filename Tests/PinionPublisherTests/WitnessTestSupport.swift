@@ -116,6 +116,17 @@ final class WitnessSetupFixture: @unchecked Sendable {
             crypto: witnessCrypto)
     }
 
+    /// `open()`, retried while an earlier witness on the same state (released by the test,
+    /// still held by a drained server's exiting threads) keeps the lock; at most 20 s.
+    func openOnceReleased() throws -> Witness {
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            do { return try open() } catch WitnessStartError.stateInUse where Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+    }
+
     /// The state file of `origin`.
     func stateFile(_ origin: String) -> String {
         stateDirectory + "/" + Witness.stateFileName(origin: origin, hasher: witnessCrypto.hasher)
