@@ -101,8 +101,12 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A witness holds a checkpoint of this log that is not consistent with the publisher's
     /// (same size with another hash, or a tree the tiles do not contain): a split view.
     case logSplitView = "log-split-view"
-    /// The checkpoint is not consistent with the one given with `--since` (smaller, or
-    /// the same size with another hash, or no consistency proof).
+    /// The publisher's checkpoint is smaller than a checkpoint of the same log seen before
+    /// (`--since`, or a witness's latest) that a listed witness cosigned together with the
+    /// publisher's: the tree went back to an older state of the log (a stale tree).
+    case logRollback = "log-rollback"
+    /// The checkpoint is not consistent with the one given with `--since` (smaller with no
+    /// witness cosigning both, or the same size with another hash, or no consistency proof).
     case logSince = "log-since"
     /// t_q is past maxCheckpointAge + checkpointGrace: clients treat the manifest as expired.
     case logCheckpointExpired = "log-checkpoint-expired"
@@ -125,6 +129,10 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     case logWitnessAhead = "log-witness-ahead"
     /// t_q is past maxCheckpointAge: clients raise `staleCheckpoint` (`pinion log refresh` is due).
     case logCheckpointStale = "log-checkpoint-stale"
+    /// A listed witness's cosignature on the checkpoint is dated more than
+    /// `LogFreshness.allowedFutureSkew` (5 minutes) after the audit time: clients accept it
+    /// and report `futureCosignatures` (docs/DESIGN.md §12 "future t_q").
+    case logCosignatureFuture = "log-cosignature-future"
 
     public var description: String { rawValue }
 }

@@ -56,7 +56,9 @@ extension AuditRun {
         }
         for witness in policy.witnesses {
             summary.witnesses.append(
-                checkWitness(witness, policy: policy, checkpoint: checkpoint, tilesHold: tilesHold, hasher: hasher))
+                checkWitness(
+                    witness, policy: policy, checkpoint: checkpoint, cosigners: summary.cosigners,
+                    tilesHold: tilesHold, hasher: hasher))
         }
     }
 
@@ -156,6 +158,14 @@ extension AuditRun {
             }
         }
         summary.cosigners = times.map(\.name)
+        let futureLimit = options.at.secondsSince1970.addingReportingOverflow(LogFreshness.allowedFutureSkew)
+            .partialValue
+        for (name, time) in times where time > futureLimit {
+            warning(
+                .logCosignatureFuture, nil, file.path,
+                "witness \(name)'s cosignature is dated \(time - options.at.secondsSince1970) s after the audit time (more than \(LogFreshness.allowedFutureSkew) s): its clock is wrong; clients report futureCosignatures and count t_q's age as 0 only once"
+            )
+        }
         guard times.count >= policy.quorum else {
             violation(
                 .logQuorum, nil, file,

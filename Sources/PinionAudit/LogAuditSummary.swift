@@ -17,6 +17,9 @@ public struct WitnessView: Sendable, Equatable {
         case ahead(size: UInt64)
         /// Not consistent with the publisher's checkpoint: a split view (a violation).
         case splitView(size: UInt64)
+        /// A larger tree the tiles do not contain, cosigned by a witness that also cosigned
+        /// the publisher's checkpoint: the tree went back to an older state (a violation).
+        case rollback(size: UInt64)
     }
 
     /// The witness's name (its verifier key's name).
@@ -72,7 +75,8 @@ public struct LogAuditSummary: Sendable, Equatable {
 }
 
 extension WitnessView.State {
-    /// A stable word for scripts (`--json`): not-checked, unavailable, consistent, ahead, split-view.
+    /// A stable word for scripts (`--json`): not-checked, unavailable, consistent, ahead,
+    /// split-view, rollback.
     public var code: String {
         switch self {
         case .notChecked: return "not-checked"
@@ -80,13 +84,14 @@ extension WitnessView.State {
         case .consistent: return "consistent"
         case .ahead: return "ahead"
         case .splitView: return "split-view"
+        case .rollback: return "rollback"
         }
     }
 
     /// The witness's checkpoint size, when it was compared.
     public var size: UInt64? {
         switch self {
-        case .consistent(let size), .ahead(let size), .splitView(let size): return size
+        case .consistent(let size), .ahead(let size), .splitView(let size), .rollback(let size): return size
         case .notChecked, .unavailable: return nil
         }
     }

@@ -9,9 +9,12 @@ enum CheckpointRelation: Equatable {
     case consistent
     /// A larger tree whose hash the tiles reproduce (tiles written ahead of the checkpoint).
     case aheadInTiles
-    /// Another tree of the same size, or a larger one the tiles do not contain, or an older
-    /// one whose consistency proof fails: two views of one log.
+    /// Another tree of the same size, or a larger one whose hash the tiles contradict, or an
+    /// older one whose consistency proof fails: two views of one log.
     case conflicting(String)
+    /// A larger tree the tiles do not contain: nothing here proves or refutes that it extends
+    /// the publisher's (a split view, or a rollback when a witness cosigned both).
+    case beyondTiles(String)
 }
 
 extension AuditRun {
@@ -48,7 +51,7 @@ extension AuditRun {
             return .conflicting(
                 "size \(other.size), beyond the publisher's \(checkpoint.size), with a root hash the tiles do not give")
         } catch {
-            return .conflicting(
+            return .beyondTiles(
                 "size \(other.size), beyond the publisher's \(checkpoint.size), a tree the tiles do not contain (\(error))"
             )
         }
@@ -57,15 +60,18 @@ extension AuditRun {
     // MARK: - --since
 
     /// The log must be consistent with a checkpoint seen before: not smaller, not another
-    /// tree of the same size, and an extension of it (a violation otherwise).
+    /// tree of the same size, and an extension of it (a violation otherwise). A smaller log
+    /// that a listed witness cosigned together with the `--since` checkpoint is a rollback
+    /// (`log-rollback`); every other failure is `log-since`.
     mutating func checkSince(
         _ bytes: [UInt8], policy: LogPolicy, checkpoint: Checkpoint, hasher: MerkleHasher,
         summary: inout LogAuditSummary
     ) {
         let file = TreeFile.logCheckpoint
         let since: Checkpoint
+        let note: SignedNote
         do {
-            let note = try SignedNote.parse(bytes)
+            note = try SignedNote.parse(bytes)
             guard !(try note.verify(keys: [policy.logKey], verifier: crypto.verifier)).isEmpty else {
                 violation(.logSince, nil, file, "the --since checkpoint is not signed by the root's log key")
                 return
@@ -83,13 +89,34 @@ extension AuditRun {
         }
         summary.sinceSize = since.size
         if since.size > checkpoint.size {
-            violation(
-                .logSince, nil, file,
-                "the log shrank: size \(checkpoint.size), the --since checkpoint has \(since.size) entries (rollback)")
+            if case .conflicting(let reason) = relation(of: since, to: checkpoint, hasher: hasher) {
+                violation(.logSince, nil, file, "not consistent with the --since checkpoint: \(reason) (equivocation)")
+                return
+            }
+            // A listed witness that cosigned both checkpoints checked, as C2SP tlog-witness
+            // requires, that the larger one extends the smaller: the tree went back to an
+            // older state of the same log (a rollback), not to another branch.
+            let common = policy.witnesses.filter { witness in
+                summary.cosigners.contains(witness.name)
+                    && ((try? note.verify(keys: [witness.key], verifier: crypto.verifier))?.isEmpty == false)
+            }
+            if let witness = common.first {
+                violation(
+                    .logRollback, nil, file,
+                    "ROLLBACK: the published log has size \(checkpoint.size), the --since checkpoint \(since.size) entries, and witness \(witness.name) cosigned both: the tree went back to an older state of the log (a stale copy, an old backup, a frozen mirror)"
+                )
+            } else {
+                violation(
+                    .logSince, nil, file,
+                    "the log shrank: size \(checkpoint.size), the --since checkpoint has \(since.size) entries, and no listed witness cosigned both, so a rollback cannot be told from another branch"
+                )
+            }
             return
         }
-        if case .conflicting(let reason) = relation(of: since, to: checkpoint, hasher: hasher) {
+        switch relation(of: since, to: checkpoint, hasher: hasher) {
+        case .conflicting(let reason), .beyondTiles(let reason):
             violation(.logSince, nil, file, "not consistent with the --since checkpoint: \(reason) (equivocation)")
+        case .consistent, .aheadInTiles: break
         }
     }
 
@@ -97,10 +124,13 @@ extension AuditRun {
 
     /// Fetches a witness's latest checkpoint and compares it with the publisher's. An
     /// unreachable witness or one whose answer it did not cosign is a warning; a checkpoint it
-    /// cosigned, signed by the log key and not consistent with the publisher's, is a split view.
+    /// cosigned, signed by the log key and not consistent with the publisher's, is a split view,
+    /// except a larger one when the witness also cosigned the publisher's checkpoint
+    /// (`cosigners`): it then vouched that its larger tree extends the publisher's, which
+    /// went back to an older state of the log (a rollback).
     mutating func checkWitness(
-        _ witness: LogPolicy.Witness, policy: LogPolicy, checkpoint: Checkpoint, tilesHold: Bool,
-        hasher: MerkleHasher
+        _ witness: LogPolicy.Witness, policy: LogPolicy, checkpoint: Checkpoint, cosigners: [String],
+        tilesHold: Bool, hasher: MerkleHasher
     ) -> WitnessView {
         var view = WitnessView(name: witness.name, url: witness.url, state: .notChecked)
         guard let fetcher = options.witnesses else { return view }
@@ -155,6 +185,16 @@ extension AuditRun {
                 "witness \(witness.name) cosigned size \(theirs.size), beyond log/checkpoint's \(checkpoint.size), and the tiles contain it: a publish below quorum? (pinion log refresh completes it)"
             )
         case .conflicting(let reason):
+            return splitView(witness, theirs, checkpoint, reason, place, &view)
+        case .beyondTiles(let reason):
+            if cosigners.contains(witness.name) {
+                violation(
+                    .logRollback, nil, .logCheckpoint,
+                    "ROLLBACK: witness \(witness.name) (\(place)) cosigned size \(theirs.size) and also this older log/checkpoint of size \(checkpoint.size): the tree went back to an older state of the log (a stale copy, an old backup, a frozen mirror)"
+                )
+                view.state = .rollback(size: theirs.size)
+                return view
+            }
             return splitView(witness, theirs, checkpoint, reason, place, &view)
         }
         return view

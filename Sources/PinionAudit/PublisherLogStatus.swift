@@ -65,6 +65,9 @@ extension PublisherStatusCheck {
             origin: policy.origin, size: stored.checkpoint.size, rootHash: stored.checkpoint.rootHash,
             quorumTime: stored.quorumTime, age: age, maxCheckpointAge: policy.maxCheckpointAge,
             checkpointGrace: policy.checkpointGrace, cosigners: verified.witnesses)
+        if !verified.futureCosignatures.isEmpty {
+            status.problems.append(.futureCosignatures(witnesses: verified.futureCosignatures))
+        }
         switch verified.freshness {
         case .expired:
             status.problems.append(

@@ -94,6 +94,10 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     case checkpointStale(age: Int64, maxCheckpointAge: Int64)
     /// t_q is older than `--warn-checkpoint-age` (seconds).
     case checkpointAging(age: Int64, warnAfter: Int64)
+    /// Witnesses whose cosignature is dated more than `LogFreshness.allowedFutureSkew`
+    /// (5 minutes) after the check time: clients accept it and report `futureCosignatures`
+    /// (docs/DESIGN.md §12 "future t_q"), so it is a warning.
+    case futureCosignatures(witnesses: [String])
 
     /// A stable identifier for machines (JSON `problems[].code`).
     public var code: String {
@@ -114,6 +118,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .checkpointExpired: return "checkpoint-expired"
         case .checkpointStale: return "checkpoint-stale"
         case .checkpointAging: return "checkpoint-aging"
+        case .futureCosignatures: return "future-cosignatures"
         }
     }
 
@@ -121,7 +126,8 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     public var health: StatusHealth {
         switch self {
         case .unreachable, .scopeNotPublished: return .unreachable
-        case .rootExpiresSoon, .manifestExpiresSoon, .checkpointStale, .checkpointAging: return .warning
+        case .rootExpiresSoon, .manifestExpiresSoon, .checkpointStale, .checkpointAging, .futureCosignatures:
+            return .warning
         default: return .broken
         }
     }
@@ -133,7 +139,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .rootInvalid(let version, _): return TreeFile.root(version).path
         case .rootExpired(let version, _), .rootExpiresSoon(let version, _, _): return TreeFile.root(version).path
         case .tooManyRotations, .scopeNotPublished: return nil
-        case .logProofRefused, .checkpointExpired, .checkpointStale, .checkpointAging:
+        case .logProofRefused, .checkpointExpired, .checkpointStale, .checkpointAging, .futureCosignatures:
             return TreeFile.manifestProof.path
         default: return TreeFile.manifest.path
         }
@@ -172,6 +178,9 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .checkpointAging(let age, let warnAfter):
             return
                 "manifest.proof: the checkpoint's t_q is \(age) s old, more than --warn-checkpoint-age (\(warnAfter) s)"
+        case .futureCosignatures(let witnesses):
+            return
+                "manifest.proof: the cosignature of witness \(witnesses.joined(separator: ", ")) is dated more than \(LogFreshness.allowedFutureSkew) s after the check time: its clock is wrong (clients report futureCosignatures)"
         }
     }
 }

@@ -12,6 +12,9 @@ public enum LogRefreshOutcome: Sendable, Equatable {
     case refreshed(scope: String, log: LogStepOutcome)
     /// Nothing to do for the scope: no log, another log key, or nothing logged yet.
     case skipped(scope: String, reason: String)
+    /// The scope could not be refreshed (`.refused` below the quorum, a tree that does not
+    /// verify, an I/O error); what it serves is unchanged. The other scopes were still tried.
+    case failed(scope: String, error: PublishError)
 }
 
 extension Publisher {
@@ -29,25 +32,24 @@ extension Publisher {
     ///   - crypto: Ed25519 and SHA-256.
     ///   - limits: size limits.
     ///   - log: the log key and witness client.
-    /// - Returns: one outcome per scope, by scope name.
-    /// - Throws: the first scope's `PublishError` (`.refused` below the quorum) after
-    ///   trying every scope; `.usage` when no scope lists this log key.
+    /// - Returns: one outcome per scope, by scope name: every scope is tried, and a scope
+    ///   that fails is a `.failed` outcome naming it (the others still complete).
+    /// - Throws: `.usage` when no scope lists this log key with a started log and none
+    ///   failed; `.file` when the tree's `v1/` cannot be listed.
     public static func refreshLog(
         repo: String, at now: Timestamp, crypto: CryptoProvider, limits: Limits = .standard, log: LogPublishContext
     ) throws(PublishError) -> [LogRefreshOutcome] {
         let scopes = try PublishTree.file { () throws(PublishFileError) in try PublishFiles.list(repo + "/v1") }
             .filter { (try? Scope.validate($0)) != nil }.sorted()
         var outcomes: [LogRefreshOutcome] = []
-        var firstError: PublishError?
         for scope in scopes {
             do throws(PublishError) {
                 outcomes.append(
                     try refresh(scope: scope, repo: repo, at: now, crypto: crypto, limits: limits, log: log))
             } catch {
-                if firstError == nil { firstError = error }
+                outcomes.append(.failed(scope: scope, error: error))
             }
         }
-        if let firstError { throw firstError }
         guard outcomes.contains(where: { if case .skipped = $0 { return false } else { return true } }) else {
             throw .usage(
                 "no scope of \(repo) lists this log key with a started log: "

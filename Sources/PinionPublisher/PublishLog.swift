@@ -43,6 +43,9 @@ public struct LogStepOutcome: Sendable, Equatable {
     public var cosigners: [String]
     /// Witnesses that did not cosign, each with the reason.
     public var failures: [String]
+    /// Each cosigner's cosignature timestamp (C2SP tlog-cosignature/v1), POSIX seconds, by
+    /// witness name: what `pinion publish` and `pinion log refresh` compare with the clock.
+    public var cosignedAt: [String: UInt64] = [:]
 }
 
 /// The log's files under `v1/{scope}/`, and the pending checkpoint outside the served tree.
@@ -105,7 +108,7 @@ enum WitnessRound {
     static func collect(
         note: SignedNote, checkpoint: Checkpoint, body: [UInt8], policy: LogPolicy, client: any WitnessClient,
         reader: any TileReader, crypto: CryptoProvider
-    ) -> (note: SignedNote, cosigners: [String], failures: [String]) {
+    ) -> (note: SignedNote, cosigners: [String], failures: [String], cosignedAt: [String: UInt64]) {
         var responses: [(witness: LogPolicy.Witness, body: [UInt8])] = []
         var failures: [String] = []
         for witness in policy.witnesses {
@@ -135,7 +138,13 @@ enum WitnessRound {
         for (witness, _) in responses where !merged.cosigners.contains(witness.name) {
             failures.append("\(witness.name): answered 200 without a valid cosignature")
         }
-        return (merged.note, merged.cosigners, failures)
+        var times: [String: UInt64] = [:]
+        for witness in policy.witnesses where merged.cosigners.contains(witness.name) {
+            if let time = (try? merged.note.verify(keys: [witness.key], verifier: crypto.verifier))?.first?.timestamp {
+                times[witness.name] = time
+            }
+        }
+        return (merged.note, merged.cosigners, failures, times)
     }
 
     private static func printable(_ body: [UInt8]) -> String {
@@ -293,7 +302,8 @@ struct LogPlan {
         return (
             round.note,
             LogStepOutcome(
-                size: current.checkpoint.size, appended: 0, cosigners: round.cosigners, failures: round.failures)
+                size: current.checkpoint.size, appended: 0, cosigners: round.cosigners, failures: round.failures,
+                cosignedAt: round.cosignedAt)
         )
     }
 

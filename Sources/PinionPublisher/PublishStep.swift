@@ -375,7 +375,7 @@ struct PublishStep {
         try put(round.note.bytes, files.checkpointPath, replace: true)
         return LogStepOutcome(
             size: append.checkpoint.size, appended: plan.heads.count, cosigners: round.cosigners,
-            failures: round.failures)
+            failures: round.failures, cosignedAt: round.cosignedAt)
     }
 
     /// A new tile: written once; found again with the same bytes (a re-run), it is kept.

@@ -86,6 +86,23 @@ public struct DirectoryStorage: StateStorage {
     /// - Returns: the content, or nil when the file is absent.
     /// - Throws: `StorageError`.
     public func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
+        try read(name, maxBytes: maxBytes, refuseWritableByOthers: false)
+    }
+
+    /// Reads `name` as `read(_:maxBytes:)` does.
+    ///
+    /// - Parameters:
+    ///   - name: the file name.
+    ///   - maxBytes: reading stops after `maxBytes + 1` bytes.
+    ///   - refuseWritableByOthers: refuse (`EPERM`) a file writable by its group or by
+    ///     others (mode `& 0o022`), for state whose tampering is a security failure
+    ///     (`pinion witness`'s memory of what it cosigned). The files this storage writes are
+    ///     0600.
+    /// - Returns: the content, or nil when the file is absent.
+    /// - Throws: `StorageError`.
+    public func read(_ name: String, maxBytes: Int, refuseWritableByOthers: Bool) throws(StorageError)
+        -> [UInt8]?
+    {
         try Self.check(name)
         let directory = try openDirectory()
         defer { close(directory) }
@@ -100,6 +117,9 @@ public struct DirectoryStorage: StateStorage {
         guard fstat(descriptor, &info) == 0 else { throw StorageError.posix(.open, name, code: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StorageError.posix(.open, name, code: EINVAL, detail: "not a regular file")
+        }
+        if refuseWritableByOthers {
+            try Self.refuseWritable(info.st_mode, mask: 0o022, name, what: "its group or others")
         }
         return try POSIX.readAll(descriptor, limit: maxBytes < Int.max ? maxBytes + 1 : maxBytes, name: name)
     }
@@ -205,11 +225,22 @@ public struct DirectoryStorage: StateStorage {
             throw StorageError.posix(.open, path, code: code)
         }
         // Others could plant or swap files in a world-writable directory (such as /tmp).
-        guard info.st_mode & 0o002 == 0 else {
+        do { try Self.refuseWritable(info.st_mode, mask: 0o002, path, what: "others") } catch {
             close(descriptor)
-            throw StorageError.posix(.open, path, code: EPERM, detail: "writable by others; use a private directory")
+            throw error
         }
         return descriptor
+    }
+
+    /// The one permission check of state: `mode & mask` must be 0, or `EPERM` naming the
+    /// octal mode and who can write (the directory: others; a protected file: group or others).
+    private static func refuseWritable(_ mode: mode_t, mask: mode_t, _ name: String, what: String)
+        throws(StorageError)
+    {
+        guard mode & mask != 0 else { return }
+        throw StorageError.posix(
+            .open, name, code: EPERM,
+            detail: "writable by \(what) (mode \(String(mode & 0o777, radix: 8))); make it private (chmod go-w)")
     }
 
     /// Temporary files of writes that a crash interrupted: those whose writer process

@@ -294,6 +294,16 @@ extension PinnedHTTPSClient {
 // MARK: - OpenSSL context
 
 extension PinnedHTTPSClient {
+    /// Loads a PEM bundle of trust anchors the way every connection will (`--witness-ca`), so
+    /// a bad file is refused once, before any connection, instead of once per host.
+    ///
+    /// - Parameter caFile: the PEM file.
+    /// - Throws: `HTTPSError.caFileUnreadable` when it cannot be read or holds no PEM
+    ///   certificate; `.tlsSetupFailed` when OpenSSL cannot set up a client.
+    public static func checkTrustAnchors(caFile: String) throws(HTTPSError) {
+        SSL_CTX_free(try makeContext(caFile: caFile))
+    }
+
     /// Returns a new `SSL_CTX *` the caller frees: TLS 1.2+, peer verification on, no
     /// session resumption.
     private static func makeContext(caFile: String?) throws(HTTPSError) -> OpaquePointer {

@@ -74,6 +74,16 @@ struct LoggedAuditWorld {
         #expect(result.out.contains("[log-since] the log shrank"), "\(result.out)")
         #expect(result.err.contains("left unchanged"), "\(result.err)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: since))) == biggerNote)
+
+        // The monitor's own saved checkpoint carries the witnesses' cosignatures: a witness
+        // that cosigned both makes the smaller tree a rollback (its own code), exit 1.
+        let savedNote = try bigger.note(try bigger.checkpoint, cosignedBy: [(0, tree.cosignTime)]).bytes
+        try Data(savedNote).write(to: URL(fileURLWithPath: since))
+        let stale = world.audit(["--no-witnesses", "--since", since, "--save-checkpoint", since, "--json"])
+        #expect(stale.status == 1, "\(stale.out)\(stale.err)")
+        #expect(stale.out.contains("\"log-rollback\""), "\(stale.out)")
+        #expect(!stale.out.contains("\"log-since\""), "\(stale.out)")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: since))) == savedNote)
     }
 
     @Test func unreachableWitnessesAreWarningsAndExitZero() throws {
@@ -102,6 +112,12 @@ struct LoggedAuditWorld {
         // An unreadable --witness-ca is an I/O error before any witness is asked.
         let noCA = world.audit(["--witness-ca", world.path("absent-ca.pem")])
         #expect(noCA.status == 3, "\(noCA.err)")
+        // Found by the hostile review: a non-PEM bundle was reported per witness as a network
+        // failure; it is one usage error before any witness is asked.
+        let notPEM = world.audit(["--witness-ca", world.rootFile])
+        #expect(notPEM.status == 2, "\(notPEM.err)")
+        #expect(notPEM.err.contains("--witness-ca \(world.rootFile): not a PEM bundle"), "\(notPEM.err)")
+        #expect(!notPEM.out.contains("log-witness-unavailable"), "\(notPEM.out)")
 
         // --since on a scope whose root has no log.
         let plainSince = try AuditWorld(try simpleHistory(2))

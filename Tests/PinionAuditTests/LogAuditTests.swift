@@ -281,6 +281,27 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(expired.violations(.logCheckpointExpired).count == 1, "\(expired.violations)")
     }
 
+    /// Found by the hostile review: a witness cosignature dated in the future passed without
+    /// a word. Beyond the clients' 5-minute skew it is a warning naming the witness; the audit
+    /// still passes (clients accept it, docs/DESIGN.md §12 "future t_q").
+    @Test func aCosignatureDatedInTheFutureIsAWarningNamingTheWitness() throws {
+        let tree = try cleanLoggedTree(4)
+        let skew = LogFreshness.allowedFutureSkew
+        let audit = tree.fixture.auditTime.secondsSince1970
+        for (w1Time, warned) in [(audit + skew + 1, true), (audit + skew, false), (audit + 86_400 * 365, true)] {
+            let directory = try TemporaryDirectory()
+            try tree.write(to: directory.path, note: try tree.note(cosignedBy: [(0, w1Time), (1, tree.cosignTime)]))
+            let report = try auditLogged(tree, repo: directory.path)
+            #expect(report.passed, "\(report.violations)")
+            let warnings = report.warnings(.logCosignatureFuture)
+            #expect(warnings.count == (warned ? 1 : 0), "\(w1Time): \(report.warnings)")
+            if warned {
+                #expect(warnings.first?.message.contains("witness w1.example") == true, "\(warnings)")
+                #expect(warnings.first?.message.contains("\(w1Time - audit) s after the audit time") == true)
+            }
+        }
+    }
+
     @Test func splitViewIsNamedByTheAuditor() throws {
         // The log key signs a second tree of the same size (a forked last head) and witness 3
         // cosigns it: one of the two views the publisher showed.
@@ -314,10 +335,44 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         let other = try LoggedTree(keys: tree.keys)
         try other.append(try (0..<10).map { try tree.head(ofManifest: $0).bytes } + [Array("elsewhere\n".utf8)])
         var witnesses = try honestWitnesses(tree)
-        witnesses.answers["w1.example"] = .success(try tree.witnessAnswer(0, try other.checkpoint))
+        // w3 did not cosign the publisher's log/checkpoint (w1 and w2 did): nothing shows that
+        // its larger tree extends the publisher's.
+        witnesses.answers["w3.example"] = .success(try tree.witnessAnswer(2, try other.checkpoint))
         let report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
         let finding = try #require(report.violations(.logSplitView).first)
         #expect(finding.message.contains("beyond the publisher's 10"), "\(finding.message)")
+        #expect(report.violations(.logRollback).isEmpty, "\(report.violations)")
+    }
+
+    /// Found by the hostile review: a published tree that went back to an older state of the
+    /// log (a stale copy or an old backup) was reported as a split view. A witness that
+    /// cosigned the publisher's older checkpoint and a larger one vouched that the larger
+    /// extends it: a rollback (`log-rollback`). A larger tree whose hash the tiles contradict
+    /// stays a split view, even from such a witness.
+    @Test func aStaleTreeBehindAWitnessThatCosignedBothIsARollback() throws {
+        let tree = try cleanLoggedTree(10)
+        let directory = try TemporaryDirectory()
+        try tree.write(to: directory.path)
+        let later = try LoggedTree(keys: tree.keys)
+        try later.append(try (0..<10).map { try tree.head(ofManifest: $0).bytes } + [Array("later\n".utf8)])
+        var witnesses = try honestWitnesses(tree)
+        witnesses.answers["w1.example"] = .success(try tree.witnessAnswer(0, try later.checkpoint))
+        let report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
+        #expect(!report.passed)
+        let finding = try #require(report.violations(.logRollback).first, "\(report.violations)")
+        #expect(finding.message.contains("ROLLBACK: witness w1.example"), "\(finding.message)")
+        #expect(finding.message.contains("size 11") && finding.message.contains("size 10"), "\(finding.message)")
+        #expect(report.violations(.logSplitView).isEmpty, "\(report.violations)")
+        #expect(report.log?.witnesses.map(\.state.code) == ["rollback", "consistent", "consistent"])
+        #expect(report.log?.witnesses[0].state.size == 11)
+
+        // The same size with another hash from that witness: still a split view.
+        let fork = try LoggedTree(keys: tree.keys)
+        try fork.append(try (0..<9).map { try tree.head(ofManifest: $0).bytes } + [Array("fork\n".utf8)])
+        witnesses.answers["w1.example"] = .success(try tree.witnessAnswer(0, try fork.checkpoint))
+        let forked = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
+        #expect(forked.violations(.logSplitView).count == 1, "\(forked.violations)")
+        #expect(forked.violations(.logRollback).isEmpty, "\(forked.violations)")
     }
 
     @Test func witnessBehindOnAnotherBranchIsInconsistent() throws {
@@ -422,12 +477,28 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         }
         #expect(try auditLogged(tree, repo: directory.path, since: older.bytes).log?.sinceSize == 4)
 
-        // A larger checkpoint seen before: the log was rolled back.
+        // A larger checkpoint seen before, no witness cosigning both: the log shrank (log-since).
         let bigger = try LoggedTree(keys: tree.keys)
         try bigger.append(try (0..<8).map { try tree.head(ofManifest: $0).bytes } + [Array("next\n".utf8)])
         var report = try auditLogged(
             tree, repo: directory.path, since: try bigger.note(cosignedBy: []).bytes)
         #expect(report.violations(.logSince).first?.message.contains("the log shrank") == true, "\(report.violations)")
+        #expect(report.violations(.logRollback).isEmpty)
+        // Found by the hostile review: a saved checkpoint (as --save-checkpoint writes it,
+        // with its cosignatures) that a witness of the current one also cosigned is a
+        // rollback with its own code, not equivocation; a cosignature by an unlisted key or
+        // by a witness that did not cosign the current checkpoint does not make it one.
+        report = try auditLogged(
+            tree, repo: directory.path,
+            since: try bigger.note(try bigger.checkpoint, cosignedBy: [(1, tree.cosignTime)]).bytes)
+        let rollback = try #require(report.violations(.logRollback).first, "\(report.violations)")
+        #expect(rollback.message.contains("witness w2.example cosigned both"), "\(rollback.message)")
+        #expect(report.violations(.logSince).isEmpty, "\(report.violations)")
+        report = try auditLogged(
+            tree, repo: directory.path,
+            since: try bigger.note(try bigger.checkpoint, cosignedBy: [(2, tree.cosignTime)]).bytes)
+        #expect(report.violations(.logRollback).isEmpty, "w3 did not cosign the current checkpoint")
+        #expect(report.violations(.logSince).count == 1, "\(report.violations)")
 
         // The same size with another hash, and an older size on another branch.
         let forked = try LoggedTree(keys: tree.keys)

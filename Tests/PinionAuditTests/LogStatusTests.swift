@@ -50,6 +50,28 @@ func logStatus(_ tree: LoggedTree, repo: String, at: Timestamp? = nil, warnCheck
         #expect(expired.health == .broken)
     }
 
+    /// Found by the hostile review: status said nothing about a witness cosignature dated in
+    /// the future. Beyond the clients' 5-minute skew it is a warning naming the witness.
+    @Test func aCosignatureDatedInTheFutureIsAWarningNamingTheWitness() throws {
+        let tree = try cleanLoggedTree(4)
+        let audit = tree.fixture.auditTime.secondsSince1970
+        let directory = try TemporaryDirectory()
+        try tree.write(
+            to: directory.path,
+            note: try tree.note(cosignedBy: [(0, tree.cosignTime), (1, audit + LogFreshness.allowedFutureSkew + 60)]))
+        let status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems == [.futureCosignatures(witnesses: ["w2.example"])], "\(status.problems)")
+        #expect(status.health == .warning)
+        #expect(status.problems.first?.description.contains("witness w2.example") == true)
+        #expect(status.problems.first?.code == "future-cosignatures")
+        // Within the skew: healthy.
+        let within = try TemporaryDirectory()
+        try tree.write(
+            to: within.path,
+            note: try tree.note(cosignedBy: [(0, tree.cosignTime), (1, audit + LogFreshness.allowedFutureSkew)]))
+        #expect(try logStatus(tree, repo: within.path).health == .healthy)
+    }
+
     @Test func refusedProofsAreBrokenWithTheClientReason() throws {
         let tree = try cleanLoggedTree(4)
         // Missing.

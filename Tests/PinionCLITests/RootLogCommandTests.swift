@@ -109,6 +109,52 @@ import Testing
         #expect(try payload(workspace).log?.witnesses.count == 3)
     }
 
+    /// Found by the hostile review: `--max-checkpoint-age 0` was accepted silently.
+    /// docs/DESIGN.md §12 allows 0 (freshness off, at a documented cost), so it is written,
+    /// with a warning naming the flag and the cost; on rotate too.
+    @Test func maxCheckpointAgeZeroIsWrittenWithAWarning() throws {
+        let workspace = try keyedWorkspace()
+        var flags = logFlags()
+        let index = try #require(flags.firstIndex(of: "--max-checkpoint-age"))
+        flags[index + 1] = "0"
+        let result = workspace.ok(initArguments(workspace, extra: flags))
+        #expect(result.err.contains("warning: --max-checkpoint-age 0 turns freshness off"), "\(result.err)")
+        #expect(try payload(workspace).log?.maxCheckpointAge == 0)
+        // A non-zero age: no such warning.
+        let normal = workspace.ok(initArguments(workspace, extra: logFlags()) + ["--force"])
+        #expect(!normal.err.contains("turns freshness off"), "\(normal.err)")
+        workspace.ok(["sign", "--key", "@root.key", "@root-payload.json", "-o", "@root.json"])
+        let rotate = workspace.ok([
+            "root", "rotate", "--previous", "@root.json", "-o", "@next.json", "--max-checkpoint-age", "0",
+        ])
+        #expect(rotate.err.contains("--max-checkpoint-age 0 turns freshness off"), "\(rotate.err)")
+        #expect(try payload(workspace, "next.json").log?.maxCheckpointAge == 0)
+    }
+
+    /// Found by the hostile review: a bad --log-origin was reported as an error about --log-key.
+    @Test func aBadLogOriginIsReportedAsLogOrigin() throws {
+        let workspace = try keyedWorkspace()
+        for bad in ["example com", "a+b", "", "caf\u{e9}", String(repeating: "o", count: 257), "tab\there"] {
+            var flags = logFlags()
+            let index = try #require(flags.firstIndex(of: "--log-origin"))
+            flags[index + 1] = bad
+            let result = workspace.run(initArguments(workspace, extra: flags))
+            #expect(result.status == 2, "\(bad): exit \(result.status) \(result.err)")
+            #expect(result.err.contains("--log-origin"), "\(bad): \(result.err)")
+            #expect(!result.err.contains("--log-key"), "\(bad): \(result.err)")
+            #expect(!workspace.exists("root-payload.json"), "\(bad): nothing written")
+        }
+        // On rotate, a new origin for the same key is checked the same way.
+        workspace.ok(initArguments(workspace, extra: logFlags()))
+        workspace.ok(["sign", "--key", "@root.key", "@root-payload.json", "-o", "@root.json"])
+        let rotate = workspace.run([
+            "root", "rotate", "--previous", "@root.json", "-o", "@next.json", "--log-origin", "bad origin",
+        ])
+        #expect(rotate.status == 2, "\(rotate.err)")
+        #expect(rotate.err.contains("--log-origin \"bad origin\""), "\(rotate.err)")
+        #expect(!workspace.exists("next.json"))
+    }
+
     @Test func everyBadLogValueExitsTwoAndWritesNothing() throws {
         let workspace = try keyedWorkspace()
         let good = logFlags()

@@ -542,11 +542,18 @@ final class NginxServer: @unchecked Sendable {
     @Test func theDocumentedCORSLinesAddAllowOrigin() throws {
         try publishFirstVersion()
         let shipped = try String(contentsOfFile: NginxServer.shippedConfiguration, encoding: .utf8)
-        #expect(shipped.components(separatedBy: "\n        #cors ").count - 1 == 3)
+        #expect(shipped.components(separatedBy: "\n        #cors ").count - 1 == 5)
+        for file in ["manifest.proof", "log/tile/0/000.p/1"] {
+            let path = scopeDirectory + "/" + file
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data("x\n".utf8).write(to: URL(fileURLWithPath: path))
+        }
         let nginx = try startNginx(edit: { $0.replacingOccurrences(of: "#cors ", with: "") })
         defer { nginx.stop() }
         for path in [
             "/v1/com.example.app/manifest.json", "/v1/com.example.app/root/1.json", "/v1/com.example.app/root/2.json",
+            "/v1/com.example.app/manifest.proof", "/v1/com.example.app/log/tile/0/000.p/1",
         ] {
             let response = try get(path, port: nginx.port)
             #expect(response.value(forHeader: "access-control-allow-origin") == "*", "\(path)")

@@ -59,6 +59,8 @@ import Testing
             // Unreadable inputs are I/O errors, exit 3, as in every other command.
             ("missing key file", ["--log-key", "@missing.key"], 3),
             ("missing --witness-ca", ["--log-key", "@log.key", "--witness-ca", "@missing.pem"], 3),
+            // Found by the hostile review: a non-PEM bundle was one network failure per witness.
+            ("non-PEM --witness-ca", ["--log-key", "@log.key", "--witness-ca", "@root.json"], 2),
         ] {
             let result = workspace.run(["publish", "--repo", "@tree", "@manifest.json"] + extra)
             #expect(result.status == status, "\(label): exit \(result.status) \(result.err)")
@@ -90,6 +92,26 @@ import Testing
         let refresh = workspace.run(["log", "refresh", "--repo", "@tree", "--log-key", "@log.key"])
         #expect(refresh.status == 1, "\(refresh.err)")
         #expect(!workspace.exists(scope + "manifest.json"))
+        // Found by the hostile review: only the first failing scope was reported. A second
+        // scope whose index.json is damaged sorts after this one: both are named, exit 1.
+        try FileManager.default.createDirectory(
+            atPath: workspace.path("tree/v1/com.example.zzz/root"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: workspace.path(scope + "root/1.json"), toPath: workspace.path("tree/v1/com.example.zzz/root/1.json")
+        )
+        try Data("{".utf8).write(to: URL(fileURLWithPath: workspace.path("tree/v1/com.example.zzz/index.json")))
+        let both = workspace.run(["log", "refresh", "--repo", "@tree", "--log-key", "@log.key"])
+        #expect(both.status == 1, "\(both.err)")
+        #expect(both.err.contains("scope com.example.app: "), "\(both.err)")
+        #expect(both.err.contains("scope com.example.zzz: "), "\(both.err)")
+        #expect(both.err.contains("2 of 2 scope(s) failed: com.example.app, com.example.zzz"), "\(both.err)")
+        #expect(!workspace.exists(scope + "manifest.json"))
+        let notPEM = workspace.run([
+            "log", "refresh", "--repo", "@tree", "--log-key", "@log.key", "--witness-ca", "@root.json",
+        ])
+        #expect(notPEM.status == 2, "\(notPEM.err)")
+        #expect(notPEM.err.contains("--witness-ca \(workspace.path("root.json")): not a PEM bundle"), "\(notPEM.err)")
+        #expect(!notPEM.err.contains("w1.example"), "refused once, before any witness: \(notPEM.err)")
         let usage = workspace.run(["log", "refresh", "--repo", "@tree"])
         #expect(usage.status == 2)
         let otherKey = workspace.run(["log", "refresh", "--repo", "@tree", "--log-key", "@other.key"])

@@ -123,11 +123,14 @@ import Testing
             #expect(reason.contains("quorum is 2"))
         }
         #expect(world.snapshot() == before, "step 1 (re-cosign the current checkpoint) failed: nothing written")
-        // A refresh with the witnesses still down: exit 1 (refused), still nothing changed.
-        #expect(throws: PublishError.self) {
-            try Publisher.refreshLog(
-                repo: world.repo, at: t0.adding(seconds: 3600), crypto: sodium, log: try world.context())
+        // A refresh with the witnesses still down: the scope fails (refused), still nothing changed.
+        let refreshed = try Publisher.refreshLog(
+            repo: world.repo, at: t0.adding(seconds: 3600), crypto: sodium, log: try world.context())
+        guard case .failed("com.example.app", .refused(nil, let reason)) = try #require(refreshed.first) else {
+            Issue.record("not refused: \(refreshed)")
+            return
         }
+        #expect(reason.contains("quorum"), "\(reason)")
         #expect(world.snapshot() == before)
         world.witnesses[1].isDown = false
         try world.publish([next])
@@ -238,6 +241,9 @@ import Testing
         }
         #expect(log.size == 1)
         #expect(log.appended == 0)
+        #expect(
+            log.cosignedAt == Dictionary(uniqueKeysWithValues: world.witnesses.map { ($0.name, $0.time) }),
+            "each cosigner's cosignature time, for the future-time warning")
         let newProof = try #require(world.read("manifest.proof"))
         #expect(newProof != oldProof)
         let verified = try verifyServed(world, newestRoot: root)
@@ -245,6 +251,45 @@ import Testing
         let note = try SignedNote.parse(try #require(world.read("log/checkpoint")))
         #expect(note.signatures.count == 4, "the log's signature and three fresh cosignatures, the old ones dropped")
         #expect(world.snapshot(under: world.scopeDirectory + "/log/tile") == oldTiles, "no tile changes")
+    }
+
+    /// Found by the hostile review: the refresh reported only the first failing scope. Two
+    /// broken scopes sort before and after a healthy one: both are reported by name, and the
+    /// healthy one is still re-cosigned.
+    @Test func refreshTriesEveryScopeAndReportsEachFailingOne() throws {
+        let world = try LogWorld()
+        try world.publish([try world.root()])
+        try world.publish([try world.nextManifest()])
+        for broken in ["com.example.aaa", "com.example.zzz"] {
+            let copy = world.repo + "/v1/" + broken
+            try FileManager.default.copyItem(atPath: world.scopeDirectory, toPath: copy)
+            // A copy under another name (its documents name com.example.app) and a checkpoint
+            // without its log signature: refused.
+            try Data("not a signed note\n".utf8).write(to: URL(fileURLWithPath: copy + "/log/checkpoint"))
+        }
+        let brokenBefore = world.snapshot(under: world.repo + "/v1/com.example.zzz")
+        let oldProof = try #require(world.read("manifest.proof"))
+        for witness in world.witnesses { witness.time += 1800 }
+        let outcomes = try Publisher.refreshLog(
+            repo: world.repo, at: t0.adding(seconds: 3600), crypto: sodium, log: try world.context())
+        #expect(outcomes.count == 3, "\(outcomes)")
+        var failed: [String] = []
+        var refreshed: [String] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .failed(let scope, .refused(nil, let reason)):
+                #expect(reason.contains("v1/\(scope)/"), "each failure names its own scope: \(reason)")
+                failed.append(scope)
+            case .refreshed(let scope, let log):
+                #expect(log.cosigners.count == 3)
+                refreshed.append(scope)
+            default: Issue.record("unexpected \(outcome)")
+            }
+        }
+        #expect(failed == ["com.example.aaa", "com.example.zzz"])
+        #expect(refreshed == ["com.example.app"])
+        #expect(try #require(world.read("manifest.proof")) != oldProof, "the healthy scope was re-cosigned")
+        #expect(world.snapshot(under: world.repo + "/v1/com.example.zzz") == brokenBefore, "nothing corrupted")
     }
 
     @Test func addingALogToAnExistingScopeBackfillsOneHeadPerEarlierStep() throws {

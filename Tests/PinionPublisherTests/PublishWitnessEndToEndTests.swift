@@ -32,6 +32,16 @@ import Testing
         // The refresh re-cosigns over HTTPS too.
         let refresh = try workspace.pinion(["log", "refresh", "--repo", "@tree"] + world.log)
         #expect(refresh.status == 0, "\(refresh.err)")
+        #expect(!refresh.err.contains("in the future"), "\(refresh.err)")
+        // Found by the hostile review: cosignatures dated ahead of this machine's clock were
+        // not mentioned. The witnesses sign with the real clock; run in-process with a clock
+        // an hour behind it, the refresh succeeds and warns naming each witness.
+        let behind = Timestamp(secondsSince1970: Int64(Date().timeIntervalSince1970) - 3600)
+        let early = workspace.run(["log", "refresh", "--repo", "@tree"] + world.log, at: behind)
+        #expect(early.status == 0, "\(early.err)")
+        for name in ["w1.example", "w2.example"] {
+            #expect(early.err.contains("warning: witness \(name): its cosignature is dated"), "\(early.err)")
+        }
         // A CA that did not issue the witnesses' certificates: no witness counts, exit 1, nothing served changes.
         try world.pki.generateKey("other")
         try world.pki.selfSign("other", subject: "/CN=Other CA", extensions: "ca")

@@ -52,6 +52,19 @@ import Testing
         let next = try cosign(workspace, try log.body(old: 5, size: 9), at: "2027-01-15T09:00:00Z")
         #expect(next.status == 0, "\(next.err)")
 
+        // Found by the hostile review: --at could go back below the latest cosignature's time.
+        var later = log
+        later.grow(to: 12)
+        let stateBefore = try workspace.readBytes(
+            "state/" + Witness.stateFileName(origin: log.origin, hasher: witnessCrypto.hasher))
+        let back = try cosign(workspace, try later.body(old: 9, size: 12), at: "2027-01-15T08:59:59Z")
+        #expect(back.status == 2, "\(back.err)")
+        #expect(back.err.contains("is before this witness's latest cosignature"), "\(back.err)")
+        #expect(back.out.isEmpty)
+        #expect(
+            try workspace.readBytes("state/" + Witness.stateFileName(origin: log.origin, hasher: witnessCrypto.hasher))
+                == stateBefore)
+
         // The printed line is the witness's cosignature at --at, on the state's checkpoint.
         let witness = try Witness(
             configuration: try WitnessConfiguration.parse(

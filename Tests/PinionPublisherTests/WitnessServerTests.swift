@@ -67,6 +67,28 @@ import Testing
         #expect(try running.post("/add-checkpoint", try grown.body(old: 8, size: 12)).status == 200)
     }
 
+    /// Found by the hostile review (with `witness cosign --at`): a clock behind the latest
+    /// cosignature's time must not sign a cosignature dated before it. The server answers
+    /// 503 with Retry-After, keeps its state, and cosigns again once the clock has passed it.
+    @Test func aClockBehindTheLatestCosignatureAnswers503() throws {
+        var log = try TestLog(size: 4)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let now = Mutex<UInt64>(1_800_000_000)
+        let running = try RunningWitness(try fixture.open(), clock: { now.withLock { $0 } })
+        #expect(try running.post("/add-checkpoint", try log.body(old: 0, size: 4)).status == 200)
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin)))
+        now.withLock { $0 = 1_799_999_000 }
+        log.grow(to: 6)
+        let behind = try running.post("/add-checkpoint", try log.body(old: 4, size: 6))
+        #expect(behind.status == 503)
+        #expect(behind.header("retry-after") == "5")
+        #expect(text(behind).contains("clock is behind its latest cosignature (time 1800000000)"), "\(text(behind))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin))) == before)
+        #expect(running.server.witness.latestCheckpoint(origin: log.origin)?.size == 4)
+        now.withLock { $0 = 1_800_000_001 }
+        #expect(try running.post("/add-checkpoint", try log.body(old: 4, size: 6)).status == 200)
+    }
+
     @Test func servesTheLatestCosignedCheckpointPerOriginBelowAPathPrefix() throws {
         let log = try TestLog(origin: "pinion.test/scöpe:1/log", size: 4)
         let fixture = try WitnessSetupFixture(logs: [log])

@@ -37,8 +37,19 @@ import Testing
             ("{\"name\": \"w1.test\", \"logs\": [\(entry), \(entry)]}", "listed twice"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"junk\"}]}", "not a C2SP verifier key"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"\(witnessKey)\"}]}", "type 0x01"),
-            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\", \"key\": \"\(key)\"}]}", "1-255 bytes"),
-            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\nb\", \"key\": \"\(key)\"}]}", "1-255 bytes"),
+            // The origin rule roots share (LogPolicy.validateCheckpointOrigin), not a second
+            // one (found by the hostile review: the witness allowed 1-255 bytes, a root 256).
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\nb\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
+            ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\u0000b\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
+            (
+                "{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\(String(repeating: "o", count: 257))\", \"key\": \"\(key)\"}]}",
+                "1-256 bytes"
+            ),
+            // A NUL or another control character in the witness name.
+            ("{\"name\": \"w1\\u0000test\", \"logs\": [\(entry)]}", "control character"),
+            ("{\"name\": \"w1\\u001btest\", \"logs\": [\(entry)]}", "control character"),
+            ("{\"name\": \"w1\\u007ftest\", \"logs\": [\(entry)]}", "control character"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\"}]}", "missing member \"key\""),
             (
                 "{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"\(key)\", \"url\": \"x\"}]}",
@@ -46,6 +57,17 @@ import Testing
             ),
             ("{\"name\": 7, \"logs\": [\(entry)]}", "\"name\" must be a string"),
         ]
+        // Every origin a root may name is accepted (256 bytes was refused), and so are other
+        // C2SP logs' origins, with spaces or UTF-8.
+        for (origin, rootMayName) in [
+            (String(repeating: "o", count: 256), true), ("go.sum database tree", false),
+            ("pinion.test/sc\u{f6}pe", false),
+        ] {
+            #expect(
+                try parse("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\(origin)\", \"key\": \"\(key)\"}]}")
+                    .logs.first?.origin == origin)
+            #expect(((try? LogPolicy.validateOrigin(origin)) != nil) == rootMayName, "\(origin)")
+        }
         for (text, reason) in refused {
             do {
                 _ = try parse(text)
@@ -152,7 +174,8 @@ import Testing
             witness.addCheckpoint(try fork.body(old: 5, size: 5), timestamp: 1_800_000_100),
             witness.addCheckpoint(try log.body(old: 0, size: 5), timestamp: 1_800_000_100),
             witness.addCheckpoint(Array("old 5\n".utf8), timestamp: 1_800_000_100),
-            witness.addCheckpoint(try TestLog(origin: log.origin, size: 5).body(old: 5, size: 5), timestamp: 1),
+            witness.addCheckpoint(
+                try TestLog(origin: log.origin, size: 5).body(old: 5, size: 5), timestamp: 1_800_000_100),
         ]
         let statuses = outcomes.map { outcome -> Int in
             if case .refused(let refusal) = outcome { return refusal.httpStatus }
@@ -163,6 +186,76 @@ import Testing
         if case .cosigned = witness.addCheckpoint(try log.body(old: 5, size: 5), timestamp: 0) {
             Issue.record("a zero cosignature timestamp was accepted")
         }
+    }
+
+    /// Found by the hostile review: a cosignature time before the latest one was signed.
+    /// A v1 cosignature says its tree was the latest "as of" its time (C2SP
+    /// tlog-cosignature): going back in time is refused, with nothing signed or written.
+    @Test func aCosignatureTimeBeforeTheLatestOneIsRefused() throws {
+        let (fixture, log) = try cosignedState()
+        var grown = log
+        grown.grow(to: 7)
+        try refuseGoingBack(fixture, log, grown)
+        // Across a restart the bar is the state file's cosignature time.
+        let reopened = try fixture.open()
+        guard case .timeBeforeLast(let last) = reopened.addCheckpoint(try grown.body(old: 7, size: 7), timestamp: 5)
+        else { throw SetupFailure(description: "went back in time after a restart") }
+        #expect(last == 1_800_000_000)
+    }
+
+    private func refuseGoingBack(_ fixture: WitnessSetupFixture, _ log: TestLog, _ grown: TestLog) throws {
+        let witness = try fixture.open()
+        let path = fixture.stateFile(log.origin)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for time: UInt64 in [1_799_999_999, 1, 1_000_000_000] {
+            guard
+                case .timeBeforeLast(let last) = witness.addCheckpoint(try grown.body(old: 5, size: 7), timestamp: time)
+            else {
+                Issue.record("cosigned at \(time), before the latest cosignature")
+                continue
+            }
+            #expect(last == 1_800_000_000)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
+        #expect(witness.latestCheckpoint(origin: log.origin)?.size == 5)
+        // The same second, or later, is fine; after it, the new latest time is the bar.
+        guard case .cosigned = witness.addCheckpoint(try grown.body(old: 5, size: 7), timestamp: 1_800_000_000) else {
+            throw SetupFailure(description: "the same second was refused")
+        }
+        guard case .timeBeforeLast = witness.addCheckpoint(try grown.body(old: 7, size: 7), timestamp: 1_799_999_000)
+        else { throw SetupFailure(description: "went back in time") }
+    }
+
+    /// Found by the hostile review: a state file its group or others may write was used. The
+    /// state is the witness's memory of what it cosigned (rolling it back lets it cosign a
+    /// fork): the witness refuses to start, naming the file, and leaves the file alone.
+    @Test func aStateFileWritableByGroupOrOthersStopsTheStart() throws {
+        let (fixture, log) = try cosignedState()
+        let path = fixture.stateFile(log.origin)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for mode: mode_t in [0o666, 0o620, 0o602, 0o660] {
+            #expect(chmod(path, mode) == 0)
+            do {
+                _ = try fixture.open()
+                Issue.record("started on a state file of mode \(String(mode, radix: 8))")
+            } catch {
+                guard case .corruptState(let origin, let file, let detail) = error as? WitnessStartError else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+                #expect(origin == log.origin && file == path)
+                #expect(detail.contains("writable by its group or others"), "\(detail)")
+                #expect(detail.contains("mode \(String(mode, radix: 8))"), "\(detail)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        }
+        // Readable by others but not writable: a public checkpoint, accepted.
+        for mode: mode_t in [0o600, 0o644, 0o400] {
+            #expect(chmod(path, mode) == 0)
+            #expect(
+                try fixture.open().latestCheckpoint(origin: log.origin)?.size == 5, "mode \(String(mode, radix: 8))")
+        }
+        #expect(chmod(path, 0o600) == 0)
     }
 
     private func replacing(_ old: String, with new: String, in data: Data) -> Data {

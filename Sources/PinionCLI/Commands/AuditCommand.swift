@@ -96,7 +96,7 @@ struct AuditCommand: Command {
             throw CLIError.usage("--witness-ca and --no-witnesses exclude each other")
         }
         // A CA file that cannot be read would otherwise show only as unreachable witnesses.
-        if let caFile = arguments.value("witness-ca") { _ = try Files.read(caFile, limit: maxInputBytes) }
+        if let caFile = arguments.value("witness-ca") { try LogKeyOption.checkWitnessCA(caFile) }
         let witnesses: (any WitnessCheckpointSource)? =
             arguments.flag("no-witnesses") ? nil : HTTPSWitnessCheckpoints(caFile: arguments.value("witness-ca"))
         let since = try arguments.value("since").map { (path) throws(CLIError) in

@@ -4,6 +4,7 @@ import PinionCore
 import PinionCrypto
 import PinionPublisher
 import PinionSystem
+import PinionTrust
 
 /// `--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]`: the log key (an ordinary
 /// `pinion keygen` key file) and the witnesses' TLS trust.
@@ -29,10 +30,7 @@ enum LogKeyOption {
             return nil
         }
         let caFile = arguments.value("witness-ca")
-        if let caFile {
-            // A missing or unreadable bundle is refused (exit 3, as every unreadable input) before any write.
-            _ = try Files.read(caFile, limit: maxInputBytes)
-        }
+        if let caFile { try checkWitnessCA(caFile) }
         if case .pkcs11(let uri) = try KeyReference.parse(path) {
             guard arguments.value("passphrase-file") == nil else {
                 throw CLIError.usage(
@@ -54,13 +52,37 @@ enum LogKeyOption {
         return LogPublishContext(signer: Ed25519NoteSigner(key: key), witnesses: HTTPSWitnessClient(caFile: caFile))
     }
 
-    /// Prints what a step did to the log.
+    /// Checks a `--witness-ca` bundle once, before any witness is asked (`pinion publish`,
+    /// `log refresh`, `audit`): a missing or unreadable file exits 3, as every unreadable
+    /// input; one that holds no PEM certificate is a usage error (exit 2), not one network
+    /// failure per witness.
+    static func checkWitnessCA(_ caFile: String) throws(CLIError) {
+        _ = try Files.read(caFile, limit: maxInputBytes)
+        do { try PinnedHTTPSClient.checkTrustAnchors(caFile: caFile) } catch {
+            guard case .caFileUnreadable(_, let detail) = error else { throw CLIError.io("--witness-ca \(error)") }
+            throw CLIError.usage("--witness-ca \(caFile): not a PEM bundle of CA certificates (\(detail))")
+        }
+    }
+
+    /// Prints what a step did to the log, and warns about each witness whose cosignature is
+    /// dated more than `LogFreshness.allowedFutureSkew` (5 minutes, the clients' skew for a
+    /// future t_q, docs/DESIGN.md §12) after this machine's clock (`context.now()`, not
+    /// `--at`, which only moves the expiry checks): clients accept it but report it, and
+    /// count its age as 0 only once, so a witness with a wrong clock weakens freshness.
     static func report(_ log: LogStepOutcome, scope: String, context: CLIContext) {
+        let now = context.now()
         let appended = log.appended == 0 ? "re-cosigned" : "appended \(log.appended) head(s)"
         context.print(
             "log of scope \(scope): \(appended), size \(log.size), cosigned by \(log.cosigners.joined(separator: ", "))"
         )
         for failure in log.failures { context.warn("witness \(failure)") }
+        let limit = now.secondsSince1970.addingReportingOverflow(LogFreshness.allowedFutureSkew).partialValue
+        for name in log.cosigners {
+            guard let time = log.cosignedAt[name], Int64(clamping: time) > limit else { continue }
+            context.warn(
+                "witness \(name): its cosignature is dated \(Int64(clamping: time) - now.secondsSince1970) s in the future (\(time), now \(now.secondsSince1970)): its clock is wrong; clients report it (futureCosignatures)"
+            )
+        }
     }
 }
 
@@ -79,7 +101,9 @@ struct LogRefreshCommand: Command {
             tlog-witness, same size) and, with a quorum, manifest.proof and
             log/checkpoint are rewritten with the fresh cosignatures.
         Run it from cron well inside maxCheckpointAge (e.g. every maxCheckpointAge / 4).
-        Exit 1 below the quorum (nothing served changes), 2 for usage errors.
+        Every scope is tried; each one that fails is reported by name, and the exit
+        code is then non-zero (1 below the quorum: nothing served changes for that
+        scope) while the scopes that succeeded are still refreshed. 2 for usage errors.
 
         options:
           --repo DIR            the tree
@@ -102,6 +126,7 @@ struct LogRefreshCommand: Command {
         do { outcomes = try Publisher.refreshLog(repo: repo, at: now, crypto: crypto, log: log) } catch {
             throw PublishCommand.message(error, paths: [], envelopes: [])
         }
+        var failures: [(scope: String, error: CLIError)] = []
         for outcome in outcomes {
             switch outcome {
             case .completed(let scope, let published):
@@ -111,7 +136,20 @@ struct LogRefreshCommand: Command {
                 LogKeyOption.report(step, scope: scope, context: context)
             case .skipped(let scope, let reason):
                 context.print("scope \(scope): skipped (\(reason))")
+            case .failed(let scope, let error):
+                let failure = PublishCommand.message(error, paths: [], envelopes: [])
+                context.err(
+                    "pinion: error: scope \(TerminalText.escape(scope)): \(TerminalText.escape(failure.message))\n")
+                failures.append((scope, failure))
             }
+        }
+        if let first = failures.first {
+            // One exit code: the failures' own when they agree, else 1 (a refusal).
+            let code = failures.allSatisfy { $0.error.exitCode == first.error.exitCode } ? first.error.exitCode : 1
+            throw CLIError(
+                exitCode: code,
+                "\(failures.count) of \(outcomes.count) scope(s) failed: "
+                    + failures.map(\.scope).joined(separator: ", "))
         }
     }
 }

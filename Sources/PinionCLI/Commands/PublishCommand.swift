@@ -108,8 +108,13 @@ struct PublishCommand: Command {
         switch error {
         case .usage(let message): return .usage(message)
         case .refused(let input, let reason):
-            return .failure(input.map { "\(paths[$0]): \(reason)" } ?? reason)
+            // `log refresh` publishes saved envelopes it has no paths for: no index into `paths` then.
+            guard let input, paths.indices.contains(input) else { return .failure(reason) }
+            return .failure("\(paths[input]): \(reason)")
         case .manifest(let input, let trust, let chain):
+            guard paths.indices.contains(input), envelopes.indices.contains(input) else {
+                return .from(trust, file: "pending envelope \(input + 1)")
+            }
             return .manifest(trust, file: paths[input], envelopeBytes: envelopes[input], chain: chain)
         case .file(let file):
             return CLIError(category: file.category, file.description)

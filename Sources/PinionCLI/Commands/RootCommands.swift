@@ -143,11 +143,7 @@ struct RootInitCommand: Command {
             keys: keys,
             rootRole: .init(keyIDs: rootKeys.map(\.keyID), threshold: rootThreshold),
             pinsRole: .init(keyIDs: pinsKeys.map(\.keyID), threshold: pinsThreshold), log: log)
-        if let log, log.hasFewWitnesses {
-            context.warn(
-                "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
-            )
-        }
+        if let log { RootLogOptions.warn(log, context: context) }
         try Files.writeAtomically(payload.serialized(), to: out, replace: arguments.flag("force"))
         context.print("wrote \(out): root version 1 of scope \(scope), expires \(expiresAt)")
         context.print(
@@ -300,11 +296,7 @@ struct RootRotateCommand: Command {
             context.print(
                 "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s (changed)"
             )
-            if log.hasFewWitnesses {
-                context.warn(
-                    "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
-                )
-            }
+            RootLogOptions.warn(log, context: context)
         } else if log == nil, previous.log != nil {
             context.print("log dropped (--no-log): clients stop requiring log proofs for this scope")
         }

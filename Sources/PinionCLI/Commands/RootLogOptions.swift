@@ -39,6 +39,14 @@ enum RootLogOptions {
     static func policy(_ arguments: ParsedArguments, previous: LogPolicy?) throws -> LogPolicy? {
         guard anyGiven(arguments) else { return previous }
         let origin = try arguments.value("log-origin") ?? previous?.origin ?? missing("log-origin")
+        // Checked first, so a bad origin is reported as --log-origin, not as the log key's name
+        // (the origin is also the log key's note key name: no "+").
+        do { try LogPolicy.validateOrigin(origin) } catch {
+            throw CLIError.usage("--log-origin \"\(origin)\": \(error)")
+        }
+        do { try NoteVerifierKey.validateName(origin) } catch {
+            throw CLIError.usage("--log-origin \"\(origin)\": not a valid note key name (the log key's name): \(error)")
+        }
         let logKey: NoteVerifierKey
         if let path = arguments.value("log-key") {
             logKey = try verifierKey(path, name: origin, type: .ed25519, option: "log-key")
@@ -94,6 +102,23 @@ enum RootLogOptions {
                 checkpointGrace: grace)
         } catch {
             throw CLIError.usage("the log settings are invalid: \(error)")
+        }
+    }
+
+    /// Warns about log settings docs/DESIGN.md §12 allows but that weaken the log: fewer
+    /// than quorum + 2 witnesses, and `maxCheckpointAge` 0 (freshness off: a first-run
+    /// client accepts any cosigned checkpoint from the log's past, and a frozen view is
+    /// noticed only at the manifest's expiry).
+    static func warn(_ log: LogPolicy, context: CLIContext) {
+        if log.hasFewWitnesses {
+            context.warn(
+                "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
+            )
+        }
+        if log.maxCheckpointAge == 0 {
+            context.warn(
+                "--max-checkpoint-age 0 turns freshness off: clients never raise staleCheckpoint, a first-run client accepts any cosigned checkpoint from the log's past, and a freeze is noticed only when the manifest expires (docs/DESIGN.md §12)"
+            )
         }
     }
 

@@ -192,6 +192,7 @@ struct WitnessCosignCommand: Command {
         the same state, and prints the cosignature line to standard output (exit 0) once
         the new checkpoint is persisted. A refusal prints its HTTP status and reason and
         exits 1 (for 409, the size this witness last cosigned); the state is then unchanged.
+        An --at before the latest cosignature of the log is refused (exit 2).
         Never run it on a state directory a running witness uses (it refuses: the
         directory is locked).
 
@@ -225,6 +226,10 @@ struct WitnessCosignCommand: Command {
             throw CLIError.failure("--request \(requestPath): \(refusal)")
         case .unavailable(let reason):
             throw CLIError.io(reason)
+        case .timeBeforeLast(let last):
+            throw CLIError.usage(
+                "--at \(time) is before this witness's latest cosignature of that log (\(Timestamp(secondsSince1970: Int64(clamping: last)))): a cosignature never goes back in time; the state is unchanged"
+            )
         }
     }
 }

@@ -73,9 +73,7 @@ public struct LogPolicy: Sendable, Equatable {
         origin: String, logKey: NoteVerifierKey, witnesses: [Witness], quorum: Int, maxCheckpointAge: Int64,
         checkpointGrace: Int64 = LogPolicy.defaultGrace
     ) throws(LogPolicyError) {
-        guard !origin.isEmpty, origin.utf8.count <= 256,
-            origin.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-        else { throw .invalidValue("the origin must be 1-256 printable ASCII characters without spaces") }
+        try LogPolicy.validateOrigin(origin)
         guard logKey.type == .ed25519 else { throw .wrongKeyType(logKey.name) }
         guard witnesses.count <= LogPolicy.maxWitnesses else {
             throw .invalidValue("more than \(LogPolicy.maxWitnesses) witnesses")
@@ -103,6 +101,33 @@ public struct LogPolicy: Sendable, Equatable {
         self.quorum = quorum
         self.maxCheckpointAge = maxCheckpointAge
         self.checkpointGrace = checkpointGrace
+    }
+
+    /// The checkpoint origin rule every Pinion component shares (C2SP tlog-checkpoint's first
+    /// line): 1-256 bytes of UTF-8 without control characters (C0, DEL, C1). `pinion witness`
+    /// accepts exactly these (it can witness any C2SP log, whose origin may hold spaces or
+    /// non-ASCII text); a root's origin must also pass `validateOrigin`.
+    ///
+    /// - Throws: `.invalidValue` naming the rule.
+    public static func validateCheckpointOrigin(_ origin: String) throws(LogPolicyError) {
+        guard isCheckpointOrigin(origin) else {
+            throw .invalidValue("the origin must be 1-256 bytes without control characters")
+        }
+    }
+
+    /// A root's log origin: a checkpoint origin (`validateCheckpointOrigin`) that is also
+    /// printable ASCII without spaces (0x21-0x7E), since a root's origin is its log key's
+    /// note key name. `LogPolicy` and `pinion root init/rotate --log-origin` use it.
+    ///
+    /// - Throws: `.invalidValue` naming the rule.
+    public static func validateOrigin(_ origin: String) throws(LogPolicyError) {
+        guard isCheckpointOrigin(origin), origin.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        else { throw .invalidValue("the origin must be 1-256 printable ASCII characters without spaces") }
+    }
+
+    private static func isCheckpointOrigin(_ origin: String) -> Bool {
+        !origin.isEmpty && origin.utf8.count <= 256
+            && origin.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
     }
 
     /// Whether `url` is a witness submission prefix Pinion accepts: `https://`, a host of

@@ -38,6 +38,11 @@ public enum WitnessOutcome: Sendable, Equatable {
     case refused(WitnessRefusal)
     /// 503: signing or persisting failed; nothing was acknowledged and the state is unchanged.
     case unavailable(String)
+    /// The cosignature time is before `last`, the time of the latest cosignature for the
+    /// origin: a v1 cosignature states that its tree was the latest "as of" its time (C2SP
+    /// tlog-cosignature), so going back in time would contradict an earlier one. Nothing was
+    /// signed and the state is unchanged.
+    case timeBeforeLast(last: UInt64)
 }
 
 /// A witness over a state directory. One instance per directory (an exclusive lock is held
@@ -69,6 +74,8 @@ public final class Witness: Sendable {
         let note: [UInt8]
         /// The time of the cosignature in the state file (the note in memory may be newer).
         let persistedTime: UInt64
+        /// The time of the latest cosignature given for the origin (the note in memory).
+        let latestTime: UInt64
     }
 
     /// Seconds within which a re-cosign of the same tree is not written again: the size and
@@ -146,7 +153,10 @@ public final class Witness: Sendable {
         }
         let bytes: [UInt8]
         do {
-            guard let read = try storage.read(name, maxBytes: maxStateBytes) else { return nil }
+            // A state file others may write could be rolled back to let this witness cosign a fork.
+            guard let read = try storage.read(name, maxBytes: maxStateBytes, refuseWritableByOthers: true) else {
+                return nil
+            }
             bytes = read
         } catch {
             throw corrupt("cannot read it: \(error)")
@@ -168,7 +178,8 @@ public final class Witness: Sendable {
         guard !verified.isEmpty else {
             throw corrupt("it carries no cosignature by this witness's key (another --key or --config name?)")
         }
-        return Record(checkpoint: checkpoint, note: bytes, persistedTime: verified[0].timestamp ?? 0)
+        let time = verified[0].timestamp ?? 0
+        return Record(checkpoint: checkpoint, note: bytes, persistedTime: time, latestTime: time)
     }
 
     /// The latest checkpoint cosigned for `origin`, nil when none yet or not configured.
@@ -191,13 +202,15 @@ public final class Witness: Sendable {
     /// - Parameters:
     ///   - body: the request body.
     ///   - timestamp: the cosignature time, POSIX seconds (more than 0).
-    /// - Returns: the outcome; only `.cosigned` changed the state.
+    /// - Returns: the outcome; only `.cosigned` changed the state. A `timestamp` before the
+    ///   latest cosignature's for the origin is `.timeBeforeLast` (checked first).
     public func addCheckpoint(_ body: [UInt8], timestamp: UInt64) -> WitnessOutcome {
         let request: AddCheckpointRequest
         do { request = try AddCheckpointRequest.parse(body, limits: limits) } catch { return .refused(error) }
         let origin = String(request.note.text.prefix(while: { $0 != "\n" }))
         guard let slot = slots[origin], let keys = logKeys[origin] else { return .refused(.unknownOrigin(origin)) }
         return slot.record.withLock { record -> WitnessOutcome in
+            if let record, timestamp < record.latestTime { return .timeBeforeLast(last: record.latestTime) }
             let decided: (checkpoint: Checkpoint, note: SignedNote)
             let known = record?.checkpoint
             do throws(WitnessRefusal) {
@@ -232,7 +245,8 @@ public final class Witness: Sendable {
                     return .unavailable("cannot persist the checkpoint: \(error)")
                 }
             }
-            record = Record(checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: persistedTime)
+            record = Record(
+                checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: persistedTime, latestTime: timestamp)
             return .cosigned(line: line, checkpoint: decided.checkpoint)
         }
     }

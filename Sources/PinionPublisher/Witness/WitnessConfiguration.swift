@@ -21,8 +21,11 @@ public struct WitnessConfigurationError: Error, Sendable, Equatable, CustomStrin
 /// ```
 ///
 /// `name` is the witness's note key name (C2SP signed-note key name: non-empty, no `+`, no
-/// whitespace); `logs` lists 1 to 4,096 logs, each with its checkpoint origin (1-255 bytes of
-/// printable text, once per file) and the log's C2SP verifier key string (key type 0x01, Ed25519).
+/// whitespace, and here no control character); `logs` lists 1 to 4,096 logs, each with its
+/// checkpoint origin (`LogPolicy.validateCheckpointOrigin`: 1-256 bytes without control
+/// characters, the rule a root's origin also passes; once per file) and the log's C2SP
+/// verifier key string (key type 0x01, Ed25519; its key name may differ from the origin:
+/// C2SP tlog-checkpoint says only SHOULD).
 public struct WitnessConfiguration: Sendable, Equatable {
     /// One witnessed log.
     public struct Log: Sendable, Equatable {
@@ -70,6 +73,11 @@ public struct WitnessConfiguration: Sendable, Equatable {
         do { try NoteVerifierKey.validateName(name) } catch {
             throw .init("\"name\": not a note key name: \(error)")
         }
+        // C2SP signed-note forbids only spaces and "+"; a control character (NUL, ESC) in the
+        // name every cosignature line and log message carries is refused here.
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+            throw .init("\"name\": a control character is not allowed in the witness name")
+        }
         guard case .array(let entries)? = top["logs"] else { throw .init("\"logs\" must be an array") }
         guard !entries.isEmpty, entries.count <= maxLogs else {
             throw .init("\"logs\" must list 1 to \(maxLogs) logs")
@@ -81,8 +89,8 @@ public struct WitnessConfiguration: Sendable, Equatable {
             guard case .object(let object) = entry else { throw .init("\(place) must be an object") }
             try onlyMembers(object, ["origin", "key"], at: place)
             guard case .string(let origin)? = object["origin"] else { throw .init("\(place).origin must be a string") }
-            guard isOrigin(origin) else {
-                throw .init("\(place).origin must be 1-255 bytes of printable text without newlines")
+            do { try LogPolicy.validateCheckpointOrigin(origin) } catch {
+                throw .init("\(place).origin: \(error)")
             }
             guard origins.insert(origin).inserted else { throw .init("\(place).origin \(origin) is listed twice") }
             guard case .string(let keyText)? = object["key"] else { throw .init("\(place).key must be a string") }
@@ -96,12 +104,6 @@ public struct WitnessConfiguration: Sendable, Equatable {
             logs.append(Log(origin: origin, key: key))
         }
         return WitnessConfiguration(name: name, logs: logs)
-    }
-
-    /// A checkpoint origin: 1-255 bytes, no control characters (C2SP tlog-checkpoint's first line).
-    static func isOrigin(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 255
-            && text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
     }
 
     private static func onlyMembers(_ object: JSONObject, _ allowed: Set<String>, at place: String)

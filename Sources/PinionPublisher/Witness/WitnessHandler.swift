@@ -21,7 +21,7 @@ public struct WitnessRateLimit: Sendable, Equatable {
 /// The witness's routes (docs/TRANSPARENCY.md "Running a witness"), below `pathPrefix`:
 /// `POST /add-checkpoint` (C2SP tlog-witness; 200 body: the cosignature line, 409 body: the
 /// latest size in decimal, `text/x.tlog.size`; 400/403/404/422 with the reason as text;
-/// 503 when persisting failed) and `GET`/`HEAD /checkpoint/{origin}` (percent-encoded origin;
+/// 503 when persisting failed or the clock is behind the latest cosignature's time) and `GET`/`HEAD /checkpoint/{origin}` (percent-encoded origin;
 /// 200 with the latest cosigned note, 404 when none). Other paths 404, other methods 405.
 final class WitnessHandler: HTTPRequestHandler {
     let witness: Witness
@@ -134,6 +134,12 @@ final class WitnessHandler: HTTPRequestHandler {
         case .unavailable(let reason):
             return HTTPResponse.text(
                 503, reason, sendBody: true, close: true, date: request.date, extra: [("Retry-After", "5")])
+        case .timeBeforeLast(let last):
+            // The clock went back below the latest cosignature's time: nothing is signed until
+            // it passes it again (a cosignature never goes back in time).
+            return HTTPResponse.text(
+                503, "the witness's clock is behind its latest cosignature (time \(last)): try again later",
+                sendBody: true, close: true, date: request.date, extra: [("Retry-After", "5")])
         }
     }
 }
