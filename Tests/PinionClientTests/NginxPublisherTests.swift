@@ -449,7 +449,8 @@ final class NginxServer: @unchecked Sendable {
         defer { nginx.stop() }
         let expectations = [
             ("manifest.json", "no-cache"), ("index.json", "no-cache"),
-            ("root/1.json", "max-age=31536000, immutable"), ("history/1.json", "max-age=31536000, immutable"),
+            ("root/1.json", "public, max-age=31536000, immutable"),
+            ("history/1.json", "public, max-age=31536000, immutable"),
         ]
         for (file, cacheControl) in expectations {
             let response = try get("/v1/com.example.app/" + file, port: nginx.port)
