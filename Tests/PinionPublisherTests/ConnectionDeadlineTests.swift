@@ -24,7 +24,8 @@ struct ConnectionDeadlineTests {
         var timer = ConnectionTimer(deadlines: deadlines, acceptedAt: accept)
         // A dribbler: a byte every second does not move the deadline.
         for step in 1...9 {
-            #expect(!timer.requestStarted(at: accept + UInt64(step) * Self.second))
+            let started = timer.requestStarted(at: accept + UInt64(step) * Self.second)
+            #expect(!started)
             #expect(timer.deadline == accept + 10 * Self.second)
         }
         #expect(timer.hasExpired(at: accept + 10 * Self.second))
@@ -44,13 +45,15 @@ struct ConnectionDeadlineTests {
 
         // Progress: the next request's first byte, 25 s later, resets to the header deadline from then.
         let firstByte = accept + 27 * Self.second
-        #expect(timer.requestStarted(at: firstByte))
+        let started = timer.requestStarted(at: firstByte)
+        #expect(started)
         #expect(timer.kind == .header && !timer.awaitsRequest)
         #expect(timer.deadline == firstByte + 10 * Self.second)
         #expect(!timer.hasExpired(at: idleEnd))
         #expect(timer.hasExpired(at: firstByte + 10 * Self.second))
         // And only the first byte: the rest of that head gets nothing more.
-        #expect(!timer.requestStarted(at: firstByte + 5 * Self.second))
+        let startedAgain = timer.requestStarted(at: firstByte + 5 * Self.second)
+        #expect(!startedAgain)
         #expect(timer.deadline == firstByte + 10 * Self.second)
     }
 
@@ -72,7 +75,8 @@ struct ConnectionDeadlineTests {
         #expect(!timer.hasExpired(at: start + 20 * Self.second - 1))
         #expect(timer.hasExpired(at: start + 20 * Self.second))
         // A slow reader gets no more time from the header deadline having been later.
-        #expect(!timer.requestStarted(at: start + Self.second))
+        let started = timer.requestStarted(at: start + Self.second)
+        #expect(!started)
         #expect(timer.deadline == start + 20 * Self.second)
 
         var parked = ConnectionTimer(deadlines: deadlines, acceptedAt: accept)
@@ -90,7 +94,8 @@ struct ConnectionDeadlineTests {
         #expect(timer.deadline == accept + 4 * Self.second)
         #expect(!timer.hasExpired(at: accept + 4 * Self.second - 1))
         #expect(timer.hasExpired(at: accept + 4 * Self.second))
-        #expect(!timer.requestStarted(at: accept + 3 * Self.second), "a lingering connection starts no request")
+        let started = timer.requestStarted(at: accept + 3 * Self.second)
+        #expect(!started, "a lingering connection starts no request")
     }
 
     @Test func instantsNearTheEndOfTheClockSaturateInsteadOfWrapping() {
