@@ -167,7 +167,9 @@ let package = Package(
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(
             name: "PinionDrillTests",
-            dependencies: ["PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionTestSupport"]),
+            dependencies: [
+                "PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionSystem", "PinionTestSupport",
+            ]),
         // PKCS#11 signing against SoftHSM2 and a fault-injecting test module (C, compiled by
         // the tests with cc), run through the built `pinion` and PinionMemoryProbe.
         .testTarget(
