@@ -131,9 +131,7 @@ public struct PolicySnapshot: Sendable, Equatable {
         logCurrentUntil: Timestamp? = nil
     ) {
         let base = Dictionary(baseline.domains.map { ($0.name, $0) }, uniquingKeysWith: MergedPolicy.strictest)
-        let manifestEntries = manifest.map { payload in
-            Dictionary(payload.domains.map { ($0.name, PinnedDomain($0)) }, uniquingKeysWith: MergedPolicy.strictest)
-        }
+        let manifestEntries = manifest.map { PolicySnapshot.entries(of: $0) }
         let expired = PolicySnapshot.merge(
             base, manifestEntries, manifestCurrent: false, revoked: revoked, forced: forcedDomains)
         if let manifest, manifestValid {
@@ -169,34 +167,70 @@ public struct PolicySnapshot: Sendable, Equatable {
         isManifestCurrent(at: now) ? current : expired
     }
 
-    private static func merge(
+    /// M's domains by name; two entries with one name (only a payload built in code can have
+    /// them: `ManifestPayload.parse` refuses a duplicate) are combined by `MergedPolicy.strictest`.
+    static func entries(of payload: ManifestPayload) -> [String: PinnedDomain] {
+        var entries: [String: PinnedDomain] = [:]
+        entries.reserveCapacity(payload.domains.count)
+        for domain in payload.domains {
+            let entry = PinnedDomain(domain)
+            if let existing = entries.updateValue(entry, forKey: entry.name) {
+                entries[entry.name] = MergedPolicy.strictest(existing, entry)
+            }
+        }
+        return entries
+    }
+
+    /// One merge of docs/DESIGN.md §7 (see `init`). M's entries are taken over as a whole (shared
+    /// when nothing changes them, else by `mapValues`, which keeps the table and rehashes
+    /// nothing); only B's few names and the forced ones are looked up and inserted. Rebuilding
+    /// a 10,000-entry table per merge, twice per refresh, was a fifth of a refresh
+    /// (bench/RESULTS.md, client refresh).
+    static func merge(
         _ base: [String: PinnedDomain], _ manifest: [String: PinnedDomain]?, manifestCurrent: Bool,
         revoked: Set<Pin>, forced: [String]
     ) -> MergedPolicy {
-        let manifest = manifest ?? [:]
-        var entries: [String: PinnedDomain] = [:]
-        entries.reserveCapacity(base.count + manifest.count + forced.count)
-        for name in Set(base.keys).union(manifest.keys) {
-            let fromBase = base[name]
-            let fromManifest = manifest[name]
+        func withoutRevoked(_ pins: [Pin]) -> [Pin] {
+            revoked.isEmpty ? pins : pins.filter { !revoked.contains($0) }
+        }
+        var entries: [String: PinnedDomain]
+        switch manifest {
+        case .none:
+            entries = [:]
+        case .some(let manifest) where manifestCurrent:
+            // In M: M's pins minus R (flags ORed with B's below).
+            entries =
+                revoked.isEmpty
+                ? manifest
+                : manifest.mapValues { entry in
+                    var entry = entry
+                    entry.pins = withoutRevoked(entry.pins)
+                    return entry
+                }
+        case .some(let manifest):
+            // Only in an expired or invalid M: it can no longer grant trust.
+            entries = manifest.mapValues { entry in
+                PinnedDomain(
+                    name: entry.name, includeSubdomains: entry.includeSubdomains, enforce: entry.enforce, pins: [])
+            }
+        }
+        for (name, baseEntry) in base {
+            guard let manifestEntry = manifest?[name] else {
+                entries[name] = PinnedDomain(
+                    name: name, includeSubdomains: baseEntry.includeSubdomains, enforce: baseEntry.enforce,
+                    pins: withoutRevoked(baseEntry.pins))
+                continue
+            }
             let pins: [Pin]
-            switch (fromBase, fromManifest) {
-            case (_, .some(let entry)) where manifestCurrent:
-                pins = entry.pins
-            case (.some(let baseEntry), .some(let manifestEntry)):
+            if manifestCurrent {
+                pins = manifestEntry.pins
+            } else {
                 let granted = Set(manifestEntry.pins)
                 pins = baseEntry.pins.filter { granted.contains($0) }
-            case (.some(let baseEntry), .none):
-                pins = baseEntry.pins
-            case (.none, _):
-                // Only in an expired or invalid M: it can no longer grant trust.
-                pins = []
             }
             entries[name] = PinnedDomain(
-                name: name,
-                includeSubdomains: (fromBase?.includeSubdomains ?? false) || (fromManifest?.includeSubdomains ?? false),
-                enforce: (fromBase?.enforce ?? false) || (fromManifest?.enforce ?? false),
-                pins: pins.filter { !revoked.contains($0) })
+                name: name, includeSubdomains: baseEntry.includeSubdomains || manifestEntry.includeSubdomains,
+                enforce: baseEntry.enforce || manifestEntry.enforce, pins: withoutRevoked(pins))
         }
         // The dropped manifest's pins for these names are unknown (it may have revoked or
         // replaced the baseline's), so no pin is trusted for them until a fresh manifest.

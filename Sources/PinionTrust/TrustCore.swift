@@ -321,7 +321,7 @@ public struct TrustCore: Sendable {
             // stored; another one is equivocation. Only a state migrated from formatVersion 1
             // without its manifest has no hash; a manifest that verifies re-establishes it.
             if order == floor, let recorded = state.persisted.floorPayloadSHA256,
-                recorded != crypto.hasher.sha256(verified.envelope.payload)
+                recorded != verified.payloadSHA256
             {
                 throw .equivocation(order: order)
             }
@@ -341,7 +341,7 @@ public struct TrustCore: Sendable {
         next.persisted.manifest = bytes
         next.persisted.manifestETag = TrustCore.storableETag(etag)
         next.persisted.floor = order
-        next.persisted.floorPayloadSHA256 = crypto.hasher.sha256(verified.envelope.payload)
+        next.persisted.floorPayloadSHA256 = verified.payloadSHA256
         next.persisted.lastKnownTime = max(state.persisted.lastKnownTime ?? t0, t0)
         let newestRoot = state.chain.newest.payload
         let pinsRole = TrustCore.roleKey(newestRoot.pinsRole)

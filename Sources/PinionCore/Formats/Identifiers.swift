@@ -15,6 +15,16 @@ public struct Pin: Sendable, Hashable, Comparable, CustomStringConvertible {
     ///
     /// - Throws: `FormatRule.invalidPin` naming what is wrong.
     public init(_ text: String) throws(FormatRule) {
+        // The spelling every valid pin has, checked on its bytes: "sha256/" and 44 characters
+        // of canonical base64 of 32 bytes (ASCII only, so the String checks below agree).
+        // Anything else takes the checks below, which name what is wrong.
+        let utf8 = Array(text.utf8)
+        if utf8.count == Pin.prefix.count + 44, utf8.starts(with: Pin.prefix),
+            let digest = Base64.decodeCanonical(utf8: utf8, from: Pin.prefix.count), digest.count == 32
+        {
+            self.digest = digest
+            return
+        }
         guard text.hasPrefix("sha256/") else { throw .invalidPin("must start with sha256/") }
         let encoded = String(text.dropFirst("sha256/".count))
         guard let bytes = Base64.decodeCanonical(encoded) else {
@@ -25,6 +35,9 @@ public struct Pin: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
         self.digest = bytes
     }
+
+    /// The bytes of `sha256/`.
+    static let prefix = Array("sha256/".utf8)
 
     /// `sha256/<base64>`.
     public var description: String { "sha256/" + Base64.encode(digest) }

@@ -90,11 +90,13 @@ public struct ManifestPayload: Sendable, Equatable {
             else { throw reader.error("previous", .invalidPreviousHash(text)) }
             previous = hash
         }
+        let domainValues = try reader.array("domains", maxCount: limits.maxDomains)
+        let domainsPath = reader.childPath("domains")
         var domains: [Domain] = []
-        var names = Set<String>()
-        for (index, element) in try reader.array("domains", maxCount: limits.maxDomains).enumerated() {
-            let domain = try parseDomain(
-                element, path: reader.elementPath("domains", index), limits: limits)
+        domains.reserveCapacity(domainValues.count)
+        var names = Set<String>(minimumCapacity: domainValues.count)
+        for (index, element) in domainValues.enumerated() {
+            let domain = try parseDomain(element, array: domainsPath, index: index, limits: limits)
             guard names.insert(domain.name).inserted else {
                 throw FormatError(
                     path: reader.elementPath("domains", index) + ".name", rule: .duplicateDomain(domain.name))
@@ -102,7 +104,7 @@ public struct ManifestPayload: Sendable, Equatable {
             domains.append(domain)
         }
         let revoked = try parsePins(
-            reader.optionalArray("revokedPins") ?? [], path: reader.childPath("revokedPins"))
+            reader.optionalArray("revokedPins") ?? [], path: { reader.childPath("revokedPins") })
         try reader.finish()
         return ManifestPayload(
             scope: scope, rootVersion: rootVersion, version: version, issuedAt: issuedAt,
@@ -110,35 +112,44 @@ public struct ManifestPayload: Sendable, Equatable {
             previous: previous, domains: domains, revokedPins: revoked, extensions: reader.extensions)
     }
 
-    private static func parseDomain(_ value: JSONValue, path: String, limits: Limits)
+    /// Element `index` of the `domains` array (at `array`); its path is rendered only for an error.
+    private static func parseDomain(_ value: JSONValue, array: String, index: Int, limits: Limits)
         throws(FormatError) -> Domain
     {
-        var reader = try SchemaReader(value, path: path)
+        var reader = try SchemaReader(value, array: array, index: index)
         let name = try reader.string("name")
         do { try HostName.validate(name) } catch let rule { throw reader.error("name", rule) }
         let includeSubdomains = try reader.bool("includeSubdomains", default: false)
         let enforce = try reader.bool("enforce", default: true)
         let pinValues = try reader.array("pins", maxCount: limits.maxPinsPerDomain)
         guard !pinValues.isEmpty else { throw reader.error("pins", .empty) }
-        let pins = try parsePins(pinValues, path: reader.childPath("pins"))
+        let pins = try parsePins(pinValues, path: { reader.childPath("pins") })
         try reader.finish()
         return Domain(
             name: name, includeSubdomains: includeSubdomains, enforce: enforce, pins: pins,
             extensions: reader.extensions)
     }
 
-    private static func parsePins(_ values: [JSONValue], path: String) throws(FormatError) -> [Pin] {
+    /// Pin lists up to this length are checked for duplicates by a scan of the pins read (a
+    /// set per domain was a sixth of a manifest parse, bench/RESULTS.md); longer ones (the
+    /// revoked list is unbounded) by a set, so a hostile list stays linear.
+    static let linearScanPins = 16
+
+    /// - Parameter path: the array's path, rendered only for an error.
+    private static func parsePins(_ values: [JSONValue], path: () -> String) throws(FormatError) -> [Pin] {
         var pins: [Pin] = []
+        pins.reserveCapacity(values.count)
         var seen = Set<Pin>()
+        let useSet = values.count > linearScanPins
         for (index, value) in values.enumerated() {
-            let elementPath = "\(path)[\(index)]"
             guard case .string(let text) = value else {
-                throw FormatError(path: elementPath, rule: .wrongType(expected: "a pin string"))
+                throw FormatError(path: "\(path())[\(index)]", rule: .wrongType(expected: "a pin string"))
             }
             let pin: Pin
-            do { pin = try Pin(text) } catch let rule { throw FormatError(path: elementPath, rule: rule) }
-            guard seen.insert(pin).inserted else {
-                throw FormatError(path: elementPath, rule: .duplicatePin(text))
+            do { pin = try Pin(text) } catch let rule { throw FormatError(path: "\(path())[\(index)]", rule: rule) }
+            let duplicate = useSet ? !seen.insert(pin).inserted : pins.contains(pin)
+            guard !duplicate else {
+                throw FormatError(path: "\(path())[\(index)]", rule: .duplicatePin(text))
             }
             pins.append(pin)
         }

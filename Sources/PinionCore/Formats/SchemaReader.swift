@@ -5,15 +5,59 @@
 /// (names starting with `x-` are extensions and are ignored, docs/DESIGN.md §5).
 struct SchemaReader {
     let object: JSONObject
-    let path: String
-    private var read = Set<String>()
+    /// Where the object is, rendered only when an error needs it.
+    private let location: Location
+    /// Members read by the schema, by position: bit i for member i < 64 (a set of names per
+    /// object was a tenth of a manifest parse, bench/RESULTS.md), then `readBeyond`.
+    private var readMask: UInt64 = 0
+    private var readBeyond = Set<Int>()
+
+    /// A path as given, or element `index` of the array at `array` (`domains[3]`).
+    private enum Location {
+        case text(String)
+        case element(array: String, index: Int)
+    }
 
     init(_ value: JSONValue, path: String) throws(FormatError) {
+        try self.init(value, location: .text(path))
+    }
+
+    /// A reader for element `index` of the array whose path is `array`; the path
+    /// `array[index]` is rendered only for an error.
+    init(_ value: JSONValue, array: String, index: Int) throws(FormatError) {
+        try self.init(value, location: .element(array: array, index: index))
+    }
+
+    private init(_ value: JSONValue, location: Location) throws(FormatError) {
+        self.location = location
         guard case .object(let object) = value else {
-            throw FormatError(path: path, rule: .wrongType(expected: "an object"))
+            throw FormatError(path: SchemaReader.render(location), rule: .wrongType(expected: "an object"))
         }
         self.object = object
-        self.path = path
+    }
+
+    /// The object's path, as error messages name it.
+    var path: String { SchemaReader.render(location) }
+
+    private static func render(_ location: Location) -> String {
+        switch location {
+        case .text(let text): return text
+        case .element(let array, let index): return "\(array)[\(index)]"
+        }
+    }
+
+    private mutating func markRead(_ position: Int) {
+        if position < 64 { readMask |= 1 << UInt64(position) } else { readBeyond.insert(position) }
+    }
+
+    private func isRead(_ position: Int) -> Bool {
+        position < 64 ? readMask & (1 << UInt64(position)) != 0 : readBeyond.contains(position)
+    }
+
+    /// Whether `name` is an `x-` extension member. No character is canonically equivalent to
+    /// `x`, so a first byte other than `x` settles it without the String comparison.
+    static func isExtension(_ name: String) -> Bool {
+        name.utf8.first == UInt8(ascii: "x") && name.hasPrefix("x-")
     }
 
     func childPath(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
@@ -23,8 +67,11 @@ struct SchemaReader {
     }
 
     mutating func optional(_ name: String) -> JSONValue? {
-        read.insert(name)
-        return object[name]
+        // Member names are unique (the parser refuses duplicates), so the first match is
+        // the only one.
+        guard let position = object.members.firstIndex(where: { $0.name == name }) else { return nil }
+        markRead(position)
+        return object.members[position].value
     }
 
     mutating func required(_ name: String) throws(FormatError) -> JSONValue {
@@ -102,10 +149,7 @@ struct SchemaReader {
     mutating func optionalArray(_ name: String, maxCount: Int? = nil) throws(FormatError)
         -> [JSONValue]?
     {
-        guard object[name] != nil else {
-            read.insert(name)
-            return nil
-        }
+        guard object[name] != nil else { return nil }
         return try array(name, maxCount: maxCount)
     }
 
@@ -124,14 +168,15 @@ struct SchemaReader {
 
     /// Members not read by the schema, excluding `x-` extensions; throws on the first.
     func finish() throws(FormatError) {
-        for member in object.members where !read.contains(member.name) && !member.name.hasPrefix("x-") {
+        for (position, member) in object.members.enumerated()
+        where !isRead(position) && !SchemaReader.isExtension(member.name) {
             throw FormatError(path: path, rule: .unknownMember(member.name))
         }
     }
 
     /// The `x-` members, kept so that editing a payload does not drop them.
     var extensions: [JSONObject.Member] {
-        object.members.filter { $0.name.hasPrefix("x-") }
+        object.members.filter { SchemaReader.isExtension($0.name) }
     }
 
     /// Path of element `index` of the array member `name`.

@@ -2,7 +2,7 @@
 
 /// A parsed JSON value. Object members keep their order; numbers keep their text so
 /// that integer fields can be checked exactly (no Double rounding).
-public indirect enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// The number exactly as written (RFC 8259 §6 grammar already checked).
