@@ -117,6 +117,21 @@ final class WitnessHandler: HTTPRequestHandler {
         return text(404, "not found")
     }
 
+    /// A refused request head (400, 413, 414, 431, 505) is answered in `text/plain` like the
+    /// witness's own answers (C2SP tlog-witness prescribes bodies only for 200 and 409), with
+    /// `Connection: close`; the parser's detail goes to the access log only.
+    func response(toRefused error: HTTPRequestError, date: String) -> HTTPResponse {
+        let message: String
+        switch error {
+        case .requestLineTooLong: message = "the request line is too long"
+        case .headersTooLarge: message = "the request header section is too large"
+        case .unsupportedVersion: message = "only HTTP/1.0 and HTTP/1.1 are spoken"
+        case .bodyTooLarge: message = "the body is larger than this witness accepts (--max-body-bytes)"
+        case .malformed: message = "malformed request"
+        }
+        return HTTPResponse.text(error.status, message, sendBody: true, close: true, date: date)
+    }
+
     private func addCheckpoint(_ request: HTTPRequest) -> HTTPResponse {
         let common = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")] + request.keepAliveHeaders
         switch witness.addCheckpoint(request.body, timestamp: max(1, clock())) {
