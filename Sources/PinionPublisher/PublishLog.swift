@@ -1,8 +1,10 @@
 // The log half of a publish step (docs/TRANSPARENCY.md "Publishing steps"): plan the heads, ask the witnesses, write tiles, proof and checkpoint.
 
+import Foundation
 import PinionCore
 import PinionSystem
 import PinionTrust
+import Synchronization
 
 /// What `Publisher.publish` and `Publisher.refreshLog` need to extend or re-cosign a
 /// scope's transparency log (docs/DESIGN.md §12): the log key and a way to reach witnesses.
@@ -109,34 +111,49 @@ enum WitnessRound {
         note: SignedNote, checkpoint: Checkpoint, body: [UInt8], policy: LogPolicy, client: any WitnessClient,
         reader: any TileReader, crypto: CryptoProvider
     ) -> (note: SignedNote, cosigners: [String], failures: [String], cosignedAt: [String: UInt64]) {
-        var responses: [(witness: LogPolicy.Witness, body: [UInt8])] = []
-        var failures: [String] = []
-        for witness in policy.witnesses {
+        // Every witness is asked at once (one connection each), so a slow or unreachable
+        // witness costs its timeout once, not once per witness before it; results are taken
+        // in the root's witness order.
+        let witnesses = policy.witnesses
+        var answers = ask(witnesses.map { ($0.url, body) }, client: client)
+        // A 409 names the size the witness holds: one retry from there (the proof is built
+        // here, from the tiles), again all at once.
+        var retries: [(index: Int, body: [UInt8])] = []
+        var failures: [String?] = Array(repeating: nil, count: witnesses.count)
+        for (index, answer) in answers.enumerated() {
+            guard case .success(let first) = answer, let size = first.conflictSize else { continue }
+            let witness = witnesses[index]
+            guard size <= checkpoint.size else {
+                failures[index] = "\(witness.name): holds size \(size), above this log's \(checkpoint.size)"
+                continue
+            }
             do {
-                var answer = try client.addCheckpoint(url: witness.url, body: body)
-                if let size = answer.conflictSize {
-                    guard size <= checkpoint.size else {
-                        failures.append("\(witness.name): holds size \(size), above this log's \(checkpoint.size)")
-                        continue
-                    }
-                    let retry = try LogPublishing.addCheckpointBody(
-                        note: note, checkpoint: checkpoint, fromWitnessSize: size, reader: reader,
-                        hasher: MerkleHasher(crypto.hasher))
-                    answer = try client.addCheckpoint(url: witness.url, body: retry)
-                }
-                guard answer.status == 200 else {
-                    failures.append("\(witness.name): answered \(answer.status) \(printable(answer.body))")
-                    continue
-                }
-                responses.append((witness, answer.body))
+                let retry = try LogPublishing.addCheckpointBody(
+                    note: note, checkpoint: checkpoint, fromWitnessSize: size, reader: reader,
+                    hasher: MerkleHasher(crypto.hasher))
+                retries.append((index, retry))
             } catch {
-                failures.append("\(witness.name): \(error)")
+                failures[index] = "\(witness.name): \(error)"
             }
         }
+        let retried = ask(retries.map { (witnesses[$0.index].url, $0.body) }, client: client)
+        for (retry, answer) in zip(retries, retried) { answers[retry.index] = answer }
+        var responses: [(witness: LogPolicy.Witness, body: [UInt8])] = []
+        for (index, witness) in witnesses.enumerated() where failures[index] == nil {
+            switch answers[index] {
+            case .success(let answer) where answer.status == 200:
+                responses.append((witness, answer.body))
+            case .success(let answer):
+                failures[index] = "\(witness.name): answered \(answer.status) \(printable(answer.body))"
+            case .failure(let error):
+                failures[index] = "\(witness.name): \(error.reason)"
+            }
+        }
+        var failureTexts = failures.compactMap { $0 }
         let merged = LogPublishing.mergeCosignatures(
             note: note, logKey: policy.logKey, responses: responses, crypto: crypto)
         for (witness, _) in responses where !merged.cosigners.contains(witness.name) {
-            failures.append("\(witness.name): answered 200 without a valid cosignature")
+            failureTexts.append("\(witness.name): answered 200 without a valid cosignature")
         }
         var times: [String: UInt64] = [:]
         for witness in policy.witnesses where merged.cosigners.contains(witness.name) {
@@ -144,7 +161,41 @@ enum WitnessRound {
                 times[witness.name] = time
             }
         }
-        return (merged.note, merged.cosigners, failures, times)
+        return (merged.note, merged.cosigners, failureTexts, times)
+    }
+
+    /// Why one exchange with a witness failed (its error's description).
+    struct ExchangeFailure: Error {
+        let reason: String
+    }
+
+    /// Posts each body to its URL, all at once (one thread each), and returns the answers in
+    /// the order given.
+    static func ask(_ requests: [(url: String, body: [UInt8])], client: any WitnessClient)
+        -> [Result<WitnessAnswer, ExchangeFailure>]
+    {
+        guard !requests.isEmpty else { return [] }
+        // One thread per witness: the exchanges block on the network, so a pool sized to the
+        // CPUs (concurrentPerform) would still ask them a few at a time. A root lists few
+        // witnesses.
+        let results = Mutex<[Result<WitnessAnswer, ExchangeFailure>?]>(Array(repeating: nil, count: requests.count))
+        let done = DispatchGroup()
+        for (index, request) in requests.enumerated() {
+            done.enter()
+            let thread = Thread {
+                let result: Result<WitnessAnswer, ExchangeFailure>
+                do {
+                    result = .success(try client.addCheckpoint(url: request.url, body: request.body))
+                } catch {
+                    result = .failure(ExchangeFailure(reason: "\(error)"))
+                }
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+            thread.start()
+        }
+        done.wait()
+        return results.withLock { $0 }.map { $0 ?? .failure(ExchangeFailure(reason: "no answer")) }
     }
 
     private static func printable(_ body: [UInt8]) -> String {
