@@ -60,6 +60,8 @@ extension PublisherStatusCheck {
             return
         }
         let stored = verified.stored
+        checkServedCheckpoint(
+            stored.checkpoint, source: source, crypto: crypto, into: &status)
         let age = max(0, options.at.secondsSince1970 - stored.quorumTime)
         status.log = LogStatus(
             origin: policy.origin, size: stored.checkpoint.size, rootHash: stored.checkpoint.rootHash,
@@ -82,6 +84,38 @@ extension PublisherStatusCheck {
         }
         if let warnAfter = options.warnCheckpointAge, age > warnAfter {
             status.problems.append(.checkpointAging(age: age, warnAfter: warnAfter))
+        }
+    }
+
+    /// `log/checkpoint` must carry the tree of manifest.proof's checkpoint (the same origin,
+    /// size and root hash; the cosignatures may be newer).
+    static func checkServedCheckpoint(
+        _ proven: Checkpoint, source: any TreeSource, crypto: CryptoProvider,
+        into status: inout PublisherStatus
+    ) {
+        let bytes: [UInt8]?
+        do { bytes = try source.read(.logCheckpoint, limit: NoteLimits.standard.maxBytes) } catch {
+            status.problems.append(problem(error))
+            return
+        }
+        guard let bytes else {
+            status.problems.append(.logCheckpointDiffers(detail: "missing, but the newest root has a log"))
+            return
+        }
+        let served: Checkpoint
+        do {
+            served = try Checkpoint.parse(SignedNote.parse(bytes).text, hasher: MerkleHasher(crypto.hasher))
+        } catch {
+            status.problems.append(.logCheckpointDiffers(detail: "not a checkpoint note: \(error)"))
+            return
+        }
+        guard served.origin == proven.origin, served.size == proven.size, served.rootHash == proven.rootHash else {
+            status.problems.append(
+                .logCheckpointDiffers(
+                    detail:
+                        "holds tree size \(served.size) of \"\(served.origin)\", manifest.proof's checkpoint is size \(proven.size) of \"\(proven.origin)\"\(served.size == proven.size && served.origin == proven.origin ? " with another root hash" : "")"
+                ))
+            return
         }
     }
 }

@@ -98,6 +98,11 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     /// (5 minutes) after the check time: clients accept it and report `futureCosignatures`
     /// (docs/DESIGN.md §12 "future t_q"), so it is a warning.
     case futureCosignatures(witnesses: [String])
+    /// `log/checkpoint`, which monitors and witnesses read, is missing, unreadable as a
+    /// checkpoint of the root's log, or another tree than the one manifest.proof carries
+    /// (a publish or `pinion log refresh` stopped between the two writes): auditors then
+    /// check another view than clients get.
+    case logCheckpointDiffers(detail: String)
 
     /// A stable identifier for machines (JSON `problems[].code`).
     public var code: String {
@@ -119,6 +124,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .checkpointStale: return "checkpoint-stale"
         case .checkpointAging: return "checkpoint-aging"
         case .futureCosignatures: return "future-cosignatures"
+        case .logCheckpointDiffers: return "log-checkpoint-differs"
         }
     }
 
@@ -139,6 +145,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .rootInvalid(let version, _): return TreeFile.root(version).path
         case .rootExpired(let version, _), .rootExpiresSoon(let version, _, _): return TreeFile.root(version).path
         case .tooManyRotations, .scopeNotPublished: return nil
+        case .logCheckpointDiffers: return TreeFile.logCheckpoint.path
         case .logProofRefused, .checkpointExpired, .checkpointStale, .checkpointAging, .futureCosignatures:
             return TreeFile.manifestProof.path
         default: return TreeFile.manifest.path
@@ -181,6 +188,8 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .futureCosignatures(let witnesses):
             return
                 "manifest.proof: the cosignature of witness \(witnesses.joined(separator: ", ")) is dated more than \(LogFreshness.allowedFutureSkew) s after the check time: its clock is wrong (clients report futureCosignatures)"
+        case .logCheckpointDiffers(let detail):
+            return "log/checkpoint: \(detail) (run pinion log refresh; pinion audit checks the log from this file)"
         }
     }
 }

@@ -116,6 +116,46 @@ func logStatus(_ tree: LoggedTree, repo: String, at: Timestamp? = nil, warnCheck
         #expect(quorum == "log-quorum-not-met")
     }
 
+    /// Found by the hostile review: status read manifest.proof only, so a `log/checkpoint`
+    /// left behind (monitors and witnesses read it; `pinion audit` fails on it) went unseen.
+    @Test func aServedCheckpointMissingUnreadableOrOfAnotherTreeIsBroken() throws {
+        let tree = try cleanLoggedTree(4)
+        let directory = try TemporaryDirectory()
+        let files = try tree.write(to: directory.path)
+        try files.remove(.logCheckpoint)
+        var status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems == [.logCheckpointDiffers(detail: "missing, but the newest root has a log")])
+        #expect(status.health == .broken)
+        #expect(status.problems.first?.file == "log/checkpoint")
+        #expect(status.log?.size == 4, "manifest.proof itself is still verified and shown")
+
+        try files.writeLog(.logCheckpoint, Array("not a note".utf8))
+        status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems.map(\.code) == ["log-checkpoint-differs"])
+        #expect(status.problems.first?.description.contains("not a checkpoint note") == true)
+
+        // The tree of size 3 (a publish stopped before it rewrote log/checkpoint), and a tree of
+        // size 4 with another root hash.
+        let older = try tree.note(
+            try Checkpoint(origin: LogKeys.origin, size: 3, rootHash: tree.rootHash), cosignedBy: [(0, tree.cosignTime)]
+        )
+        try files.writeLog(.logCheckpoint, older.bytes)
+        status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems.map(\.code) == ["log-checkpoint-differs"])
+        #expect(status.problems.first?.description.contains("size 3") == true, "\(status.problems)")
+        let forked = try tree.note(
+            try Checkpoint(origin: LogKeys.origin, size: 4, rootHash: [UInt8](repeating: 7, count: 32)),
+            cosignedBy: [(0, tree.cosignTime)])
+        try files.writeLog(.logCheckpoint, forked.bytes)
+        status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems.first?.description.contains("another root hash") == true, "\(status.problems)")
+
+        // Newer cosignatures on the same tree are fine.
+        try files.writeLog(
+            .logCheckpoint, try tree.note(cosignedBy: [(0, tree.cosignTime + 60), (2, tree.cosignTime)]).bytes)
+        #expect(try logStatus(tree, repo: directory.path).health == .healthy)
+    }
+
     @Test func statusCommandPrintsTheCheckpointInTextJSONAndPrometheus() throws {
         let tree = try cleanLoggedTree(3)
         let world = try LoggedAuditWorld(tree)
