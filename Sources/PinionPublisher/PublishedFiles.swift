@@ -4,6 +4,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionSystem
 import PinionTrust
 import Synchronization
 
@@ -142,6 +143,9 @@ public final class PublishedFiles: Sendable {
     private let maxFileBytes: Int
     private let maxCacheBytes: Int
     private let cache = Mutex(Cache())
+    /// False: always walk the components with `openat(O_NOFOLLOW)`, as on a kernel without
+    /// openat2(2) (for the tests of that path).
+    private let opensInOneCall: Bool
 
     /// Opens the tree's top directory (following a symbolic link there, once, at start).
     ///
@@ -150,8 +154,17 @@ public final class PublishedFiles: Sendable {
     ///   - maxFileBytes: the largest file served, in bytes.
     ///   - maxCacheBytes: the most body bytes kept in memory across all files.
     /// - Throws: `PublisherError.repositoryUnreadable` when it is not a readable directory.
-    public init(directory: String, maxFileBytes: Int = 64 << 20, maxCacheBytes: Int = 256 << 20) throws(PublisherError)
+    public convenience init(directory: String, maxFileBytes: Int = 64 << 20, maxCacheBytes: Int = 256 << 20)
+        throws(PublisherError)
     {
+        try self.init(
+            directory: directory, maxFileBytes: maxFileBytes, maxCacheBytes: maxCacheBytes, opensInOneCall: true)
+    }
+
+    /// As `init(directory:maxFileBytes:maxCacheBytes:)`; `opensInOneCall: false` never uses
+    /// openat2(2), the path taken where the kernel does not offer it.
+    init(directory: String, maxFileBytes: Int, maxCacheBytes: Int, opensInOneCall: Bool) throws(PublisherError) {
+        self.opensInOneCall = opensInOneCall
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .repositoryUnreadable(path: directory, detail: String(cString: strerror(errno)))
@@ -167,19 +180,15 @@ public final class PublishedFiles: Sendable {
     ///
     /// - Throws: `PublishedFileError`.
     public func file(at path: PublishedPath) throws(PublishedFileError) -> PublishedFile {
-        var directory = rootDescriptor
-        defer { if directory != rootDescriptor { close(directory) } }
-        for name in path.components.dropLast() {
-            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw Self.openFailure(errno) }
-            if directory != rootDescriptor { close(directory) }
-            directory = next
-        }
-        guard let name = path.components.last else { throw .notFound }
         // O_NONBLOCK: a FIFO planted in the tree must not stall a worker; it is then refused
         // as not a regular file.
-        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.openFailure(errno) }
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        let descriptor: Int32
+        switch opensInOneCall ? openBeneath(rootDescriptor, components: path.components, flags: flags) : .unsupported {
+        case .opened(let opened): descriptor = opened
+        case .failed(let code): throw Self.openFailure(code)
+        case .unsupported: descriptor = try openByWalking(path.components, flags: flags)
+        }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw .notFound }
@@ -198,11 +207,29 @@ public final class PublishedFiles: Sendable {
         return file
     }
 
+    /// Opens `components` one at a time with `openat(O_NOFOLLOW)`, directories with
+    /// `O_DIRECTORY`: where openat2(2) is not available (`BeneathOpen.unsupported`).
+    private func openByWalking(_ components: [String], flags: Int32) throws(PublishedFileError) -> Int32 {
+        var directory = rootDescriptor
+        defer { if directory != rootDescriptor { close(directory) } }
+        for name in components.dropLast() {
+            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else { throw Self.openFailure(errno) }
+            if directory != rootDescriptor { close(directory) }
+            directory = next
+        }
+        guard let name = components.last else { throw .notFound }
+        let descriptor = openat(directory, name, flags)
+        guard descriptor >= 0 else { throw Self.openFailure(errno) }
+        return descriptor
+    }
+
     /// Only "no such file" answers (missing, not a directory, a symbolic link refused by
-    /// O_NOFOLLOW, no permission) are 404; running out of descriptors or memory is not.
+    /// O_NOFOLLOW or RESOLVE_NO_SYMLINKS, a way out refused by RESOLVE_BENEATH, no
+    /// permission) are 404; running out of descriptors or memory is not.
     private static func openFailure(_ code: Int32) -> PublishedFileError {
         switch code {
-        case ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
+        case ENOENT, ENOTDIR, ELOOP, EXDEV, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
         case EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN, EINTR: return .unavailable(errno: code)
         default: return .readFailed(errno: code)
         }
