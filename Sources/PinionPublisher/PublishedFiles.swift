@@ -47,8 +47,9 @@ public struct PublishedPath: Sendable, Equatable {
             guard allowed else { return nil }
         }
         let names = parts.map { String(decoding: $0, as: UTF8.self) }
-        guard let last = names.last else { return nil }
-        if last.hasSuffix(".json"), last.count > 5, names.count <= 8 {
+        guard let last = parts.last else { return nil }
+        // Every byte is ASCII here, so the UTF-8 count is the length.
+        if last.count > 5, last.reversed().starts(with: ".json".utf8.reversed()), names.count <= 8 {
             components = names
             return
         }
@@ -95,7 +96,17 @@ public struct PublishedFile: Sendable {
     /// The entity tag: the quoted lowercase hex SHA-256 of `body` (docs/DESIGN.md §9).
     public let etag: String
     /// The file's modification time, in whole seconds since 1970 (Last-Modified).
-    public var lastModified: Int64 = 0
+    public let lastModified: Int64
+    /// `lastModified` as an IMF-fixdate (RFC 9110 §5.6.7), the Last-Modified value: made once
+    /// per file version, not per response.
+    public let lastModifiedText: String
+
+    init(body: [UInt8], etag: String, lastModified: Int64) {
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+        lastModifiedText = HTTPDate.format(lastModified)
+    }
 }
 
 /// Why a path gave no file.
