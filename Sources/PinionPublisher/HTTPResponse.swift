@@ -1,21 +1,9 @@
-// Responses of `pinion serve`: status line and headers as bytes, HTTP-dates, and the
-// If-None-Match comparison (RFC 9110 §13.1.2, §5.6.7, §8.8.3).
+// Responses of `pinion serve`: status line and headers as bytes, and the If-None-Match
+// comparison (RFC 9110 §13.1.2, §8.8.3). The engine (PinionSystem's HTTPSServer) sends them.
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import PinionSystem
 
-/// A response to send: a head and an optional body shared with the file cache.
-struct HTTPResponse {
-    /// Status code.
-    var status: Int
-    /// The head bytes (status line, headers, blank line).
-    var head: [UInt8]
-    /// The body (not sent for HEAD and 304, whose heads still describe it).
-    var body: [UInt8]
-    /// Body bytes counted in the access log.
-    var bodyBytes: Int { body.count }
-
+extension HTTPResponse {
     static func reason(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
@@ -139,42 +127,4 @@ func trimmingOptionalWhitespace(_ bytes: Substring.UTF8View) -> Substring.UTF8Vi
     while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
     while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
     return text
-}
-
-/// Formats instants as IMF-fixdate (RFC 9110 §5.6.7) and RFC 3339, re-formatting at most
-/// once per second. Not thread-safe: one per worker.
-struct HTTPDateClock {
-    private var second: time_t = -1
-    private(set) var httpDate = ""
-    private(set) var logTime = ""
-
-    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    /// Brings the strings up to the current second.
-    mutating func update() {
-        let now = time(nil)
-        guard now != second else { return }
-        second = now
-        var parts = tm()
-        var value = now
-        gmtime_r(&value, &parts)
-        httpDate = Self.format(parts)
-        logTime = Self.rfc3339(parts)
-    }
-
-    /// IMF-fixdate of `parts`, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
-    static func format(_ parts: tm) -> String {
-        let day = days[Int(parts.tm_wday) % 7]
-        let month = months[Int(parts.tm_mon) % 12]
-        return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-    }
-
-    static func rfc3339(_ parts: tm) -> String {
-        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
-
-    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

@@ -1,18 +1,11 @@
-// `pinion serve` and `pinion witness`: an HTTPS server on OpenSSL around a request handler
-// (the published tree's static files, or the witness). Each worker thread runs its own epoll
-// loop over non-blocking sockets and non-blocking OpenSSL; workers share the listening
-// socket (EPOLLEXCLUSIVE), the handler and the current TLS context. Written here because no
-// HTTP server library is available to this package.
+// `pinion serve` and `pinion witness`: PinionSystem's HTTPS server engine (HTTPSServer: sockets, TLS, epoll loops)
+// around a request handler (the published tree's static files, or the witness), with the metrics listener and the
+// report collector beside it.
 
-import Dispatch
 import Foundation
 import PinionCore
 import PinionSystem
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The publisher's HTTPS server. Create it (binds and loads everything, so errors show
 /// before anything is announced), `start()` it, then `drain(timeout:)` to stop.
@@ -34,21 +27,14 @@ public final class HTTPSPublisher: Sendable {
         return "https://\(host):\(port)"
     }
 
-    private let listener: Int32
-    private let tls: CurrentTLSContext
+    private let engine: HTTPSServer
     private let log: AccessLog
-    private let shared: SharedState
-    private let workers: [Worker]
-    private let finished = DispatchGroup()
-    private let lifecycle = Mutex(Lifecycle.created)
     private let metricsServer: MetricsServer?
     private let collector: ReportCollector?
     /// The counters, when metrics are on (`configuration.metricsListen`).
     public let metrics: ServerMetrics?
     /// `http://ADDRESS:PORT` of the metrics listener, when it is on.
     public var metricsURL: String? { metricsServer?.url }
-
-    private enum Lifecycle { case created, running, draining, stopped }
 
     /// Binds the socket, loads the certificate and key and opens the tree.
     ///
@@ -101,13 +87,23 @@ public final class HTTPSPublisher: Sendable {
         }
         self.configuration = configuration
         log = accessLog
-        tls = CurrentTLSContext(
-            try ServerTLSContext(
-                certificateChainFile: configuration.certificateChainFile,
-                privateKeyFile: configuration.privateKeyFile))
-        (listener, port) = try Self.listen(host: configuration.host, port: configuration.port)
-        maxConnections = Self.fitConnectionCap(configuration)
-        shared = SharedState(maxConnections: maxConnections)
+        do throws(HTTPServerError) {
+            engine = try HTTPSServer(
+                settings: HTTPServerSettings(
+                    host: configuration.host, port: configuration.port,
+                    certificateChainFile: configuration.certificateChainFile,
+                    privateKeyFile: configuration.privateKeyFile, workers: configuration.workers,
+                    maxConnections: configuration.maxConnections,
+                    maxRequestsPerConnection: configuration.maxRequestsPerConnection,
+                    headerTimeout: configuration.headerTimeout, idleTimeout: configuration.idleTimeout,
+                    writeTimeout: configuration.writeTimeout, requestLimits: configuration.requestLimits,
+                    clock: configuration.deadlineClock),
+                accessLog: accessLog)
+        } catch {
+            throw PublisherError(error)
+        }
+        port = engine.port
+        maxConnections = engine.maxConnections
         let metrics = configuration.metricsListen == nil ? nil : ServerMetrics(workers: configuration.workers)
         self.metrics = metrics
         var intake: ReportIntake?
@@ -123,20 +119,14 @@ public final class HTTPSPublisher: Sendable {
                 collector = nil
             }
         } catch {
-            close(listener)
             throw .reportStore(error)
         }
         let services = ServerServices(
             metrics: metrics, status: files.map { TreeStatusReader(repository: configuration.repository, files: $0) },
-            clock: configuration.clock, reports: intake, shared: shared)
+            clock: configuration.clock, reports: intake, shared: engine.shared)
         if let metrics, let address = configuration.metricsListen {
-            do {
-                metricsServer = try MetricsServer(
-                    host: address.host, port: address.port, services: services, metrics: metrics)
-            } catch {
-                close(listener)
-                throw error
-            }
+            metricsServer = try MetricsServer(
+                host: address.host, port: address.port, services: services, metrics: metrics)
         } else {
             metricsServer = nil
         }
@@ -146,57 +136,28 @@ public final class HTTPSPublisher: Sendable {
         } else if let files {
             answering = StaticTreeHandler(files: files, cors: configuration.cors, services: services)
         } else {
-            close(listener)
             throw .badSetting("no request handler")
         }
-        var made: [Worker] = []
-        for index in 0..<configuration.workers {
-            do {
-                made.append(
-                    try Worker(
-                        listener: listener, handler: answering, tls: tls, log: log, shared: shared,
-                        configuration: configuration, services: services, metrics: metrics?.shards[index]))
-            } catch {
-                close(listener)
-                throw error
-            }
+        let observers: [(any HTTPServerObserver)?] = (0..<configuration.workers).map { index in
+            metrics.map { WorkerObserver(worker: $0.shards[index], server: $0) }
         }
-        workers = made
+        do throws(HTTPServerError) {
+            try engine.attach(handler: answering, observers: observers)
+        } catch {
+            throw PublisherError(error)
+        }
     }
 
     deinit {
-        closeListener()
         metricsServer?.stop()
         collector?.stop()
     }
 
-    private let listenerClosed = Atomic<Bool>(false)
-
-    /// Closes the listening socket once, so that new connections are refused rather than
-    /// left waiting in the backlog of a server that no longer accepts.
-    private func closeListener() {
-        if !listenerClosed.exchange(true, ordering: .sequentiallyConsistent) { close(listener) }
-    }
-
     /// Starts the worker threads; returns at once.
     public func start() {
-        let first = lifecycle.withLock { state -> Bool in
-            guard state == .created else { return false }
-            state = .running
-            return true
-        }
-        guard first else { return }
-        collector?.start()
-        metricsServer?.start()
-        for worker in workers {
-            finished.enter()
-            let group = finished
-            let thread = Thread {
-                worker.run()
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
+        engine.start {
+            collector?.start()
+            metricsServer?.start()
         }
     }
 
@@ -205,15 +166,12 @@ public final class HTTPSPublisher: Sendable {
     ///
     /// - Throws: `PublisherError.tlsCredentials`.
     public func reloadCredentials() throws(PublisherError) {
-        let context: ServerTLSContext
-        do {
-            context = try ServerTLSContext(
-                certificateChainFile: configuration.certificateChainFile, privateKeyFile: configuration.privateKeyFile)
+        do throws(HTTPServerError) {
+            try engine.reloadCredentials()
         } catch {
             metrics?.reloadFailures.add()
-            throw error
+            throw PublisherError(error)
         }
-        tls.replace(with: context)
         metrics?.reloadSuccesses.add()
     }
 
@@ -221,24 +179,16 @@ public final class HTTPSPublisher: Sendable {
     /// open that many descriptors (then file opens would fail under load).
     public let maxConnections: Int
 
-    /// Raises the soft descriptor limit to the hard one and returns the cap that fits in it,
-    /// keeping descriptors for the listener, the event loops, files being served and logs.
-    private static func fitConnectionCap(_ configuration: PublisherConfiguration) -> Int {
-        var limit = rlimit()
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        guard getrlimit(resource, &limit) == 0 else { return configuration.maxConnections }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(resource, &raised) == 0 { limit = raised }
-        }
-        let reserve = 64 + 16 * configuration.workers
-        let available = Int(clamping: limit.rlim_cur) - reserve  // RLIM_INFINITY clamps to Int.max
-        return max(1, min(configuration.maxConnections, available))
-    }
-
     /// Connections open now (accepted and not yet closed).
-    public var openConnections: Int { shared.open.load(ordering: .relaxed) }
+    public var openConnections: Int { engine.openConnections }
+
+    /// Makes every worker check its connections' deadlines now against
+    /// `configuration.deadlineClock`, and returns once each has (tests advance a
+    /// `ManualMonotonicClock`, then call this, instead of sleeping until a deadline passes).
+    ///
+    /// - Returns: true when every worker ran the check within 10 s.
+    @discardableResult
+    package func checkDeadlinesNow() -> Bool { engine.checkDeadlinesNow() }
 
     /// Stops accepting, closes idle connections, lets requests in flight finish (each
     /// closing after its response), and returns when all connections are closed or
@@ -248,55 +198,11 @@ public final class HTTPSPublisher: Sendable {
     /// - Returns: true when every connection finished within `timeout`.
     @discardableResult
     public func drain(timeout: Double) -> Bool {
-        let wasRunning = lifecycle.withLock { state -> Bool in
-            let running = state == .running
-            if state != .stopped { state = running ? .draining : .stopped }
-            return running
-        }
-        guard wasRunning else {
-            closeListener()
-            return true
-        }
-        shared.draining.store(true, ordering: .sequentiallyConsistent)
-        // Stop listening at once (the descriptor stays open until the workers are done with
-        // it): new clients are refused and can fail over instead of waiting in the backlog.
-        shutdown(listener, Int32(SHUT_RDWR))
-        for worker in workers { worker.wake() }
-        let clean = finished.wait(timeout: .now() + timeout) == .success
-        if !clean {
-            shared.forceClose.store(true, ordering: .sequentiallyConsistent)
-            for worker in workers { worker.wake() }
-            finished.wait()
-        }
-        closeListener()
+        let clean = engine.drain(timeout: timeout)
         // After the workers: every report they queued is written and answered first.
         collector?.stop()
         metricsServer?.stop()
-        lifecycle.withLock { $0 = .stopped }
         log.flush()
         return clean
     }
-
-    private static func listen(host: String, port: UInt16) throws(PublisherError) -> (Int32, UInt16) {
-        do throws(ListeningSocket.Failure) {
-            let made = try ListeningSocket.open(host: host, port: port, nonBlocking: true, backlog: 1024)
-            return (made.descriptor, made.port)
-        } catch {
-            switch error {
-            case .notAnIPLiteral:
-                throw .badListenAddress("\(host) is not an IPv4 or IPv6 address (host names are not looked up)")
-            case .system(let address, let detail): throw .listenFailed(address: address, detail: detail)
-            }
-        }
-    }
-}
-
-/// State every worker reads: the drain and force flags and the open connection count.
-final class SharedState: Sendable {
-    let draining = Atomic<Bool>(false)
-    let forceClose = Atomic<Bool>(false)
-    let open = Atomic<Int>(0)
-    let maxConnections: Int
-
-    init(maxConnections: Int) { self.maxConnections = maxConnections }
 }

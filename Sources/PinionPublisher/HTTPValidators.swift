@@ -2,10 +2,7 @@
 // with the nginx configuration, and the optional CORS header of `pinion serve`.
 
 import PinionCore
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import PinionSystem
 
 /// The bodies of `pinion serve`'s error responses: one JSON object with one member,
 /// `{"error": "<reason>"}` and a newline, `Content-Type: application/json`, the same bytes
@@ -56,58 +53,6 @@ extension HTTPResponse {
         }
         return error(
             status, message: reason.isEmpty ? nil : reason, sendBody: true, close: close, date: date, extra: extra)
-    }
-}
-
-enum HTTPDate {
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-
-    /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of `seconds` since 1970.
-    static func format(_ seconds: Int64) -> String {
-        var value = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&value, &parts)
-        return HTTPDateClock.format(parts)
-    }
-
-    /// Parses an IMF-fixdate, the form every HTTP/1.1 sender generates (RFC 9110 §5.6.7).
-    /// The obsolete RFC 850 and asctime forms are not accepted: the field is then ignored,
-    /// which only costs a full response.
-    ///
-    /// - Returns: seconds since 1970, or nil when `text` is not an IMF-fixdate.
-    static func parse(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8)
-        // "Sun, 06 Nov 1994 08:49:37 GMT" is 29 bytes.
-        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20,
-            bytes[11] == 0x20, bytes[16] == 0x20, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"),
-            bytes[25] == 0x20, String(decoding: bytes[26...], as: UTF8.self) == "GMT",
-            days.contains(String(decoding: bytes[0..<3], as: UTF8.self)),
-            let month = months.firstIndex(of: String(decoding: bytes[8..<11], as: UTF8.self)),
-            let day = number(bytes[5..<7]), let year = number(bytes[12..<16]), let hour = number(bytes[17..<19]),
-            let minute = number(bytes[20..<22]), let second = number(bytes[23..<25]),
-            (1...31).contains(day), hour < 24, minute < 60, second < 61, year >= 1970
-        else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(min(second, 59))
-        let seconds = timegm(&parts)
-        // timegm normalises 31 Feb into March: refuse dates that do not exist.
-        guard seconds >= 0, parts.tm_mday == Int32(day), parts.tm_mon == Int32(month) else { return nil }
-        return Int64(seconds)
-    }
-
-    private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
-        var value = 0
-        for digit in digits {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
-            value = value * 10 + Int(digit - UInt8(ascii: "0"))
-        }
-        return value
     }
 }
 

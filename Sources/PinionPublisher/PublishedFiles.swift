@@ -1,5 +1,5 @@
-// How `pinion serve` maps a request path to a file of the published tree, opens it
-// without ever following a symbolic link, and caches bodies with their ETags.
+// How `pinion serve` maps a request path to a file of the published tree and caches bodies
+// with their ETags (the files are opened by PinionSystem's TreeDirectory).
 
 import Foundation
 import PinionCore
@@ -7,10 +7,6 @@ import PinionCrypto
 import PinionSystem
 import PinionTrust
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// A request path checked against the tree's shape: `/v1/...` components of letters,
 /// digits, `.`, `_` and `-` that do not start with a dot, the last one ending in `.json`;
@@ -121,27 +117,14 @@ public enum PublishedFileError: Error, Sendable, Equatable {
     case unavailable(errno: Int32)
 }
 
-/// Opens files of the tree below a directory, refusing symbolic links at every step, and
-/// keeps recently served bodies keyed by path and file identity (device, inode, size,
-/// modification and change times), so a file replaced by `pinion publish`'s atomic rename
-/// is read afresh at once while an unchanged one is neither re-read nor re-hashed.
+/// Opens files of the tree below a directory, refusing symbolic links at every step
+/// (PinionSystem's `TreeDirectory`), and keeps recently served bodies keyed by path and file
+/// identity (device, inode, size, modification and change times), so a file replaced by
+/// `pinion publish`'s atomic rename is read afresh at once while an unchanged one is neither
+/// re-read nor re-hashed.
 public final class PublishedFiles: Sendable {
-    private struct Identity: Equatable {
-        let device: UInt64
-        let inode: UInt64
-        let size: Int64
-        let modified: timespec
-        let changed: timespec
-
-        static func == (lhs: Identity, rhs: Identity) -> Bool {
-            lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
-                && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
-        }
-    }
-
     private struct Entry {
-        let identity: Identity
+        let identity: FileIdentity
         let file: PublishedFile
     }
 
@@ -150,13 +133,10 @@ public final class PublishedFiles: Sendable {
         var bytes = 0
     }
 
-    private let rootDescriptor: Int32
+    private let root: TreeDirectory
     private let maxFileBytes: Int
     private let maxCacheBytes: Int
     private let cache = Mutex(Cache())
-    /// False: always walk the components with `openat(O_NOFOLLOW)`, as on a kernel without
-    /// openat2(2) (for the tests of that path).
-    private let opensInOneCall: Bool
 
     /// Opens the tree's top directory (following a symbolic link there, once, at start).
     ///
@@ -173,77 +153,45 @@ public final class PublishedFiles: Sendable {
     }
 
     /// As `init(directory:maxFileBytes:maxCacheBytes:)`; `opensInOneCall: false` never uses
-    /// openat2(2), the path taken where the kernel does not offer it.
+    /// openat2(2), the path taken where the kernel does not offer it (`TreeDirectory`).
     init(directory: String, maxFileBytes: Int, maxCacheBytes: Int, opensInOneCall: Bool) throws(PublisherError) {
-        self.opensInOneCall = opensInOneCall
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw .repositoryUnreadable(path: directory, detail: String(cString: strerror(errno)))
+        do throws(TreeDirectoryError) {
+            root = try TreeDirectory(path: directory, opensInOneCall: opensInOneCall)
+        } catch {
+            throw .repositoryUnreadable(path: directory, detail: error.detail)
         }
-        rootDescriptor = descriptor
         self.maxFileBytes = maxFileBytes
         self.maxCacheBytes = maxCacheBytes
     }
-
-    deinit { close(rootDescriptor) }
 
     /// The current contents of the file at `path`.
     ///
     /// - Throws: `PublishedFileError`.
     public func file(at path: PublishedPath) throws(PublishedFileError) -> PublishedFile {
-        // O_NONBLOCK: a FIFO planted in the tree must not stall a worker; it is then refused
-        // as not a regular file.
-        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
-        let descriptor: Int32
-        switch opensInOneCall ? openBeneath(rootDescriptor, components: path.components, flags: flags) : .unsupported {
-        case .opened(let opened): descriptor = opened
-        case .failed(let code): throw Self.openFailure(code)
-        case .unsupported: descriptor = try openByWalking(path.components, flags: flags)
+        var cached: PublishedFile?
+        let read: (identity: FileIdentity, body: [UInt8]?)
+        do throws(TreeFileError) {
+            read = try root.read(path.components, maxBytes: maxFileBytes) { identity in
+                guard let entry = cache.withLock({ $0.entries[path.components] }), entry.identity == identity else {
+                    return false
+                }
+                cached = entry.file
+                return true
+            }
+        } catch {
+            switch error {
+            case .notFound: throw .notFound
+            case .tooLarge: throw .tooLarge
+            case .readFailed(let code): throw .readFailed(errno: code)
+            case .unavailable(let code): throw .unavailable(errno: code)
+            }
         }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw .notFound }
-        guard status.st_size <= Int64(maxFileBytes) else { throw .tooLarge }
-        let identity = Identity(
-            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
-            modified: status.st_mtim, changed: status.st_ctim)
-        if let entry = cache.withLock({ $0.entries[path.components] }), entry.identity == identity {
-            return entry.file
-        }
-        let body = try readAll(descriptor, expected: Int(status.st_size))
-        guard let digest = OpenSSLSupport.sha256(body) else { throw .readFailed(errno: EIO) }
+        if let cached { return cached }
+        guard let body = read.body, let digest = OpenSSLSupport.sha256(body) else { throw .readFailed(errno: EIO) }
         let file = PublishedFile(
-            body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: Int64(status.st_mtim.tv_sec))
-        remember(Entry(identity: identity, file: file), for: path.components)
+            body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: read.identity.modifiedSeconds)
+        remember(Entry(identity: read.identity, file: file), for: path.components)
         return file
-    }
-
-    /// Opens `components` one at a time with `openat(O_NOFOLLOW)`, directories with
-    /// `O_DIRECTORY`: where openat2(2) is not available (`BeneathOpen.unsupported`).
-    private func openByWalking(_ components: [String], flags: Int32) throws(PublishedFileError) -> Int32 {
-        var directory = rootDescriptor
-        defer { if directory != rootDescriptor { close(directory) } }
-        for name in components.dropLast() {
-            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw Self.openFailure(errno) }
-            if directory != rootDescriptor { close(directory) }
-            directory = next
-        }
-        guard let name = components.last else { throw .notFound }
-        let descriptor = openat(directory, name, flags)
-        guard descriptor >= 0 else { throw Self.openFailure(errno) }
-        return descriptor
-    }
-
-    /// Only "no such file" answers (missing, not a directory, a symbolic link refused by
-    /// O_NOFOLLOW or RESOLVE_NO_SYMLINKS, a way out refused by RESOLVE_BENEATH, no
-    /// permission) are 404; running out of descriptors or memory is not.
-    private static func openFailure(_ code: Int32) -> PublishedFileError {
-        switch code {
-        case ENOENT, ENOTDIR, ELOOP, EXDEV, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
-        case EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN, EINTR: return .unavailable(errno: code)
-        default: return .readFailed(errno: code)
-        }
     }
 
     private func remember(_ entry: Entry, for key: [String]) {
@@ -260,25 +208,5 @@ public final class PublishedFiles: Sendable {
             cache.entries[key] = entry
             cache.bytes += size
         }
-    }
-
-    private func readAll(_ descriptor: Int32, expected: Int) throws(PublishedFileError) -> [UInt8] {
-        var body = [UInt8](repeating: 0, count: expected)
-        var filled = 0
-        while filled < expected {
-            let count = body.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, expected - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .readFailed(errno: errno)
-            }
-            // The file shrank under us (it should not: published files are replaced by
-            // rename, never rewritten); serve what the identity check will catch next time.
-            if count == 0 { break }
-            filled += count
-        }
-        body.removeSubrange(filled...)
-        return body
     }
 }

@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCore
+import PinionSystem
 
 /// Where and how the publisher serves a tree. Times are in seconds.
 public struct PublisherConfiguration: Sendable {
@@ -48,6 +49,9 @@ public struct PublisherConfiguration: Sendable {
     /// Adds `Access-Control-Allow-Origin: *` to every GET and HEAD answer, so that a
     /// browser-based auditor can fetch the tree (off by default).
     public var cors = false
+    /// The monotonic clock the header, idle and write deadlines are measured on
+    /// (`CLOCK_MONOTONIC`; tests set a `ManualMonotonicClock` and advance it).
+    package var deadlineClock: any MonotonicClock = SystemMonotonicClock()
 
     /// A configuration with production defaults: 1 worker per core, 4,096 connections,
     /// 10 s header deadline, 30 s keep-alive, 30 s per response, 1,000 requests per
@@ -93,6 +97,16 @@ public enum PublisherError: Error, Sendable, Equatable, CustomStringConvertible 
     case system(String)
     /// The report database cannot be opened or used.
     case reportStore(ReportStoreError)
+
+    /// The engine's error as the publisher's: the same cases, the same text.
+    public init(_ error: HTTPServerError) {
+        switch error {
+        case .tlsCredentials(let detail): self = .tlsCredentials(detail: detail)
+        case .badListenAddress(let text): self = .badListenAddress(text)
+        case .listenFailed(let address, let detail): self = .listenFailed(address: address, detail: detail)
+        case .system(let text): self = .system(text)
+        }
+    }
 
     public var description: String {
         switch self {

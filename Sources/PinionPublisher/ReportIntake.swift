@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionSystem
 import Synchronization
 
 /// What the worker does with a report POST.

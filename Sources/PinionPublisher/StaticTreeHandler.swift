@@ -1,9 +1,13 @@
-// `pinion serve`'s answers: GET and HEAD of the published tree's files with validators and caching fields, and /healthz.
+// `pinion serve`'s answers: GET and HEAD of the published tree's files with validators and caching fields, /healthz,
+// and report POSTs handed to the report intake.
+
+import PinionSystem
 
 /// The request handler of `pinion serve` (docs/DESIGN.md §9): the tree's `/v1/...json` files
 /// with ETag, Last-Modified and Cache-Control, 304 for a matching If-None-Match or
 /// If-Modified-Since, `/healthz`, 405 for methods other than GET and HEAD, 404 for anything else.
-/// Report POSTs never reach it (the worker hands them to the report intake first).
+/// Report POSTs (`POST /v1/{scope}/reports`, when collection is on) go to the report intake,
+/// and are answered once committed (docs/DESIGN.md §14; the checks are in ReportIntake).
 struct StaticTreeHandler: HTTPRequestHandler {
     /// The file opener over the served tree.
     let files: PublishedFiles
@@ -11,6 +15,32 @@ struct StaticTreeHandler: HTTPRequestHandler {
     let cors: Bool
     /// The /healthz verdict's source.
     let services: ServerServices
+
+    /// A report POST is answered at once (refused, or 429/503 with Retry-After) or parked
+    /// until the writer thread has committed it (204 only then); everything else now.
+    func answer(_ request: HTTPRequest, later: HTTPLateAnswer) -> HTTPAnswer {
+        guard let reports = services.reports, request.head.method == .other("POST"),
+            let scope = ReportIntake.scope(ofPath: request.head.path)
+        else { return .now(response(to: request)) }
+        let decision = reports.receive(
+            scope: scope, head: request.head, body: request.body, peer: request.peer,
+            monotonicSeconds: request.monotonicSeconds
+        ) { status, reason in
+            later.send { date, close in
+                HTTPResponse.reportAnswer(
+                    status, reason, close: close, date: date, extra: status == 503 ? [("Retry-After", "5")] : [])
+            }
+        }
+        switch decision {
+        case .respond(let status, let reason, let retryAfter):
+            return .now(
+                HTTPResponse.reportAnswer(
+                    status, reason, close: request.close, date: request.date,
+                    extra: retryAfter.map { [("Retry-After", String($0))] } ?? []))
+        case .queued:
+            return .later
+        }
+    }
 
     func response(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head

@@ -8,6 +8,7 @@ import PinionCLI
 import PinionClient
 import PinionCore
 import PinionPublisher
+import PinionSystem
 import PinionTestSupport
 import Testing
 

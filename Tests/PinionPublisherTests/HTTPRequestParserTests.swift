@@ -2,6 +2,7 @@
 // oversized form it refuses with the right status (RFC 9112).
 
 import PinionPublisher
+import PinionSystem
 import Testing
 
 struct HTTPRequestParserTests {

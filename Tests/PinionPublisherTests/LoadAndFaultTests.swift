@@ -5,6 +5,7 @@
 import COpenSSL
 import Foundation
 import PinionPublisher
+import PinionSystem
 import Synchronization
 import Testing
 
@@ -172,8 +173,17 @@ func residentKiB(_ pid: Int32) -> Int? {
     }
 
     @Test func tlsGarbageOnlyClosesItsOwnConnection() throws {
-        let server = try RunningPublisher { $0.headerTimeout = 2 }
+        // What waits for more bytes is closed at the 2 s header deadline, which the test passes
+        // by advancing the server's clock; the keeper's idle deadline is far away.
+        let clock = ManualMonotonicClock()
+        let server = try RunningPublisher {
+            $0.headerTimeout = 2
+            $0.idleTimeout = 86_400
+            $0.deadlineClock = clock
+        }
         let keeper = try RawTLSClient(port: server.port)
+        // Idle from now on, so no advance of the clock reaches the keeper's deadline.
+        #expect(keeper.request(get("/healthz"))?.status == 200)
         let record: ([UInt8]) -> [UInt8] = { body in
             [0x16, 0x03, 0x01, UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
         }
@@ -192,7 +202,7 @@ func residentKiB(_ pid: Int32) -> Int? {
         for (name, bytes) in garbage {
             let client = try RawTCPClient(port: server.port)
             client.send(bytes)
-            #expect(client.waitClosed(timeout: 15), "\(name) must end in a close")
+            #expect(client.waitClosed(advancing: clock, by: 2, on: server), "\(name) must end in a close")
             #expect(keeper.request(get("/healthz"))?.status == 200, "after \(name)")
         }
     }

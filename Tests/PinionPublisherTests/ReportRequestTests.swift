@@ -4,6 +4,7 @@
 
 import Foundation
 import PinionCore
+import PinionSystem
 import PinionTestSupport
 import Testing
 

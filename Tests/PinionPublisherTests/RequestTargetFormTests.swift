@@ -1,6 +1,7 @@
 // Request targets in absolute form (RFC 9112 §3.2.2) parsed to the same path as origin form.
 
 import PinionPublisher
+import PinionSystem
 import Testing
 
 @Suite struct RequestTargetFormTests {

@@ -321,3 +321,18 @@ final class RawTCPClient {
 func get(_ path: String, _ extra: String = "") -> String {
     "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n"
 }
+
+extension RawTCPClient {
+    /// Waits for the server to close this connection, passing deadlines instead of sleeping:
+    /// whenever the close has not come within 0.25 s, advances `clock` by `step` seconds and
+    /// has `server` check its deadlines (at most 60 times, since the server may accept the
+    /// connection only after an advance).
+    func waitClosed(advancing clock: ManualMonotonicClock, by step: Double, on server: RunningPublisher) -> Bool {
+        for _ in 0..<60 {
+            if waitClosed(timeout: 0.25) { return true }
+            clock.advance(seconds: step)
+            server.publisher.checkDeadlinesNow()
+        }
+        return false
+    }
+}

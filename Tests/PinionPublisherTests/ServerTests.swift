@@ -1,6 +1,6 @@
 // `pinion serve` over real TLS on 127.0.0.1: responses and headers (docs/DESIGN.md §9), refused
-// paths, limits, deadlines, the connection cap, garbage, reload and drain. Deadlines are
-// configured short and asserted with generous slack.
+// paths, limits, deadlines, the connection cap, garbage, reload and drain. Deadlines run on a
+// ManualMonotonicClock the tests advance, so no test sleeps until one passes.
 
 import COpenSSL
 import Dispatch
@@ -152,39 +152,62 @@ import Testing
     }
 
     @Test func headerDeadlineClosesADribblerWhileOthersAreServed() throws {
-        let server = try RunningPublisher { $0.headerTimeout = 1 }
-        let dribbler = try RawTLSClient(port: server.port)
-        let started = Date()
-        let head = Array(get("/v1/s/manifest.json").utf8)
-        var closedAfter: TimeInterval?
-        for byte in head.dropLast() {
-            // A normal client is served while the dribbler is still going.
-            if closedAfter == nil, byte == head[3] {
-                let normal = try RawTLSClient(port: server.port)
-                #expect(normal.request(get("/v1/s/manifest.json"))?.status == 200)
-            }
-            if !dribbler.send([byte]) {
-                closedAfter = Date().timeIntervalSince(started)
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.25)
-            if Date().timeIntervalSince(started) > 15 { break }
+        // The deadline is measured on a clock the test moves: no sleeping until it passes.
+        // One worker, so a request answered on another connection shows that the worker has
+        // also read every byte the dribbler sent before it (epoll is level-triggered).
+        let clock = ManualMonotonicClock()
+        let server = try RunningPublisher {
+            $0.headerTimeout = 1
+            $0.workers = 1
+            $0.deadlineClock = clock
         }
+        let dribbler = try RawTLSClient(port: server.port)
+        let head = Array(get("/v1/s/manifest.json").utf8)
+        let halfway = head.count / 2
+        for byte in head[..<halfway] { #expect(dribbler.send([byte])) }
+        // A normal client is served while the dribbler is still going.
+        #expect(try RawTLSClient(port: server.port).request(get("/v1/s/manifest.json"))?.status == 200)
+        clock.advance(seconds: 0.5)
+        #expect(server.publisher.checkDeadlinesNow())
+        for byte in head[halfway..<(head.count - 1)] { #expect(dribbler.send([byte])) }
+        #expect(try RawTLSClient(port: server.port).request(get("/v1/s/manifest.json"))?.status == 200)
+
+        // One nanosecond before the deadline the dribbler is still open: more bytes gave it no
+        // fresh time, but its time is not up either.
+        clock.advance(nanoseconds: 500_000_000 - 1)
+        #expect(server.publisher.checkDeadlinesNow())
+        #expect(!server.accessLog.contains(" 408 0 "), "closed before the 1 s header deadline")
+        #expect(!dribbler.receive(timeout: 0.2).closed, "closed before the 1 s header deadline")
+
+        // At the deadline exactly it is closed, unanswered, and logged as a header timeout.
+        clock.advance(nanoseconds: 1)
+        #expect(server.publisher.checkDeadlinesNow())
         let (bytes, closed) = dribbler.receive(timeout: 15)
-        let elapsed = closedAfter ?? Date().timeIntervalSince(started)
         #expect(closed, "the dribbling connection must be closed")
         #expect(bytes.isEmpty, "a timed-out request gets no response")
-        #expect(elapsed >= 0.9 && elapsed < 14, "closed after \(elapsed) s with a 1 s header deadline")
-        #expect(server.accessLog.contains(" 408 0 "))
+        #expect(server.accessLog.contains("- (header timeout) 408 0 "))
+        // Others are still served.
+        #expect(try RawTLSClient(port: server.port).request(get("/healthz"))?.status == 200)
     }
 
     @Test func idleKeepAliveConnectionsAreClosed() throws {
-        let server = try RunningPublisher { $0.idleTimeout = 1 }
+        let clock = ManualMonotonicClock()
+        let server = try RunningPublisher {
+            $0.idleTimeout = 1
+            $0.deadlineClock = clock
+        }
         let client = try RawTLSClient(port: server.port)
         #expect(client.request(get("/healthz"))?.status == 200)
-        let started = Date()
+        // The client may read the response before the worker has noted when it ended; a
+        // check handled by the worker after that makes sure the idle deadline has started.
+        #expect(server.publisher.checkDeadlinesNow())
+        // The idle deadline runs from the end of the response: not up 1 ns before it.
+        clock.advance(nanoseconds: 1_000_000_000 - 1)
+        #expect(server.publisher.checkDeadlinesNow())
+        #expect(!client.receive(timeout: 0.2).closed, "closed before the 1 s idle deadline")
+        clock.advance(nanoseconds: 1)
+        #expect(server.publisher.checkDeadlinesNow())
         #expect(client.receive(timeout: 15).closed)
-        #expect(Date().timeIntervalSince(started) >= 0.9)
     }
 
     @Test func theConnectionCapClosesExtraConnectionsAtOnce() throws {
@@ -213,7 +236,15 @@ import Testing
     }
 
     @Test func plainHTTPGarbageAndVanishingClientsHarmNoOne() throws {
-        let server = try RunningPublisher { $0.headerTimeout = 2 }
+        // Garbage the TLS stack refuses is closed at once; a hello cut short, or silence, only at
+        // the 2 s header deadline, which the test passes by advancing the server's clock (the
+        // keeper's idle deadline is far away, so it lives through every advance).
+        let clock = ManualMonotonicClock()
+        let server = try RunningPublisher {
+            $0.headerTimeout = 2
+            $0.idleTimeout = 86_400
+            $0.deadlineClock = clock
+        }
         let keeper = try RawTLSClient(port: server.port)
         #expect(keeper.request(get("/healthz"))?.status == 200)
         var random = SystemRandomNumberGenerator()
@@ -229,7 +260,8 @@ import Testing
         for attack in attacks {
             let client = try RawTCPClient(port: server.port)
             if !attack.isEmpty { client.send(attack) }
-            #expect(client.waitClosed(timeout: 15), "garbage \(attack.prefix(8)) must be closed")
+            #expect(
+                client.waitClosed(advancing: clock, by: 2, on: server), "garbage \(attack.prefix(8)) must be closed")
         }
         // Clients that vanish mid-handshake.
         for _ in 0..<20 {

@@ -1,4 +1,4 @@
-// Fuzz target 4: the request-head parser of `pinion serve` (HTTPRequestParser), the path
+// Fuzz target 4: the request-head parser of `pinion serve` (PinionSystem's HTTPRequestParser), the path
 // rules (PublishedPath), If-None-Match matching and the access log's escaping, over a
 // buffer of pipelined requests as a worker sees it.
 //
@@ -10,6 +10,7 @@
 
 @testable import PinionCore
 @testable import PinionPublisher
+@testable import PinionSystem
 
 /// The server's defaults, and tiny limits so that short inputs reach every limit check.
 private let limitSets = [

@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionPublisher
+import PinionSystem
 
 struct ServeCommand: Command {
     static let path = ["serve"]
@@ -115,7 +116,7 @@ struct ServeCommand: Command {
         switch arguments.value("access-log") ?? "-" {
         case "-": log = .standardError
         case "off": log = .disabled
-        case let path: log = try mapped { () throws(PublisherError) in try AccessLog(path: path) }
+        case let path: log = try mapped { () throws(HTTPServerError) in try AccessLog(path: path) }
         }
 
         try ServeOperations.configure(&configuration, arguments)
@@ -124,7 +125,7 @@ struct ServeCommand: Command {
         }
         // Signals go to a pipe before any worker thread exists, so whichever thread the
         // kernel picks, nothing is killed and the main thread learns of it.
-        let signals = try mapped { () throws(PublisherError) in try ServerSignals() }
+        let signals = try mapped { () throws(HTTPServerError) in try ServerSignals() }
         if publisher.maxConnections < configuration.maxConnections {
             context.err(
                 "pinion serve: the connection cap is \(publisher.maxConnections), not \(configuration.maxConnections): the open files limit (ulimit -n) allows no more\n"
@@ -151,6 +152,12 @@ struct ServeCommand: Command {
             clean
                 ? "pinion serve: stopped\n"
                 : "pinion serve: stopped; connections still open after the drain timeout were closed\n")
+    }
+
+    private static func mapped<T>(_ body: () throws(HTTPServerError) -> T) throws(CLIError) -> T {
+        try mapped { () throws(PublisherError) in
+            do throws(HTTPServerError) { return try body() } catch { throw PublisherError(error) }
+        }
     }
 
     private static func mapped<T>(_ body: () throws(PublisherError) -> T) throws(CLIError) -> T {

@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCore
+import PinionSystem
 
 /// A witness over HTTPS. Create it (binds and loads the certificate), `start()`, then
 /// `drain(timeout:)`. The certificate only protects the connection: the cosignatures are what

@@ -300,7 +300,7 @@ public enum HTTPRequestParser {
 }
 
 /// `bytes` without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
-func trimmingOptionalWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+package func trimmingOptionalWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
     var text = bytes
     while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
     while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }

@@ -36,9 +36,9 @@ public final class AccessLog: Sendable {
 
     /// Appends to the file at `path`, creating it (mode 0640) if needed.
     ///
-    /// - Throws: `PublisherError.system` naming the file and the system error, also when it
+    /// - Throws: `HTTPServerError.system` naming the file and the system error, also when it
     ///   is not a regular file (a FIFO without a reader would block start-up).
-    public convenience init(path: String) throws(PublisherError) {
+    public convenience init(path: String) throws(HTTPServerError) {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o640)
         guard descriptor >= 0 else {
             throw .system("\(path): cannot open the access log: \(String(cString: strerror(errno)))")
@@ -55,7 +55,7 @@ public final class AccessLog: Sendable {
     deinit { sink?.stop() }
 
     /// Queues one record; never blocks (see `maxQueuedLines`).
-    func record(
+    package func record(
         time: String, peer: String, method: String, path: String, status: Int, bytes: Int, nanoseconds: UInt64
     ) {
         guard let sink else { return }
@@ -68,7 +68,7 @@ public final class AccessLog: Sendable {
     }
 
     /// Queues one free-form event line (start, reload, drain), prefixed with `time`.
-    func event(time: String, _ text: String) {
+    package func event(time: String, _ text: String) {
         sink?.enqueue("\(time) pinion-serve: \(TerminalText.escape(text))\n")
     }
 

@@ -21,8 +21,8 @@ public enum ServerSignal: Sendable, Equatable {
 public final class ServerSignals: Sendable {
     private let readEnd: Int32
 
-    /// - Throws: `PublisherError.system` when the pipe or the handlers cannot be set up.
-    public init() throws(PublisherError) {
+    /// - Throws: `HTTPServerError.system` when the pipe or the handlers cannot be set up.
+    public init() throws(HTTPServerError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw .system("pipe: \(String(cString: strerror(errno)))") }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }

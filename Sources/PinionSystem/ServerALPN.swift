@@ -1,8 +1,7 @@
 // ALPN for `pinion serve` (RFC 7301): HTTP/1.1 (and 1.0) only. A client that offers ALPN
 // without any of them, such as an h2-only client, gets the no_application_protocol alert
 // (§3.2), as nginx sends, instead of a connection it would then misread.
-// OpenSSL C code, kept apart from the HTTP logic (it moves to PinionSystem with the rest
-// of the TLS code).
+// OpenSSL C code, kept apart from the HTTP logic.
 
 import COpenSSL
 

@@ -3,21 +3,12 @@
 
 import COpenSSL
 import CPinionShims
-import PinionCrypto
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// Nanoseconds on the monotonic clock.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
-private func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(seconds * 1_000_000_000) }
 
 /// An event loop thread. Its connections are touched by its own thread only.
 final class Worker: @unchecked Sendable {
@@ -30,35 +21,32 @@ final class Worker: @unchecked Sendable {
     private let tls: CurrentTLSContext
     private let log: AccessLog
     private let shared: SharedState
-    private let configuration: PublisherConfiguration
-    private let services: ServerServices
+    private let settings: HTTPServerSettings
     /// This worker's counters; nil when metrics are off.
-    private let metrics: WorkerMetrics?
-    /// Report answers from the writer thread: descriptor, token, status, reason.
-    private let reportAnswers = Mutex<[(Int32, UInt64, Int, String)]>([])
-    private var nextReportToken: UInt64 = 0
+    private let metrics: (any HTTPServerObserver)?
+    /// Answers handed back later (report commits): descriptor, token, the response maker.
+    private let lateAnswers = Mutex<[(Int32, UInt64, HTTPLateResponse)]>([])
+    private var nextAnswerToken: UInt64 = 0
+    /// Set by `checkDeadlinesNow`: the next wake-up checks every deadline and signals `deadlinesChecked`.
+    private let deadlineCheckRequested = Atomic<Bool>(false)
+    private let deadlinesChecked = DispatchSemaphore(value: 0)
     private var connections: [Int32: Connection] = [:]
     private var listening = false
     private var acceptPausedUntil: UInt64 = 0
     private var clock = HTTPDateClock()
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
 
-    /// Seconds a closing connection may keep sending before it is dropped (lingering
-    /// close: read and discard, so the peer gets the last response instead of a reset).
-    static let lingerSeconds = 2.0
-
     init(
         listener: Int32, handler: any HTTPRequestHandler, tls: CurrentTLSContext, log: AccessLog, shared: SharedState,
-        configuration: PublisherConfiguration, services: ServerServices, metrics: WorkerMetrics?
-    ) throws(PublisherError) {
-        self.services = services
-        self.metrics = metrics
+        settings: HTTPServerSettings, observer: (any HTTPServerObserver)?
+    ) throws(HTTPServerError) {
+        self.metrics = observer
         self.listener = listener
         self.handler = handler
         self.tls = tls
         self.log = log
         self.shared = shared
-        self.configuration = configuration
+        self.settings = settings
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { throw .system("epoll_create1: \(String(cString: strerror(errno)))") }
         wakeup = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -82,6 +70,26 @@ final class Worker: @unchecked Sendable {
         var one: UInt64 = 1
         _ = write(wakeup, &one, 8)
     }
+
+    /// Has the loop check every connection's deadline at its next wake-up, and waits (at
+    /// most `timeout` seconds) until it has.
+    ///
+    /// - Returns: false when the loop did not check in time (not running, or stopped).
+    func checkDeadlinesNow(timeout: Double) -> Bool {
+        deadlineCheckRequested.store(true, ordering: .sequentiallyConsistent)
+        wake()
+        return deadlinesChecked.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Queues a late answer for the connection `descriptor` (if it still waits for `token`)
+    /// and wakes the loop to send it; called from any thread.
+    fileprivate func queueLateAnswer(descriptor: Int32, token: UInt64, _ make: @escaping HTTPLateResponse) {
+        lateAnswers.withLock { $0.append((descriptor, token, make)) }
+        wake()
+    }
+
+    /// Now on the settings' monotonic clock, in nanoseconds.
+    private func monotonicNanoseconds() -> UInt64 { settings.clock.nanoseconds() }
 
     // MARK: - Loop
 
@@ -119,7 +127,11 @@ final class Worker: @unchecked Sendable {
                 if descriptor == wakeup {
                     var value: UInt64 = 0
                     _ = read(wakeup, &value, 8)
-                    deliverReportAnswers()
+                    deliverLateAnswers()
+                    if deadlineCheckRequested.exchange(false, ordering: .sequentiallyConsistent) {
+                        sweepDeadlines(now: monotonicNanoseconds())
+                        deadlinesChecked.signal()
+                    }
                 } else if descriptor == listener {
                     acceptConnections()
                 } else if let connection = connections[descriptor] {
@@ -176,7 +188,7 @@ final class Worker: @unchecked Sendable {
             let open = shared.open.wrappingAdd(1, ordering: .relaxed).newValue
             if open > shared.maxConnections {
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
-                metrics?.capRefusals.add()
+                metrics?.refusedAtConnectionCap()
                 // Logged before the close, so the line exists once the peer sees the close.
                 log.record(
                     time: clock.logTime, peer: peer, method: "-", path: "- (connection cap)", status: 503, bytes: 0,
@@ -201,7 +213,7 @@ final class Worker: @unchecked Sendable {
             let now = monotonicNanoseconds()
             let connection = Connection(
                 descriptor: descriptor, ssl: ssl, peer: peer,
-                deadline: now + nanoseconds(configuration.headerTimeout))
+                timer: ConnectionTimer(deadlines: settings.deadlines, acceptedAt: now), acceptedAt: now)
             var event = epoll_event()
             event.events = EPOLLIN.rawValue
             event.data.fd = descriptor
@@ -242,7 +254,7 @@ final class Worker: @unchecked Sendable {
     }
 
     private func sweepDeadlines(now: UInt64) {
-        for connection in Array(connections.values) where now >= connection.deadline {
+        for connection in Array(connections.values) where connection.timer.hasExpired(at: now) {
             if connection.phase == .reading, !connection.buffer.isEmpty {
                 // A request that never completed in time (slowloris): logged, not answered.
                 logRequest(connection, method: "-", path: "- (header timeout)", status: 408, bytes: 0, now: now)
@@ -256,7 +268,7 @@ final class Worker: @unchecked Sendable {
                     connection, method: connection.logMethod, path: connection.logPath + " (commit timeout)",
                     status: 503, bytes: 0, now: now)
             } else if connection.phase == .handshaking {
-                metrics?.handshakeFailures.add()
+                metrics?.handshakeFailed()
             }
             drop(connection)
         }
@@ -289,7 +301,7 @@ final class Worker: @unchecked Sendable {
         ERR_clear_error()
         shutdown(connection.descriptor, Int32(SHUT_WR))
         connection.phase = .lingering
-        connection.deadline = monotonicNanoseconds() + nanoseconds(Self.lingerSeconds)
+        connection.timer.closing(at: monotonicNanoseconds())
         want(connection, writable: false)
         linger(connection)
     }
@@ -314,7 +326,7 @@ final class Worker: @unchecked Sendable {
                 if result == 1 {
                     connection.phase = .reading
                     connection.requestStart = monotonicNanoseconds()
-                    metrics?.handshakes.add()
+                    metrics?.handshakeCompleted()
                     continue
                 }
                 switch SSL_get_error(connection.ssl, result) {
@@ -324,7 +336,7 @@ final class Worker: @unchecked Sendable {
                     // Plain HTTP, a broken ClientHello, a vanished client: only this
                     // connection is affected.
                     ERR_clear_error()
-                    metrics?.handshakeFailures.add()
+                    metrics?.handshakeFailed()
                     return drop(connection)
                 }
             case .reading:
@@ -332,12 +344,11 @@ final class Worker: @unchecked Sendable {
                     let parsed: HTTPParseResult
                     do {
                         parsed = try HTTPRequestParser.parse(
-                            connection.buffer[...], limits: configuration.requestLimits)
+                            connection.buffer[...], limits: settings.requestLimits)
                     } catch {
-                        if error == .bodyTooLarge { services.metrics?.refuse(.tooLarge) }
-                        connection.pathClass = .other
-                        let response = HTTPResponse.error(
-                            error.status, sendBody: true, close: true, date: clock.httpDate)
+                        if error == .bodyTooLarge { metrics?.refusedBodyTooLarge() }
+                        connection.requestPath = nil
+                        let response = handler.response(toRefused: error, date: clock.httpDate)
                         connection.buffer = []
                         begin(connection, response: response, method: "-", path: "-", close: true)
                         continue
@@ -357,17 +368,16 @@ final class Worker: @unchecked Sendable {
                 ERR_clear_error()
                 let room = min(
                     scratch.count,
-                    configuration.requestLimits.maxRequestLineBytes
-                        + configuration.requestLimits.maxHeaderBytes + configuration.requestLimits.maxBodyBytes + 8
+                    settings.requestLimits.maxRequestLineBytes
+                        + settings.requestLimits.maxHeaderBytes + settings.requestLimits.maxBodyBytes + 8
                         - connection.buffer.count)
                 let count = scratch.withUnsafeMutableBytes {
                     SSL_read(connection.ssl, $0.baseAddress, Int32(max(room, 1)))
                 }
                 if count > 0 {
-                    if connection.buffer.isEmpty, connection.awaitingFirstByte {
-                        connection.awaitingFirstByte = false
+                    if connection.buffer.isEmpty, connection.timer.awaitsRequest {
                         connection.requestStart = monotonicNanoseconds()
-                        connection.deadline = connection.requestStart + nanoseconds(configuration.headerTimeout)
+                        connection.timer.requestStarted(at: connection.requestStart)
                     }
                     connection.buffer.append(contentsOf: scratch[0..<Int(count)])
                     continue
@@ -395,16 +405,15 @@ final class Worker: @unchecked Sendable {
                     // A small buffer is kept for the next request; a large one is released
                     // while the connection idles.
                     if connection.buffer.capacity > 4096 { connection.buffer = [] }
-                    connection.awaitingFirstByte = true
-                    connection.deadline = now + nanoseconds(configuration.idleTimeout)
-                    // Nothing received and nothing buffered in OpenSSL (SSL_has_pending counts
-                    // read-ahead bytes too): wait for the level-triggered EPOLLIN instead of a
-                    // read that would only return EAGAIN (one system call per keep-alive request).
-                    if SSL_has_pending(connection.ssl) == 0 { return want(connection, writable: false) }
                 } else {
-                    connection.awaitingFirstByte = false
                     connection.requestStart = now
-                    connection.deadline = now + nanoseconds(configuration.headerTimeout)
+                }
+                connection.timer.responded(at: now, pipelined: !connection.buffer.isEmpty)
+                // Nothing received and nothing buffered in OpenSSL (SSL_has_pending counts
+                // read-ahead bytes too): wait for the level-triggered EPOLLIN instead of a read
+                // that would only return EAGAIN (one system call per keep-alive request).
+                if connection.buffer.isEmpty, SSL_has_pending(connection.ssl) == 0 {
+                    return want(connection, writable: false)
                 }
             case .lingering:
                 return linger(connection)
@@ -471,58 +480,32 @@ final class Worker: @unchecked Sendable {
         connection.logPath = path
         if close { connection.closeAfterResponse = true }
         connection.phase = .writing
-        connection.deadline = monotonicNanoseconds() + nanoseconds(configuration.writeTimeout)
+        connection.timer.responding(at: monotonicNanoseconds())
     }
 
     private func respond(_ connection: Connection, to head: HTTPRequestHead, body: [UInt8]) {
         let close =
             head.wantsClose || connection.closeAfterResponse
-            || connection.requestsServed + 1 >= configuration.maxRequestsPerConnection
+            || connection.requestsServed + 1 >= settings.maxRequestsPerConnection
             || shared.draining.load(ordering: .relaxed)
-        if metrics != nil { connection.pathClass = RequestPathClass(path: head.path) }
-        if let reports = services.reports, head.method == .other("POST"),
-            let scope = ReportIntake.scope(ofPath: head.path)
-        {
-            return receiveReport(connection, head: head, body: body, scope: scope, reports: reports, close: close)
-        }
-        let response = handler.response(
-            to: HTTPRequest(
-                head: head, body: body, peer: connection.peer, date: clock.httpDate, close: close,
-                monotonicSeconds: Double(monotonicNanoseconds()) / 1e9))
-        begin(connection, response: response, method: head.method.name, path: head.target, close: close)
-    }
-
-    // MARK: - Reports (docs/DESIGN.md §14; the checks are in ReportIntake)
-
-    /// Answers a report POST at once, or parks the connection until the writer thread has
-    /// committed the report (204 only then) and hands the answer back through `wake()`.
-    private func receiveReport(
-        _ connection: Connection, head: HTTPRequestHead, body: [UInt8], scope: String, reports: ReportIntake,
-        close: Bool
-    ) {
-        nextReportToken &+= 1
-        let token = nextReportToken
+        if metrics != nil { connection.requestPath = head.path }
+        nextAnswerToken &+= 1
+        let token = nextAnswerToken
         let descriptor = connection.descriptor
-        let decision = reports.receive(
-            scope: scope, head: head, body: body, peer: connection.peer,
-            monotonicSeconds: Double(monotonicNanoseconds()) / 1e9
-        ) { [self] status, reason in
-            reportAnswers.withLock { $0.append((descriptor, token, status, reason)) }
-            wake()
-        }
-        switch decision {
-        case .respond(let status, let reason, let retryAfter):
-            let response = HTTPResponse.reportAnswer(
-                status, reason, close: close, date: clock.httpDate,
-                extra: retryAfter.map { [("Retry-After", String($0))] } ?? [])
+        let request = HTTPRequest(
+            head: head, body: body, peer: connection.peer, date: clock.httpDate, close: close,
+            monotonicSeconds: Double(monotonicNanoseconds()) / 1e9)
+        let answer = handler.answer(request, later: HTTPLateAnswer(worker: self, descriptor: descriptor, token: token))
+        switch answer {
+        case .now(let response):
             begin(connection, response: response, method: head.method.name, path: head.target, close: close)
-        case .queued:
-            connection.reportToken = token
+        case .later:
+            connection.answerToken = token
             connection.logMethod = head.method.name
             connection.logPath = head.target
             connection.closeAfterResponse = connection.closeAfterResponse || close
             connection.phase = .awaitingCommit
-            connection.deadline = monotonicNanoseconds() + nanoseconds(configuration.writeTimeout)
+            connection.timer.awaitingCommit(at: monotonicNanoseconds())
             // Nothing is read while parked; errors and hang-ups still wake the loop.
             var event = epoll_event()
             event.events = 0
@@ -532,20 +515,19 @@ final class Worker: @unchecked Sendable {
         }
     }
 
-    /// Sends the writer's answers to the connections still waiting for them.
-    private func deliverReportAnswers() {
-        let answers = reportAnswers.withLock { pending -> [(Int32, UInt64, Int, String)] in
+    /// Sends the answers handed back later to the connections still waiting for them.
+    private func deliverLateAnswers() {
+        let answers = lateAnswers.withLock { pending -> [(Int32, UInt64, HTTPLateResponse)] in
             let taken = pending
             pending = []
             return taken
         }
-        for (descriptor, token, status, reason) in answers {
+        for (descriptor, token, make) in answers {
             guard let connection = connections[descriptor], connection.phase == .awaitingCommit,
-                connection.reportToken == token
+                connection.answerToken == token
             else { continue }
             let close = connection.closeAfterResponse || shared.draining.load(ordering: .relaxed)
-            let response = HTTPResponse.reportAnswer(
-                status, reason, close: close, date: clock.httpDate, extra: status == 503 ? [("Retry-After", "5")] : [])
+            let response = make(clock.httpDate, close)
             begin(connection, response: response, method: connection.logMethod, path: connection.logPath, close: close)
             want(connection, writable: false)
             drive(connection)
@@ -555,10 +537,25 @@ final class Worker: @unchecked Sendable {
     private func logRequest(
         _ connection: Connection, method: String, path: String, status: Int, bytes: Int, now: UInt64
     ) {
-        metrics?.countResponse(connection.pathClass, status: status, bodyBytes: bytes)
+        metrics?.responded(path: connection.requestPath, status: status, bodyBytes: bytes)
         log.record(
             time: clock.logTime, peer: connection.peer, method: method, path: path, status: status, bytes: bytes,
             nanoseconds: now &- connection.requestStart)
+    }
+}
+
+/// Where a handler sends an answer it gives later (`HTTPAnswer.later`): the worker, the
+/// connection and the request it belongs to. A plain value, so offering it costs nothing.
+package struct HTTPLateAnswer: Sendable {
+    fileprivate let worker: Worker
+    fileprivate let descriptor: Int32
+    fileprivate let token: UInt64
+
+    /// Hands the response back to the worker, once, from any thread; it is built with the
+    /// Date value and the close decision of the moment it is sent. Ignored when the
+    /// connection has been closed meanwhile (a deadline, a drain).
+    package func send(_ make: @escaping HTTPLateResponse) {
+        worker.queueLateAnswer(descriptor: descriptor, token: token, make)
     }
 }
 
@@ -570,12 +567,10 @@ final class Connection {
     let ssl: OpaquePointer
     let peer: String
     var phase = Phase.handshaking
-    /// Monotonic nanoseconds at which the current phase times out.
-    var deadline: UInt64
+    /// When the current phase times out (monotonic nanoseconds).
+    var timer: ConnectionTimer
     /// Bytes received and not yet parsed (bounded by the request limits).
     var buffer: [UInt8] = []
-    /// True while a kept-alive connection waits for the first byte of its next request.
-    var awaitingFirstByte = false
     var requestStart: UInt64 = 0
     var requestsServed = 0
     var closeAfterResponse = false
@@ -586,18 +581,20 @@ final class Connection {
     var bodyBytesSent = 0
     var logMethod = "-"
     var logPath = "-"
-    /// The current request's path class, for the metrics (set only when they are on).
-    var pathClass = RequestPathClass.other
-    /// The report this connection waits for (`awaitingCommit`), to match the writer's answer.
-    var reportToken: UInt64 = 0
+    /// The current request's path, for the metrics (set only when they are on; nil when
+    /// no request was parsed).
+    var requestPath: String?
+    /// The late answer this connection waits for (`awaitingCommit`), to match it.
+    var answerToken: UInt64 = 0
     private var released = false
 
-    init(descriptor: Int32, ssl: OpaquePointer, peer: String, deadline: UInt64) {
+    /// - Parameter timer: started at the accept, whose instant is also the request start.
+    init(descriptor: Int32, ssl: OpaquePointer, peer: String, timer: ConnectionTimer, acceptedAt now: UInt64) {
         self.descriptor = descriptor
         self.ssl = ssl
         self.peer = peer
-        self.deadline = deadline
-        requestStart = monotonicNanoseconds()
+        self.timer = timer
+        requestStart = now
     }
 
     /// No request in progress: still handshaking, or waiting with nothing received.

@@ -28,8 +28,8 @@ final class ServerTLSContext: @unchecked Sendable {
     /// - Parameters:
     ///   - certificateChainFile: PEM, leaf first, then intermediates.
     ///   - privateKeyFile: PEM private key (unencrypted; an encrypted one is refused).
-    /// - Throws: `PublisherError.tlsCredentials` naming the file and OpenSSL's reason.
-    init(certificateChainFile: String, privateKeyFile: String) throws(PublisherError) {
+    /// - Throws: `HTTPServerError.tlsCredentials` naming the file and OpenSSL's reason.
+    init(certificateChainFile: String, privateKeyFile: String) throws(HTTPServerError) {
         // OpenSSL opens the files blocking: a FIFO there would stall start-up or a reload.
         for path in [certificateChainFile, privateKeyFile] {
             var info = stat()
