@@ -16,7 +16,8 @@ struct WorkerObserver: HTTPServerObserver {
 
     func refusedAtConnectionCap() { worker.capRefusals.add() }
 
-    /// A body over the limit is only ever a report POST's (the only requests with a body).
+    /// Counted as a report refused for its size: where metrics are on (`pinion serve`), only
+    /// report POSTs may carry a body.
     func refusedBodyTooLarge() { server.refuse(.tooLarge) }
 
     func responded(path: String?, status: Int, bodyBytes: Int) {
