@@ -43,8 +43,9 @@ public struct PublishedPath: Sendable, Equatable {
             guard allowed else { return nil }
         }
         let names = parts.map { String(decoding: $0, as: UTF8.self) }
-        guard let last = names.last else { return nil }
-        if last.hasSuffix(".json"), last.count > 5, names.count <= 8 {
+        guard let last = parts.last else { return nil }
+        // Every byte is ASCII here, so the UTF-8 count is the length.
+        if last.count > 5, last.reversed().starts(with: ".json".utf8.reversed()), names.count <= 8 {
             components = names
             return
         }
@@ -91,7 +92,17 @@ public struct PublishedFile: Sendable {
     /// The entity tag: the quoted lowercase hex SHA-256 of `body` (docs/DESIGN.md §9).
     public let etag: String
     /// The file's modification time, in whole seconds since 1970 (Last-Modified).
-    public var lastModified: Int64 = 0
+    public let lastModified: Int64
+    /// `lastModified` as an IMF-fixdate (RFC 9110 §5.6.7), the Last-Modified value: made once
+    /// per file version, not per response.
+    public let lastModifiedText: String
+
+    init(body: [UInt8], etag: String, lastModified: Int64) {
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+        lastModifiedText = HTTPDate.format(lastModified)
+    }
 }
 
 /// Why a path gave no file.
@@ -134,10 +145,18 @@ public final class PublishedFiles: Sendable {
     ///   - maxFileBytes: the largest file served, in bytes.
     ///   - maxCacheBytes: the most body bytes kept in memory across all files.
     /// - Throws: `PublisherError.repositoryUnreadable` when it is not a readable directory.
-    public init(directory: String, maxFileBytes: Int = 64 << 20, maxCacheBytes: Int = 256 << 20) throws(PublisherError)
+    public convenience init(directory: String, maxFileBytes: Int = 64 << 20, maxCacheBytes: Int = 256 << 20)
+        throws(PublisherError)
     {
+        try self.init(
+            directory: directory, maxFileBytes: maxFileBytes, maxCacheBytes: maxCacheBytes, opensInOneCall: true)
+    }
+
+    /// As `init(directory:maxFileBytes:maxCacheBytes:)`; `opensInOneCall: false` never uses
+    /// openat2(2), the path taken where the kernel does not offer it (`TreeDirectory`).
+    init(directory: String, maxFileBytes: Int, maxCacheBytes: Int, opensInOneCall: Bool) throws(PublisherError) {
         do throws(TreeDirectoryError) {
-            root = try TreeDirectory(path: directory)
+            root = try TreeDirectory(path: directory, opensInOneCall: opensInOneCall)
         } catch {
             throw .repositoryUnreadable(path: directory, detail: error.detail)
         }

@@ -75,22 +75,29 @@ struct StaticTreeHandler: HTTPRequestHandler {
         } catch {
             return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
         }
-        let validators = [
-            ("ETag", file.etag), ("Last-Modified", HTTPDate.format(file.lastModified)),
-            ("Cache-Control", path.cacheControl), ("X-Content-Type-Options", "nosniff"),
-        ]
         // Field lines of a list header combine (RFC 9110 §5.3).
-        let conditions = head.headers.filter { $0.name == "if-none-match" }.map(\.value)
-        if (!conditions.isEmpty && ifNoneMatchMatches(conditions.joined(separator: ", "), etag: file.etag))
-            || notModifiedSince(head.headers, lastModified: file.lastModified)
-        {
-            // A 304 carries the validators and caching fields, not Content-Type (RFC 9110 §15.4.5).
-            return HTTPResponse.make(
-                status: 304, headers: validators + cors + request.keepAliveHeaders, body: [], sendBody: false,
-                close: close, date: date)
+        var condition: String?
+        for field in head.headers where field.name == "if-none-match" {
+            condition = condition.map { $0 + ", " + field.value } ?? field.value
+        }
+        let notModified =
+            condition.map { ifNoneMatchMatches($0, etag: file.etag) }
+            ?? notModifiedSince(head.headers, lastModified: file.lastModified)
+        // One array in the order sent: Content-Type (not in a 304, RFC 9110 §15.4.5), the
+        // validators and caching fields, CORS, keep-alive.
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(7)
+        if !notModified { fields.append(("Content-Type", path.contentType)) }
+        fields.append(("ETag", file.etag))
+        fields.append(("Last-Modified", file.lastModifiedText))
+        fields.append(("Cache-Control", path.cacheControl))
+        fields.append(("X-Content-Type-Options", "nosniff"))
+        fields.append(contentsOf: cors)
+        fields.append(contentsOf: request.keepAliveHeaders)
+        if notModified {
+            return HTTPResponse.make(status: 304, headers: fields, body: [], sendBody: false, close: close, date: date)
         }
         return HTTPResponse.make(
-            status: 200, headers: [("Content-Type", path.contentType)] + validators + cors + request.keepAliveHeaders,
-            body: file.body, sendBody: sendBody, close: close, date: date)
+            status: 200, headers: fields, body: file.body, sendBody: sendBody, close: close, date: date)
     }
 }

@@ -254,9 +254,10 @@ public enum HTTPRequestParser {
         limits: HTTPRequestLimits
     ) throws(HTTPRequestError) -> HTTPRequestHead {
         let origin = try originFormTarget(target)
-        let hosts = headers.filter { $0.name == "host" }
-        if minor == 1, hosts.count != 1 { throw .malformed(reason: "HTTP/1.1 needs exactly one Host field") }
-        if hosts.count > 1 { throw .malformed(reason: "more than one Host field") }
+        var hosts = 0
+        for field in headers where field.name == "host" { hosts += 1 }
+        if minor == 1, hosts != 1 { throw .malformed(reason: "HTTP/1.1 needs exactly one Host field") }
+        if hosts > 1 { throw .malformed(reason: "more than one Host field") }
         if headers.contains(where: { $0.name == "transfer-encoding" }) {
             throw .malformed(reason: "a request body (Transfer-Encoding) is not accepted")
         }
@@ -272,9 +273,8 @@ public enum HTTPRequestParser {
                 }
             }
         }
-        let path =
-            origin.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-            ?? origin
+        // The target is ASCII (checked with the request line): split on the byte.
+        let path = origin.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(origin[..<$0]) } ?? origin
         return HTTPRequestHead(
             method: method, target: target, path: path, minorVersion: minor, headers: headers, wantsClose: wantsClose,
             contentLength: contentLength)

@@ -1,4 +1,4 @@
-// Reads files below a directory without ever following a symbolic link (openat with O_NOFOLLOW at every step), for `pinion serve`'s published tree.
+// Reads files below a directory without ever following a symbolic link (one openat2 call, or openat with O_NOFOLLOW at every step), for `pinion serve`'s published tree.
 
 #if canImport(Glibc)
     import Glibc
@@ -30,18 +30,28 @@ package enum TreeFileError: Error, Sendable, Equatable {
 }
 
 /// A directory opened once (following a symbolic link there, once, at start); files below
-/// it are opened with `openat(O_NOFOLLOW)` component by component, so no link planted in the
-/// tree is ever followed, and with O_NONBLOCK, so a FIFO there never stalls the caller.
+/// it are opened with one openat2(2) call refusing every symbolic link (`openBeneath`), or
+/// where the kernel lacks it with `openat(O_NOFOLLOW)` component by component, so no link
+/// planted in the tree is ever followed; and with O_NONBLOCK, so a FIFO there never stalls
+/// the caller.
 package final class TreeDirectory: Sendable {
     private let descriptor: Int32
+    /// False: always walk the components with `openat(O_NOFOLLOW)`, as on a kernel without
+    /// openat2(2) (for the tests of that path).
+    private let opensInOneCall: Bool
 
     /// Opens `path` as a directory.
     ///
+    /// - Parameters:
+    ///   - path: the directory.
+    ///   - opensInOneCall: true (the default) opens a file with one openat2(2) call
+    ///     (`openBeneath`) where the kernel offers it; false always walks the components.
     /// - Throws: the system's reason (strerror text) when it is not a readable directory.
-    package init(path: String) throws(TreeDirectoryError) {
+    package init(path: String, opensInOneCall: Bool = true) throws(TreeDirectoryError) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw TreeDirectoryError(detail: String(cString: strerror(errno))) }
         self.descriptor = descriptor
+        self.opensInOneCall = opensInOneCall
     }
 
     deinit { close(descriptor) }
@@ -58,19 +68,15 @@ package final class TreeDirectory: Sendable {
     package func read(
         _ components: [String], maxBytes: Int, unchanged: (FileIdentity) -> Bool
     ) throws(TreeFileError) -> (identity: FileIdentity, body: [UInt8]?) {
-        var directory = descriptor
-        defer { if directory != descriptor { close(directory) } }
-        for name in components.dropLast() {
-            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw Self.openFailure(errno) }
-            if directory != descriptor { close(directory) }
-            directory = next
-        }
-        guard let name = components.last else { throw .notFound }
         // O_NONBLOCK: a FIFO planted in the tree must not stall a worker; it is then refused
         // as not a regular file.
-        let file = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { throw Self.openFailure(errno) }
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        let file: Int32
+        switch opensInOneCall ? openBeneath(descriptor, components: components, flags: flags) : .unsupported {
+        case .opened(let opened): file = opened
+        case .failed(let code): throw Self.openFailure(code)
+        case .unsupported: file = try openByWalking(components, flags: flags)
+        }
         defer { close(file) }
         var status = stat()
         guard fstat(file, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw .notFound }
@@ -83,11 +89,29 @@ package final class TreeDirectory: Sendable {
         return (identity, try Self.readAll(file, expected: Int(status.st_size)))
     }
 
+    /// Opens `components` one at a time with `openat(O_NOFOLLOW)`, directories with
+    /// `O_DIRECTORY`: where openat2(2) is not available (`BeneathOpen.unsupported`).
+    private func openByWalking(_ components: [String], flags: Int32) throws(TreeFileError) -> Int32 {
+        var directory = descriptor
+        defer { if directory != descriptor { close(directory) } }
+        for name in components.dropLast() {
+            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else { throw Self.openFailure(errno) }
+            if directory != descriptor { close(directory) }
+            directory = next
+        }
+        guard let name = components.last else { throw .notFound }
+        let file = openat(directory, name, flags)
+        guard file >= 0 else { throw Self.openFailure(errno) }
+        return file
+    }
+
     /// Only "no such file" answers (missing, not a directory, a symbolic link refused by
-    /// O_NOFOLLOW, no permission) are `notFound`; running out of descriptors or memory is not.
+    /// O_NOFOLLOW or RESOLVE_NO_SYMLINKS, a way out refused by RESOLVE_BENEATH, no
+    /// permission) are `notFound`; running out of descriptors or memory is not.
     private static func openFailure(_ code: Int32) -> TreeFileError {
         switch code {
-        case ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
+        case ENOENT, ENOTDIR, ELOOP, EXDEV, EACCES, ENAMETOOLONG, ENXIO, EISDIR: return .notFound
         case EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN, EINTR: return .unavailable(errno: code)
         default: return .readFailed(errno: code)
         }

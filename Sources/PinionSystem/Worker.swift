@@ -402,11 +402,19 @@ final class Worker: @unchecked Sendable {
                 connection.phase = .reading
                 let now = monotonicNanoseconds()
                 if connection.buffer.isEmpty {
-                    connection.buffer = []
+                    // A small buffer is kept for the next request; a large one is released
+                    // while the connection idles.
+                    if connection.buffer.capacity > 4096 { connection.buffer = [] }
                 } else {
                     connection.requestStart = now
                 }
                 connection.timer.responded(at: now, pipelined: !connection.buffer.isEmpty)
+                // Nothing received and nothing buffered in OpenSSL (SSL_has_pending counts
+                // read-ahead bytes too): wait for the level-triggered EPOLLIN instead of a read
+                // that would only return EAGAIN (one system call per keep-alive request).
+                if connection.buffer.isEmpty, SSL_has_pending(connection.ssl) == 0 {
+                    return want(connection, writable: false)
+                }
             case .lingering:
                 return linger(connection)
             case .awaitingCommit:
@@ -422,9 +430,12 @@ final class Worker: @unchecked Sendable {
             ERR_clear_error()
             let written: Int32
             let headLeft = response.head.count - connection.headSent
-            if headLeft > 0, headLeft + response.body.count <= 16 * 1024 {
+            if headLeft > 0, !response.body.isEmpty, headLeft + response.body.count <= 16 * 1024 {
                 // Small response: head and body in one TLS record.
-                let merged = Array(response.head[connection.headSent...]) + response.body[connection.bodyBytesSent...]
+                var merged = [UInt8]()
+                merged.reserveCapacity(headLeft + response.body.count - connection.bodyBytesSent)
+                merged.append(contentsOf: response.head[connection.headSent...])
+                merged.append(contentsOf: response.body[connection.bodyBytesSent...])
                 written = merged.withUnsafeBytes { SSL_write(connection.ssl, $0.baseAddress, Int32($0.count)) }
                 if written > 0 {
                     let toHead = min(Int(written), headLeft)

@@ -4,8 +4,10 @@
 import Foundation
 import PinionCore
 import PinionCrypto
-import PinionPublisher
+import PinionSystem
 import Testing
+
+@testable import PinionPublisher
 
 struct PublishedFilesTests {
     @Test(arguments: [
@@ -75,7 +77,10 @@ struct PublishedFilesTests {
         #expect(try files.file(at: path).body == Array("new".utf8))
     }
 
-    @Test func refusesSymbolicLinksDirectoriesAndSpecialFiles() throws {
+    /// Both ways of opening (one openat2 call, and the component walk used where the kernel
+    /// lacks openat2) refuse the same links and special files.
+    @Test(arguments: [true, false])
+    func refusesSymbolicLinksDirectoriesAndSpecialFiles(opensInOneCall: Bool) throws {
         let tree = try makeTree()
         defer { try? FileManager.default.removeItem(atPath: tree) }
         let outside = tree + "-outside"
@@ -88,18 +93,52 @@ struct PublishedFilesTests {
         try FileManager.default.createSymbolicLink(
             atPath: tree + "/v1/s/inside.json", withDestinationPath: "history/1.json")
         try FileManager.default.createSymbolicLink(atPath: tree + "/v1/t", withDestinationPath: outside)
+        // A link inside the tree to a directory of the tree is refused as well.
+        try FileManager.default.createSymbolicLink(atPath: tree + "/v1/u", withDestinationPath: "s")
         try FileManager.default.createDirectory(atPath: tree + "/v1/s/dir.json", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: tree + "/v1/s/plain"))
         #expect(mkfifo(tree + "/v1/s/fifo.json", 0o600) == 0)
-        let files = try PublishedFiles(directory: tree)
+        let files = try PublishedFiles(
+            directory: tree, maxFileBytes: 64 << 20, maxCacheBytes: 256 << 20, opensInOneCall: opensInOneCall)
         for path in [
-            "/v1/s/leak.json", "/v1/s/inside.json", "/v1/t/secret.json", "/v1/s/dir.json", "/v1/s/fifo.json",
-            "/v1/s/missing.json",
+            "/v1/s/leak.json", "/v1/s/inside.json", "/v1/t/secret.json", "/v1/u/history/1.json", "/v1/s/dir.json",
+            "/v1/s/fifo.json", "/v1/s/missing.json", "/v1/s/plain/1.json",
         ] {
             #expect(throws: PublishedFileError.notFound, "\(path)") {
                 try files.file(at: #require(PublishedPath(path)))
             }
         }
         #expect(try files.file(at: #require(PublishedPath("/v1/s/history/1.json"))).body == Array("{}".utf8))
+    }
+
+    /// PinionSystem's one-call open: each refusal with the errno the component walk gives,
+    /// and a `..` that would leave the directory refused (EXDEV) even though it names a file.
+    @Test func openBeneathRefusesLinksAndEscapes() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(atPath: tree) }
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: tree + "/v1/s/history/1.json"))
+        try FileManager.default.createSymbolicLink(atPath: tree + "/v1/u", withDestinationPath: "s")
+        try FileManager.default.createSymbolicLink(
+            atPath: tree + "/v1/s/link.json", withDestinationPath: "history/1.json")
+        let root = open(tree + "/v1", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(root >= 0)
+        defer { close(root) }
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        guard case .opened(let descriptor) = openBeneath(root, components: ["s", "history", "1.json"], flags: flags)
+        else {
+            Issue.record("a plain file below the directory was not opened")
+            return
+        }
+        close(descriptor)
+        #expect(openBeneath(root, components: ["u", "history", "1.json"], flags: flags) == .failed(errno: ELOOP))
+        #expect(openBeneath(root, components: ["s", "link.json"], flags: flags) == .failed(errno: ELOOP))
+        #expect(openBeneath(root, components: ["s", "missing.json"], flags: flags) == .failed(errno: ENOENT))
+        #expect(
+            openBeneath(root, components: ["s", "history", "1.json", "x"], flags: flags) == .failed(errno: ENOTDIR))
+        #expect(
+            openBeneath(root, components: ["..", "v1", "s", "history", "1.json"], flags: flags) == .failed(errno: EXDEV)
+        )
+        #expect(openBeneath(root, components: [], flags: flags) == .failed(errno: ENOENT))
     }
 
     @Test func refusesFilesOverTheSizeLimit() throws {

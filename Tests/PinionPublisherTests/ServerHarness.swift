@@ -254,6 +254,18 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
         return true
     }
 
+    /// Writes each of `texts` as its own TLS record, all in one TCP segment (TCP_CORK held
+    /// over the writes), so the server's first read takes in every record at once.
+    @discardableResult
+    func sendAsSeparateRecordsInOneSegment(_ texts: [String]) -> Bool {
+        var on: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
+        let sent = texts.allSatisfy { send($0) }
+        var off: Int32 = 0
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
+        return sent
+    }
+
     /// Reads until the server closes (returns closed = true) or `timeout` seconds pass, or
     /// (with `until`) the bytes read so far satisfy it.
     func receive(timeout: Double = 20, until: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {

@@ -108,6 +108,23 @@ import Testing
         #expect(splitResponses(bytes).map(\.status) == [200, 404, 200])
     }
 
+    /// Requests in separate TLS records that arrive together: the server reads ahead, so
+    /// after the first response the next records are already inside OpenSSL, not in the
+    /// socket; the worker must answer them without waiting for a readiness event that never
+    /// comes (SSL_has_pending).
+    @Test func requestsInRecordsReadAheadAreAnsweredWithoutMoreBytes() throws {
+        let server = try RunningPublisher()
+        let client = try RawTLSClient(port: server.port)
+        #expect(
+            client.sendAsSeparateRecordsInOneSegment([
+                get("/v1/s/history/1.json"), get("/v1/s/missing.json"), get("/v1/s/manifest.json"),
+            ]))
+        let (bytes, _) = client.receive(timeout: 20) {
+            splitResponses($0).count == 3 && splitResponses($0)[2].body.count == 13
+        }
+        #expect(splitResponses(bytes).map(\.status) == [200, 404, 200])
+    }
+
     @Test func closesAfterTheRequestCapAndOnConnectionClose() throws {
         let server = try RunningPublisher { $0.maxRequestsPerConnection = 2 }
         let client = try RawTLSClient(port: server.port)

@@ -10,7 +10,7 @@
 /// Settings of the publisher's server context that Swift cannot reach because they are
 /// macros or need a C callback: TLS 1.2 as the lowest version (TLS 1.3 the highest), no
 /// renegotiation, no TLS compression, no session tickets, partial writes with a moving write buffer, read and
-/// write buffers released while a connection is idle (bounded memory per connection), ALPN
+/// write buffers released while a connection is idle (bounded memory per connection), read-ahead, ALPN
 /// answered with "http/1.1" only, and no passphrase prompt for an encrypted key file (it is
 /// refused instead). Returns 1 on success, 0 on failure.
 int pinion_server_configure_context(SSL_CTX *ctx);
