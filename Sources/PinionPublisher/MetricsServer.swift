@@ -61,7 +61,7 @@ final class ServerServices: Sendable {
 }
 
 /// The plain-HTTP metrics listener. Up to `maximumConcurrentScrapes` connections are served
-/// at once, each on its own dispatch thread, closed after its response, and the whole
+/// at once, each on a thread of its own, closed after its response, and the whole
 /// request (every read) must arrive within `timeoutMilliseconds`, so a slow or idle client
 /// cannot stall scrapes or /healthz. Connections over the limit are closed at once.
 final class MetricsServer: Sendable {
@@ -110,10 +110,15 @@ final class MetricsServer: Sendable {
                 guard let connection = listener.accept(timeoutMilliseconds: 200) else { continue }
                 // Over the limit: closed at once (released here), never queued behind others.
                 guard slots.wait(timeout: .now()) == .success else { continue }
-                DispatchQueue.global().async { [self] in
+                // A thread of its own, not the shared dispatch pool: the handler blocks on
+                // reads for up to the timeout, and on 2 cores a pool busy with other work
+                // (or with idle scrapers) would make a scrape wait behind them.
+                let handler = Thread { [self] in
                     defer { slots.signal() }
                     handle(connection)
                 }
+                handler.stackSize = 1 << 20
+                handler.start()
             }
             finished.signal()
         }
