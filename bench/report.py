@@ -90,6 +90,9 @@ w("- **the machine was shared** with other engineers' builds and tests during th
   "count time the scheduler gave to other processes; the audit is the child's user + system CPU time.")
 w(f"- {machine['swift']}; {machine['openssl']}; libsodium {machine['libsodium']}; {machine['nginx']}; "
   f"{machine['wrk']}")
+w("- **run-to-run noise** is measured two ways: within a run, by the per-repetition ratios every table "
+  "lists; between runs, A/A (the same code benchmarked twice, sections 1 and 3(b); bench/NOTES.md, "
+  "\"Run-to-run noise\"). A ratio that moves by less than that between two runs has not changed.")
 w("")
 
 summary = []

@@ -275,16 +275,26 @@ import Testing
         let path = fixture.stateFile(log.origin)
         let written = try Data(contentsOf: URL(fileURLWithPath: path))
         let replay = try log.body(old: 4, size: 4)
-        // Within the interval: cosigned with the new time, served by GET, the file left alone.
+        // Within the interval: answered with the stored cosignature (dated `start`), served by
+        // GET, nothing signed anew or written: every cosignature given is in the state file, so
+        // a restarted witness cannot date a larger tree before one it gave (found by the
+        // hostile review, when the answer carried the new time and was not written).
         guard case .cosigned(let line, _) = witness.addCheckpoint(replay, timestamp: start + 30) else {
             throw SetupFailure(description: "the re-cosign was refused")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == written)
-        #expect(witness.latestNote(origin: log.origin).map { Array($0.suffix(line.count)) } == line)
-        let cosignedAt = try SignedNote.parse(witness.latestNote(origin: log.origin) ?? []).verify(
-            keys: [fixture.verifierKey], verifier: witnessCrypto.verifier
-        ).first?.timestamp
-        #expect(cosignedAt == start + 30)
+        #expect(witness.latestNote(origin: log.origin) == Array(written))
+        #expect(Array(written.suffix(line.count)) == line)
+        let answered = SignedNote(
+            text: try log.checkpoint(size: 4).text, signatures: try SignedNote.parseSignatureLines(line))
+        let cosignedAt = try answered.verify(keys: [fixture.verifierKey], verifier: witnessCrypto.verifier).first?
+            .timestamp
+        #expect(cosignedAt == start)
+        // A clock gone back below the time asked for is still refused.
+        guard case .timeBeforeLast(let last) = witness.addCheckpoint(replay, timestamp: start + 29) else {
+            throw SetupFailure(description: "a time before the latest one asked for was accepted")
+        }
+        #expect(last == start + 30)
         // Past the interval since the cosignature on disk: written again.
         guard case .cosigned = witness.addCheckpoint(replay, timestamp: start + Witness.reCosignWriteInterval) else {
             throw SetupFailure(description: "the re-cosign was refused")
@@ -301,5 +311,42 @@ import Testing
         #expect(
             try SignedNote.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).text
                 == (try grown.checkpoint(size: 6).text))
+    }
+
+    /// Found by the hostile review: a re-cosign within the interval was answered with a new
+    /// time and not written, so a new process on the state (a restart, each
+    /// `pinion witness cosign`) knew only the older time and dated a larger tree before a
+    /// cosignature it had already given.
+    @Test func aNewTreeIsNeverDatedBeforeACosignatureGivenBeforeARestart() throws {
+        let log = try TestLog(size: 4)
+        let fixture = try WitnessSetupFixture(logs: [log])
+        let start: UInt64 = 1_800_000_000
+        var given: [UInt64] = []
+        do {
+            let witness = try fixture.open()
+            for (body, time) in [(try log.body(old: 0, size: 4), start), (try log.body(old: 4, size: 4), start + 30)] {
+                guard case .cosigned(let line, _) = witness.addCheckpoint(body, timestamp: time) else {
+                    throw SetupFailure(description: "not cosigned")
+                }
+                let note = SignedNote(
+                    text: try log.checkpoint(size: 4).text, signatures: try SignedNote.parseSignatureLines(line))
+                given += try note.verify(keys: [fixture.verifierKey], verifier: witnessCrypto.verifier).compactMap(
+                    \.timestamp)
+            }
+        }
+        let reopened = try fixture.openOnceReleased()
+        var grown = log
+        grown.grow(to: 6)
+        guard
+            case .cosigned(let line, _) = reopened.addCheckpoint(try grown.body(old: 4, size: 6), timestamp: start + 10)
+        else { throw SetupFailure(description: "the larger tree was refused") }
+        let note = SignedNote(
+            text: try grown.checkpoint(size: 6).text, signatures: try SignedNote.parseSignatureLines(line))
+        let larger = try #require(
+            try note.verify(keys: [fixture.verifierKey], verifier: witnessCrypto.verifier).first?.timestamp)
+        #expect(given == [start, start])
+        #expect(
+            given.allSatisfy { $0 <= larger },
+            "the larger tree (\(larger)) is dated before a cosignature given (\(given))")
     }
 }

@@ -72,15 +72,16 @@ public final class Witness: Sendable {
     private struct Record: Sendable {
         let checkpoint: Checkpoint
         let note: [UInt8]
-        /// The time of the cosignature in the state file (the note in memory may be newer).
+        /// The time of the cosignature in the state file (`note`, as written).
         let persistedTime: UInt64
-        /// The time of the latest cosignature given for the origin (the note in memory).
+        /// The latest time a cosignature was asked for: an earlier one is refused.
         let latestTime: UInt64
     }
 
-    /// Seconds within which a re-cosign of the same tree is not written again: the size and
-    /// hash on disk are already right, and anyone can replay a log's public checkpoint, so
-    /// replays cost at most one state write per origin in this interval.
+    /// Seconds within which a re-cosign of the same tree is answered with the stored
+    /// cosignature instead of a new one (nothing signed or written): anyone can replay a log's
+    /// public checkpoint, so replays cost at most one state write per origin in this
+    /// interval, and every cosignature given is one the state file holds.
     public static let reCosignWriteInterval: UInt64 = 60
 
     private final class Slot: Sendable {
@@ -196,8 +197,7 @@ public final class Witness: Sendable {
     /// Handles one add-checkpoint body (C2SP tlog-witness): decides, persists the new latest
     /// checkpoint, then returns the cosignature, all under the origin's lock. A re-cosign of
     /// the tree already on disk within `reCosignWriteInterval` of the cosignature there is
-    /// answered without writing (after a crash, the older cosignature of that same tree is
-    /// served).
+    /// answered with that stored cosignature (nothing signed or written).
     ///
     /// - Parameters:
     ///   - body: the request body.
@@ -220,6 +220,19 @@ public final class Witness: Sendable {
             } catch {
                 return .refused(error)
             }
+            // The same tree again within the interval: the stored cosignature is given again
+            // (its time up to reCosignWriteInterval old) instead of a new one, so no
+            // cosignature exists that the state file does not hold, and a new process on the
+            // state never dates a larger tree before one it gave (found by the hostile review).
+            if let current = record, current.checkpoint == decided.checkpoint, timestamp >= current.persistedTime,
+                timestamp - current.persistedTime < Self.reCosignWriteInterval,
+                let storedLine = Self.cosignatureLine(in: current.note, name: configuration.name)
+            {
+                record = Record(
+                    checkpoint: current.checkpoint, note: current.note, persistedTime: current.persistedTime,
+                    latestTime: max(current.latestTime, timestamp))
+                return .cosigned(line: storedLine, checkpoint: decided.checkpoint)
+            }
             let line: [UInt8]
             let cosignature: [NoteSignature]
             do {
@@ -235,19 +248,21 @@ public final class Witness: Sendable {
                 keys.contains { $0.name == signature.keyName && $0.keyID == signature.keyID }
             }
             let stored = SignedNote(text: decided.note.text, signatures: (logLine.map { [$0] } ?? []) + cosignature)
-            var persistedTime = timestamp
-            if let record, record.checkpoint == decided.checkpoint, timestamp >= record.persistedTime,
-                timestamp - record.persistedTime < Self.reCosignWriteInterval
-            {
-                persistedTime = record.persistedTime
-            } else {
-                do { try storage.writeAtomically(slot.fileName, stored.bytes) } catch {
-                    return .unavailable("cannot persist the checkpoint: \(error)")
-                }
+            do { try storage.writeAtomically(slot.fileName, stored.bytes) } catch {
+                return .unavailable("cannot persist the checkpoint: \(error)")
             }
             record = Record(
-                checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: persistedTime, latestTime: timestamp)
+                checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: timestamp, latestTime: timestamp)
             return .cosigned(line: line, checkpoint: decided.checkpoint)
         }
+    }
+
+    /// This witness's cosignature line (name `name`, a cosignature/v1 of 8 + 64 bytes) in a
+    /// stored note, as it was sent.
+    private static func cosignatureLine(in note: [UInt8], name: String) -> [UInt8]? {
+        guard let parsed = try? SignedNote.parse(note),
+            let own = parsed.signatures.last(where: { $0.keyName == name && $0.signature.count == 72 })
+        else { return nil }
+        return Array(own.line.utf8)
     }
 }
