@@ -64,6 +64,9 @@ private final class WitnessUnderTest: @unchecked Sendable {  // the fuzzer calls
     var witness: Witness!
     var size = 0
     var generation = 0
+    /// The cosignature clock, kept across inputs: the witness (and its state on disk)
+    /// outlives one input, and refuses a time before the latest one it was asked for.
+    var time: UInt64 = 1_800_000_000
 
     init() {
         witness = WitnessUnderTest.open(generation: 0)
@@ -152,9 +155,9 @@ private func checkState(_ context: String) {
 }
 
 private func steer(_ input: ArraySlice<UInt8>) {
-    var time: UInt64 = 1_800_000_000
     for byte in input.prefix(12) {
-        time += UInt64(byte) * 7
+        underTest.time += UInt64(byte) * 7
+        let time = underTest.time
         let size = underTest.size
         switch byte % 4 {
         case 0:  // an honest extension
@@ -228,7 +231,7 @@ public func fuzzWitness(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     case 2:
         let before = underTest.witness.latestCheckpoint(origin: origin)
-        let outcome = underTest.witness.addCheckpoint(Array(rest), timestamp: 1_800_000_000)
+        let outcome = underTest.witness.addCheckpoint(Array(rest), timestamp: underTest.time)
         if case .cosigned(_, let cosigned) = outcome {
             // Only the log key signs; a mutation can at most replay or extend the honest tree.
             expect(Int(cosigned.size) >= underTest.size && Int(cosigned.size) <= maxLeaves, "the size shrank or grew")
