@@ -344,6 +344,29 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(report.violations(.logRollback).isEmpty, "\(report.violations)")
     }
 
+    /// Found by the hostile review: a witness serving a checkpoint it cosigned with a time
+    /// far in the future (its clock was wrong) passed the audit silently, although it then
+    /// refuses every publish until that time.
+    @Test func aWitnessCheckpointCosignedInTheFutureIsAWarningNamingIt() throws {
+        let tree = try cleanLoggedTree(4)
+        let directory = try TemporaryDirectory()
+        try tree.write(to: directory.path)
+        var witnesses = try honestWitnesses(tree)
+        let audit = tree.fixture.auditTime.secondsSince1970
+        witnesses.answers["w2.example"] = .success(
+            try tree.witnessAnswer(1, time: audit + LogFreshness.allowedFutureSkew + 3600))
+        let report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
+        #expect(report.passed, "\(report.violations)")
+        let future = report.warnings(.logCosignatureFuture)
+        #expect(future.count == 1, "\(report.warnings)")
+        #expect(future.first?.message.contains("witness w2.example") == true, "\(future)")
+        // Within the skew: no warning.
+        witnesses.answers["w2.example"] = .success(
+            try tree.witnessAnswer(1, time: audit + LogFreshness.allowedFutureSkew))
+        let within = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
+        #expect(within.warnings(.logCosignatureFuture).isEmpty, "\(within.warnings)")
+    }
+
     /// Found by the hostile review: a published tree that went back to an older state of the
     /// log (a stale copy or an old backup) was reported as a split view. A witness that
     /// cosigned the publisher's older checkpoint and a larger one vouched that the larger
