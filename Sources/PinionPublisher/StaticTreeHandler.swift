@@ -46,34 +46,39 @@ struct StaticTreeHandler: HTTPRequestHandler {
         let head = request.head
         let close = request.close
         let date = request.date
+        // An HTTP/1.0 client keeps the connection only when each answer says so, errors too
+        // (found by the hostile review: 404, 405 and /healthz left it out).
+        let keepAlive = request.keepAliveHeaders
         let sendBody: Bool
         switch head.method {
         case .get: sendBody = true
         case .head: sendBody = false
         case .other:
-            return HTTPResponse.error(405, sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")])
+            return HTTPResponse.error(
+                405, sendBody: true, close: close, date: date, extra: [("Allow", "GET, HEAD")] + keepAlive)
         }
         let cors = self.cors ? [corsHeader] : []
         if head.path == "/healthz" {
             let verdict = services.health()
             return HTTPResponse.text(
-                verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date)
+                verdict.isHealthy ? 200 : 503, verdict.text, sendBody: sendBody, close: close, date: date,
+                extra: keepAlive)
         }
         guard let path = PublishedPath(head.path) else {
-            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors + keepAlive)
         }
         let file: PublishedFile
         do {
             file = try files.file(at: path)
         } catch .readFailed {
-            return HTTPResponse.error(500, sendBody: sendBody, close: close, date: date)
+            return HTTPResponse.error(500, sendBody: sendBody, close: close, date: date, extra: keepAlive)
         } catch .unavailable {
             // Out of descriptors or memory: never a 404, which a client would read as "no
             // such root" or "no such version".
             return HTTPResponse.error(
                 503, sendBody: sendBody, close: true, date: date, extra: [("Retry-After", "5")])
         } catch {
-            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors)
+            return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors + keepAlive)
         }
         // Field lines of a list header combine (RFC 9110 §5.3).
         var condition: String?
@@ -93,7 +98,7 @@ struct StaticTreeHandler: HTTPRequestHandler {
         fields.append(("Cache-Control", path.cacheControl))
         fields.append(("X-Content-Type-Options", "nosniff"))
         fields.append(contentsOf: cors)
-        fields.append(contentsOf: request.keepAliveHeaders)
+        fields.append(contentsOf: keepAlive)
         if notModified {
             return HTTPResponse.make(status: 304, headers: fields, body: [], sendBody: false, close: close, date: date)
         }
