@@ -14,6 +14,16 @@ enum Files {
         }
     }
 
+    /// Reads `path`, a regular file only (`CommandFiles.readRegular`).
+    ///
+    /// - Throws: `CLIError` exit 3 when it cannot be read or is not a regular file, exit 1
+    ///   when it is too large.
+    static func readRegular(_ path: String, limit: Int) throws(CLIError) -> [UInt8] {
+        do { return try CommandFiles.readRegular(path, limit: limit) } catch {
+            throw CLIError(category: error.category, error.description)
+        }
+    }
+
     /// Refuses to replace anything but a regular file (a device node, FIFO, directory or
     /// symbolic link would be silently swapped for a plain file by the rename).
     ///

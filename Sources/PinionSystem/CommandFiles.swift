@@ -54,6 +54,20 @@ public enum CommandFiles {
         }
     }
 
+    /// Reads `path` like `read`, but only a regular file (following links): a FIFO, device,
+    /// socket or directory is refused before any byte is read, so a FIFO with a writer that
+    /// never closes cannot hang the command.
+    ///
+    /// - Throws: `.io` when the file cannot be opened, inspected or read, or is not a
+    ///   regular file; `.tooLarge` when it holds more than `limit` bytes.
+    public static func readRegular(_ path: String, limit: Int) throws(PublishFileError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io(path: path, what: "open", reason: errnoText()) }
+        return try readOpened(descriptor, path: path, limit: limit) { mode throws(PublishFileError) in
+            if mode & S_IFMT != S_IFREG { throw .io(path: path, what: "read", reason: "not a regular file") }
+        }
+    }
+
     /// Reads the file open non-blocking as `descriptor` (closed on return): fstat, then
     /// `check` on its `st_mode`, blocking mode restored, and at most `limit` bytes read.
     /// Shared with `PublishFiles.readRegularIfPresent`.

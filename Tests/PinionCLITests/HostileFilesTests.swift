@@ -61,6 +61,44 @@ import Testing
         #expect(w.run(["verify", "--root", "@root.json", "--root-chain", "@chain", "@chain/2.json"]).status == 3)
     }
 
+    /// Found by the hostile review: a FIFO entry whose writer stays open hung the command,
+    /// another root of the trusted root's own version passed, and stray names were silent.
+    @Test func rootChainEntriesThatAreNotTheChainAreRefusedOrNamed() throws {
+        let w = try Workspace()
+        w.standardRoot()
+        try FileManager.default.createDirectory(atPath: w.path("chain"), withIntermediateDirectories: true)
+        w.ok(["root", "rotate", "--previous", "@root.json", "-o", "@r2.json"])
+        w.ok(["sign", "--key", "@root.key", "@r2.json", "-o", "@chain/2.json"])
+        let verify = ["verify", "--root", "@root.json", "--root-chain", "@chain", "@chain/2.json"]
+        w.ok(verify)
+
+        // A FIFO with a writer holding it open: refused at once as not a regular file.
+        #expect(mkfifo(w.path("chain/3.json"), 0o600) == 0)
+        let writer = open(w.path("chain/3.json"), O_RDWR | O_NONBLOCK)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        let fifo = w.run(verify)
+        #expect(fifo.status == 3, "\(fifo.err)")
+        #expect(fifo.err.contains("not a regular file"), "\(fifo.err)")
+        try FileManager.default.removeItem(atPath: w.path("chain/3.json"))
+
+        // Another root numbered 1 (another scope's, or garbage) next to the trusted root 1.
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: w.path("chain/1.json")))
+        let other = w.run(verify)
+        #expect(other.status == 1, "\(other.err)")
+        #expect(other.err.contains("differs from the trusted root of the same version"), "\(other.err)")
+        // The trusted root itself there is fine.
+        try FileManager.default.removeItem(atPath: w.path("chain/1.json"))
+        try FileManager.default.copyItem(atPath: w.path("root.json"), toPath: w.path("chain/1.json"))
+        w.ok(verify)
+
+        // A name that is not {version}.json is ignored with a warning.
+        try FileManager.default.copyItem(atPath: w.path("chain/2.json"), toPath: w.path("chain/02.json"))
+        let stray = w.run(verify)
+        #expect(stray.status == 0, "\(stray.err)")
+        #expect(stray.err.contains("02.json: not a root file name"), "\(stray.err)")
+    }
+
     @Test func keygenNeedsAFileName() throws {
         let w = try Workspace()
         try FileManager.default.createDirectory(atPath: w.path("dir"), withIntermediateDirectories: true)

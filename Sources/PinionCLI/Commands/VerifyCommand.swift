@@ -129,30 +129,53 @@ struct VerifyCommand: Command {
 
     /// Follows `N.json` for N = newest + 1, ... until the next number is absent. Numbered
     /// files beyond a missing one are refused (a gap would otherwise end the walk early and
-    /// silently keep an older root), and an entry that exists but cannot be read is an
-    /// I/O error, never "the end of the chain".
+    /// silently keep an older root), an entry that exists but cannot be read or is not a
+    /// regular file (a FIFO, a device) is an I/O error, never "the end of the chain", and the
+    /// entry of the trusted root's own version must be that root. Other names and older
+    /// versions are named in a warning.
     static func walk(_ directory: String, chain: inout RootChain, context: CLIContext) throws {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
             throw CLIError.io("\(directory): cannot list the root chain directory: \(error.localizedDescription)")
         }
-        let numbered = Set(
-            names.compactMap { name -> Int64? in
-                guard name.hasSuffix(".json") else { return nil }
-                let stem = name.dropLast(5)
-                guard !stem.isEmpty, stem.allSatisfy({ $0.isASCII && $0.isNumber }), stem.first != "0" else {
-                    return nil
-                }
-                return Int64(stem)
-            })
+        var numbered = Set<Int64>()
+        for name in names.sorted() where name.hasSuffix(".json") {
+            let stem = name.dropLast(5)
+            if !stem.isEmpty, stem.allSatisfy({ $0.isASCII && $0.isNumber }), stem.first != "0",
+                let version = Int64(stem)
+            {
+                numbered.insert(version)
+            } else {
+                context.warn("\(directory)/\(name): not a root file name ({version}.json); ignored")
+            }
+        }
+        func path(_ version: Int64) -> String {
+            URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
+        }
+        // Found by the hostile review: entries at or below the trusted root were never read.
+        // The one of the trusted root's own version must be that root; older ones are history
+        // this check cannot judge (their successors are not in the chain), so they are named.
+        let trusted = chain.newest
+        for version in numbered.sorted() where version <= trusted.version {
+            guard version == trusted.version else {
+                context.warn("\(path(version)): older than the trusted root (version \(trusted.version)); not checked")
+                continue
+            }
+            let bytes = try Files.readRegular(path(version), limit: maxInputBytes)
+            let hash = (try? Envelope.parse(bytes)).map { crypto.hasher.sha256($0.payload) }
+            guard hash == trusted.payloadSHA256 else {
+                throw CLIError.failure(
+                    "\(path(version)): differs from the trusted root of the same version (--root): two roots of version \(version) exist"
+                )
+            }
+        }
         var previous = chain.newest.payload
         var walk = RootChainWalk(from: chain, crypto: crypto)
         let end = walk.run(
             lookup: { (version) throws -> [UInt8]? in
                 guard numbered.contains(version) else { return nil }
-                let path = URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
-                let bytes = try Files.read(path, limit: maxInputBytes)
-                warnAboutRootSignatures(bytes, previous: previous, file: path, context: context)
+                let bytes = try Files.readRegular(path(version), limit: maxInputBytes)
+                warnAboutRootSignatures(bytes, previous: previous, file: path(version), context: context)
                 return bytes
             },
             accepted: { root, _ in previous = root.payload })
@@ -163,8 +186,7 @@ struct VerifyCommand: Command {
         case .refused(_, _, .tooManyRotations(let limit)):
             throw CLIError.failure("\(directory): \(TrustError.tooManyRotations(limit: limit))")
         case .refused(let version, _, let error):
-            let path = URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
-            throw CLIError.from(error, file: path)
+            throw CLIError.from(error, file: path(version))
         }
         if let beyond = numbered.filter({ $0 > chain.newest.version + 1 }).min() {
             throw CLIError.failure(
