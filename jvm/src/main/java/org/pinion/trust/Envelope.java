@@ -63,7 +63,7 @@ public final class Envelope {
             throw reader.error("payloadType", FormatRule.WRONG_PAYLOAD_TYPE, "payloadType is \"" + typeText + "\", expected "
                     + PayloadKind.ROOT.mediaType + " or " + PayloadKind.PINS.mediaType);
         }
-        byte[] payload = Codec.decodeBase64Canonical(reader.string("payload"));
+        byte[] payload = Codec.decodeBase64Canonical(reader.stringValue("payload"));
         if (payload == null) throw reader.error("payload", FormatRule.INVALID_BASE64, "not canonical padded base64");
         List<JsonValue> values = reader.array("signatures", limits.maxSignatures);
         List<Signature> signatures = new ArrayList<>();

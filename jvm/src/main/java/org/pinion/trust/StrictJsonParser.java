@@ -30,7 +30,7 @@ public final class StrictJsonParser {
     private String[] pathNames = new String[16];
     private int[] pathIndexes = new int[16];
     private int pathLength;
-    /** Whether the last string {@link #parseString()} returned is all ASCII (then it is its own NFC form). */
+    /** Whether the last string {@link #parseString(int)} returned is all ASCII (then it is its own NFC form). */
     private boolean lastStringAscii;
 
     /** Objects with fewer members are checked for duplicates by a scan of the names read (no set). */
@@ -191,7 +191,11 @@ public final class StrictJsonParser {
         switch (b) {
             case '{': return parseObject(depth);
             case '[': return parseArray(depth);
-            case '"': return JsonValue.string(parseString());
+            case '"': {
+                int start = index + 1;
+                String text = parseString(ASCII_SLICE_MIN_BYTES);
+                return text != null ? JsonValue.string(text) : JsonValue.asciiSlice(bytes, start, index - 1);
+            }
             case 't':
                 expectLiteral("true");
                 return JsonValue.bool(true);
@@ -237,7 +241,7 @@ public final class StrictJsonParser {
         while (true) {
             skipWhitespace();
             if (index >= bytes.length || bytes[index] != '"') throw syntax("a member name");
-            String name = parseString();
+            String name = parseString(Integer.MAX_VALUE);
             String key = lastStringAscii ? name : Normalizer.normalize(name, Normalizer.Form.NFC);
             boolean duplicate;
             if (keySet != null) {
@@ -347,12 +351,20 @@ public final class StrictJsonParser {
     }
 
     /**
-     * Reads a string; sets {@link #lastStringAscii}. A string without escapes is one {@code new
+     * String values of at least this many bytes, all ASCII and without escapes, become
+     * {@link JsonValue#asciiSlice} values of the document (an envelope's payload), not Strings.
+     */
+    static final int ASCII_SLICE_MIN_BYTES = 4096;
+
+    /**
+     * Reads a string; sets {@link #lastStringAscii}. Returns null, with {@link #index} after the
+     * closing quote, for a string of at least {@code sliceMinBytes} ASCII bytes without escapes
+     * (the caller keeps it as a slice of the document). A string without escapes is one {@code new
      * String} of its bytes (Latin-1 when all ASCII: the same characters, no UTF-8 decoding), with
      * no {@code StringBuilder}; escaped strings append whole runs between escapes. The input was
      * UTF-8-validated up front and a run always ends at an ASCII byte, so each run decodes alone.
      */
-    private String parseString() throws FormatException {
+    private String parseString(int sliceMinBytes) throws FormatException {
         index++;
         StringBuilder text = null;
         boolean ascii = true;
@@ -362,6 +374,12 @@ public final class StrictJsonParser {
             if (index >= bytes.length) throw syntax("'\"' to end the string");
             byte b = bytes[index];
             if (b == '"') {
+                if (text == null && ascii && index - runStart >= sliceMinBytes) {
+                    // Left as a slice of the document: the caller makes an asciiSlice value.
+                    index++;
+                    lastStringAscii = true;
+                    return null;
+                }
                 String run = new String(bytes, runStart, index - runStart,
                         ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
                 index++;
