@@ -56,7 +56,8 @@ public final class Envelope {
      * @throws FormatException naming the member and rule
      */
     public static Envelope parse(byte[] bytes, Limits limits) throws FormatException {
-        SchemaReader reader = new SchemaReader(StrictJsonParser.parse(bytes, limits.json()), "");
+        // The tree is read here and dropped: the payload's base64 is decoded from a slice of bytes.
+        SchemaReader reader = new SchemaReader(StrictJsonParser.parseWithSlices(bytes, limits.json()), "");
         String typeText = reader.string("payloadType");
         PayloadKind kind = PayloadKind.of(typeText);
         if (kind == null) {

@@ -64,9 +64,9 @@ public final class JsonValue {
     }
 
     /**
-     * A string value that is the bytes {@code source[start..<end]} read as ASCII (the parser makes one
-     * only for a long string of printable ASCII without escapes, such as an envelope's base64
-     * payload): its {@link #text()} is made on first use, and {@link Codec#decodeBase64Canonical(JsonValue)}
+     * A string value that is the bytes {@code source[start..<end]} read as ASCII (only
+     * {@link StrictJsonParser#parseWithSlices} makes one, for a long string of ASCII without escapes,
+     * such as an envelope's base64 payload): its {@link #text()} is made on first use, and {@link Codec#decodeBase64Canonical(JsonValue)}
      * decodes the bytes in place, so a megabyte payload is neither copied into a String nor back.
      *
      * @param source the parsed document, never changed while this value is in use

@@ -36,8 +36,12 @@ public final class StrictJsonParser {
     /** Objects with fewer members are checked for duplicates by a scan of the names read (no set). */
     static final int LINEAR_DUPLICATE_SCAN_MEMBERS = 16;
 
-    private StrictJsonParser(byte[] bytes, JsonLimits limits) {
+    /** Whether long plain ASCII string values become {@link JsonValue#asciiSlice} values (see {@link #parseWithSlices}). */
+    private final boolean slices;
+
+    private StrictJsonParser(byte[] bytes, JsonLimits limits, boolean slices) {
         this.bytes = bytes;
+        this.slices = slices;
         this.limits = limits;
     }
 
@@ -74,13 +78,32 @@ public final class StrictJsonParser {
      * @throws FormatException with the path of the offending value and the rule broken
      */
     public static JsonValue parse(byte[] bytes, JsonLimits limits) throws FormatException {
+        return parse(bytes, limits, false);
+    }
+
+    /**
+     * {@link #parse} for a caller that reads the tree before anyone changes {@code bytes} and then
+     * drops it (Envelope.parse): string values of at least {@link #ASCII_SLICE_MIN_BYTES} plain ASCII
+     * bytes are left as {@link JsonValue#asciiSlice} values of {@code bytes} instead of copies.
+     * The public {@link #parse} never does this, so its tree owns all its text.
+     *
+     * @param bytes the document, UTF-8, not changed while the tree is in use
+     * @param limits byte, depth and element limits
+     * @return the value tree
+     * @throws FormatException as {@link #parse}
+     */
+    static JsonValue parseWithSlices(byte[] bytes, JsonLimits limits) throws FormatException {
+        return parse(bytes, limits, true);
+    }
+
+    private static JsonValue parse(byte[] bytes, JsonLimits limits, boolean slices) throws FormatException {
         if (bytes.length > limits.maxBytes) {
             throw new FormatException("", FormatRule.TOO_LARGE,
                     bytes.length + " bytes is over the limit of " + limits.maxBytes + " bytes");
         }
         int bad = firstInvalidUtf8Offset(bytes);
         if (bad >= 0) throw new FormatException("", FormatRule.INVALID_UTF8, "invalid UTF-8 at byte " + bad);
-        StrictJsonParser parser = new StrictJsonParser(bytes, limits);
+        StrictJsonParser parser = new StrictJsonParser(bytes, limits, slices);
         parser.skipWhitespace();
         JsonValue value = parser.parseValue(1);
         parser.skipWhitespace();
@@ -193,7 +216,7 @@ public final class StrictJsonParser {
             case '[': return parseArray(depth);
             case '"': {
                 int start = index + 1;
-                String text = parseString(ASCII_SLICE_MIN_BYTES);
+                String text = parseString(slices ? ASCII_SLICE_MIN_BYTES : Integer.MAX_VALUE);
                 return text != null ? JsonValue.string(text) : JsonValue.asciiSlice(bytes, start, index - 1);
             }
             case 't':

@@ -98,7 +98,7 @@ public class RefreshCopyFastPathTest {
     }
 
     static JsonValue parse(String json) throws FormatException {
-        return StrictJsonParser.parse(json.getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
+        return StrictJsonParser.parseWithSlices(json.getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
     }
 
     static String repeat(char c, int count) {
@@ -117,6 +117,12 @@ public class RefreshCopyFastPathTest {
         assertEquals(longText, slice.text());
         assertEquals("the text is made once", System.identityHashCode(slice.text()), System.identityHashCode(slice.text()));
         assertFalse(parse("{\"v\": \"" + repeat('a', min - 1) + "\"}").get("v").isAsciiSlice());
+        // The public parse never leaves a slice: its tree owns all its text, whatever the caller does to the bytes.
+        byte[] document = ("{\"v\": \"" + longText + "\"}").getBytes(StandardCharsets.UTF_8);
+        JsonValue owned = StrictJsonParser.parse(document, Limits.STANDARD.json()).get("v");
+        assertFalse(owned.isAsciiSlice());
+        Arrays.fill(document, (byte) 'z');
+        assertEquals(longText, owned.text());
         JsonValue escaped = parse("{\"v\": \"" + repeat('a', min) + "\\n\"}").get("v");
         assertFalse(escaped.isAsciiSlice());
         assertEquals(repeat('a', min) + "\n", escaped.text());
