@@ -258,4 +258,41 @@ public class RefreshCopyFastPathTest {
         Arrays.fill(served, (byte) 'x');
         assertArrayEquals(original, result.state.persisted().manifest);
     }
+
+    /** Names a generated object draws from: ASCII, the KELVIN SIGN (NFC "K"), precomposed and decomposed e-acute. */
+    static final String[] MEMBER_NAMES = {"K", "\u212a", "\u00e9", "e\u0301", "a", "b", "x-k", "\u00c9", "k"};
+
+    /**
+     * Duplicate member names (compared in NFC) are refused exactly when the plain rule says so, in
+     * objects of 1-40 members: ASCII names scanned in place, the switch to NFC keys when the first
+     * non-ASCII name comes (before or after 16 members), and the set from 16 on.
+     */
+    @Test
+    public void duplicateMemberNamesAreRefusedExactlyAsTheNfcSetRuleSays() {
+        Random random = new Random(99);
+        int duplicates = 0;
+        for (int n = 0; n < 20_000; n++) {
+            int size = 1 + random.nextInt(n % 10 == 0 ? 40 : 20);
+            StringBuilder json = new StringBuilder("{");
+            Set<String> seen = new HashSet<>();
+            boolean expectDuplicate = false;
+            for (int i = 0; i < size; i++) {
+                // Mostly unique filler names, so duplicates come late in some objects and early in others.
+                String name = random.nextInt(4) == 0 ? MEMBER_NAMES[random.nextInt(MEMBER_NAMES.length)] : "m" + i;
+                if (!seen.add(java.text.Normalizer.normalize(name, java.text.Normalizer.Form.NFC))) expectDuplicate = true;
+                json.append(i > 0 ? "," : "").append('"').append(name).append("\":").append(i);
+            }
+            json.append('}');
+            try {
+                StrictJsonParser.parse(json.toString().getBytes(StandardCharsets.UTF_8), Limits.STANDARD.json());
+                assertFalse("accepted a duplicate: " + json, expectDuplicate);
+            } catch (FormatException e) {
+                assertTrue("refused without a duplicate: " + json + " " + e.getMessage(), expectDuplicate);
+                assertEquals(FormatRule.DUPLICATE_KEY, e.rule());
+                duplicates++;
+            }
+        }
+        assertTrue("the generator must make duplicates: " + duplicates, duplicates > 5_000);
+        assertTrue("and objects without: " + duplicates, duplicates < 15_000);
+    }
 }
