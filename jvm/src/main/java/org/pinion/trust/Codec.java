@@ -1,6 +1,7 @@
 // Canonical padded base64 (RFC 4648 §4) and lowercase hex, the only spellings documents use.
 package org.pinion.trust;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Base64;
 
@@ -58,6 +59,47 @@ public final class Codec {
         } catch (IllegalArgumentException e) {
             return null;
         }
+    }
+
+    /**
+     * {@link #decodeBase64Canonical(String)} of a JSON string value; an {@link JsonValue#asciiSlice}
+     * (an envelope's payload) is decoded from the document's bytes in place, with the same rule.
+     *
+     * @param value a JSON string
+     * @return the bytes, or null unless the string is canonical padded base64
+     */
+    static byte[] decodeBase64Canonical(JsonValue value) {
+        if (!value.isAsciiSlice()) return decodeBase64Canonical(value.text());
+        return decodeBase64Canonical(value.sliceSource(), value.sliceStart(), value.sliceEnd());
+    }
+
+    /**
+     * {@link #decodeBase64Canonical(String, int, int)} over ASCII bytes {@code bytes[start..<end]}
+     * (each byte is the character of that code): the same checks, then the JDK's decoder reading
+     * the array in place through a ByteBuffer (the same decoder as for a String, without the copy).
+     *
+     * @param bytes holds the candidate base64, never written
+     * @param start first byte, 0-based
+     * @param end one past the last byte
+     * @return the bytes, or null unless that range is canonical padded base64
+     */
+    static byte[] decodeBase64Canonical(byte[] bytes, int start, int end) {
+        int length = end - start;
+        if (length % 4 != 0) return null;
+        if (length == 0) return new byte[0];
+        int padding = bytes[end - 1] != '=' ? 0 : bytes[end - 2] != '=' ? 1 : 2;
+        if (padding == 1 && (BASE64_VALUES[bytes[end - 2] & 0xff] & 0x03) != 0) return null;
+        if (padding == 2 && (BASE64_VALUES[bytes[end - 3] & 0xff] & 0x0f) != 0) return null;
+        ByteBuffer decoded;
+        try {
+            decoded = Base64.getDecoder().decode(ByteBuffer.wrap(bytes, start, length));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        byte[] out = decoded.array();
+        if (decoded.arrayOffset() == 0 && decoded.position() == 0 && decoded.remaining() == out.length) return out;
+        return Arrays.copyOfRange(out, decoded.arrayOffset() + decoded.position(),
+                decoded.arrayOffset() + decoded.position() + decoded.remaining());
     }
 
     /** Up to this many characters (a pin's 44 among them) are read in place, with no copy as bytes. */

@@ -1,7 +1,6 @@
 // DSSE v1 envelopes (secure-systems-lab/dsse protocol.md) and their PAE signing input (DESIGN.md §3).
 package org.pinion.trust;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -40,6 +39,15 @@ public final class Envelope {
     public byte[] payload() { return payload.clone(); }
 
     /**
+     * The exact payload bytes without a copy, for this package's verifiers, which only read them
+     * (a manifest's payload is megabytes: a copy for the parse and another for the hash cost more
+     * than the hash). Callers must never write into the array.
+     *
+     * @return the envelope's own payload array
+     */
+    byte[] payloadBytes() { return payload; }
+
+    /**
      * Parses an envelope strictly (DESIGN.md §3, §5 limits).
      *
      * @param bytes the envelope file, at most {@code limits.maxEnvelopeBytes}
@@ -48,14 +56,15 @@ public final class Envelope {
      * @throws FormatException naming the member and rule
      */
     public static Envelope parse(byte[] bytes, Limits limits) throws FormatException {
-        SchemaReader reader = new SchemaReader(StrictJsonParser.parse(bytes, limits.json()), "");
+        // The tree is read here and dropped: the payload's base64 is decoded from a slice of bytes.
+        SchemaReader reader = new SchemaReader(StrictJsonParser.parseWithSlices(bytes, limits.json()), "");
         String typeText = reader.string("payloadType");
         PayloadKind kind = PayloadKind.of(typeText);
         if (kind == null) {
             throw reader.error("payloadType", FormatRule.WRONG_PAYLOAD_TYPE, "payloadType is \"" + typeText + "\", expected "
                     + PayloadKind.ROOT.mediaType + " or " + PayloadKind.PINS.mediaType);
         }
-        byte[] payload = Codec.decodeBase64Canonical(reader.string("payload"));
+        byte[] payload = Codec.decodeBase64Canonical(reader.stringValue("payload"));
         if (payload == null) throw reader.error("payload", FormatRule.INVALID_BASE64, "not canonical padded base64");
         List<JsonValue> values = reader.array("signatures", limits.maxSignatures);
         List<Signature> signatures = new ArrayList<>();
@@ -88,13 +97,18 @@ public final class Envelope {
      */
     public static byte[] pae(String type, byte[] body) {
         byte[] typeBytes = type.getBytes(StandardCharsets.UTF_8);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] head = ("DSSEv1 " + typeBytes.length + " ").getBytes(StandardCharsets.US_ASCII);
         byte[] middle = (" " + body.length + " ").getBytes(StandardCharsets.US_ASCII);
-        out.write(head, 0, head.length);
-        out.write(typeBytes, 0, typeBytes.length);
-        out.write(middle, 0, middle.length);
-        out.write(body, 0, body.length);
-        return out.toByteArray();
+        // One array of the exact size (a growing stream copied the megabyte body twice more).
+        byte[] out = new byte[head.length + typeBytes.length + middle.length + body.length];
+        int at = 0;
+        System.arraycopy(head, 0, out, at, head.length);
+        at += head.length;
+        System.arraycopy(typeBytes, 0, out, at, typeBytes.length);
+        at += typeBytes.length;
+        System.arraycopy(middle, 0, out, at, middle.length);
+        at += middle.length;
+        System.arraycopy(body, 0, out, at, body.length);
+        return out;
     }
 }

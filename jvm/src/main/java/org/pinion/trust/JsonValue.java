@@ -1,6 +1,7 @@
 // The JSON value tree of the strict parser: ordered members, numbers kept as their exact text.
 package org.pinion.trust;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -30,10 +31,15 @@ public final class JsonValue {
     /** The JSON null. */
     public static final JsonValue NULL = new JsonValue(Kind.NULL, null, false, null, null);
     private final Kind kind;
-    private final String text;
+    /** The string or number text; for an ASCII slice, null until {@link #text()} first makes it. */
+    private String text;
     private final boolean flag;
     private final List<JsonValue> elements;
     private final List<Member> members;
+    /** For an ASCII slice (see {@link #asciiSlice}): the document and the string's byte range; else null. */
+    private final byte[] source;
+    private final int sourceStart;
+    private final int sourceEnd;
 
     private JsonValue(Kind kind, String text, boolean flag, List<JsonValue> elements, List<Member> members) {
         this.kind = kind;
@@ -41,7 +47,46 @@ public final class JsonValue {
         this.flag = flag;
         this.elements = elements;
         this.members = members;
+        this.source = null;
+        this.sourceStart = 0;
+        this.sourceEnd = 0;
     }
+
+    private JsonValue(byte[] source, int start, int end) {
+        this.kind = Kind.STRING;
+        this.text = null;
+        this.flag = false;
+        this.elements = null;
+        this.members = null;
+        this.source = source;
+        this.sourceStart = start;
+        this.sourceEnd = end;
+    }
+
+    /**
+     * A string value that is the bytes {@code source[start..<end]} read as ASCII (only
+     * {@link StrictJsonParser#parseWithSlices} makes one, for a long string of ASCII without escapes,
+     * such as an envelope's base64 payload): its {@link #text()} is made on first use, and {@link Codec#decodeBase64Canonical(JsonValue)}
+     * decodes the bytes in place, so a megabyte payload is neither copied into a String nor back.
+     *
+     * @param source the parsed document, never changed while this value is in use
+     * @param start first byte of the string's content (after the opening quote)
+     * @param end one past its last byte (the closing quote)
+     * @return the JSON string
+     */
+    static JsonValue asciiSlice(byte[] source, int start, int end) { return new JsonValue(source, start, end); }
+
+    /** @return whether this is an {@link #asciiSlice} */
+    boolean isAsciiSlice() { return source != null; }
+
+    /** @return the document of an {@link #asciiSlice}, else null (never to be written into) */
+    byte[] sliceSource() { return source; }
+
+    /** @return the first byte of an {@link #asciiSlice} */
+    int sliceStart() { return sourceStart; }
+
+    /** @return one past the last byte of an {@link #asciiSlice} */
+    int sliceEnd() { return sourceEnd; }
 
     /** @param value a boolean @return the JSON boolean */
     public static JsonValue bool(boolean value) { return new JsonValue(Kind.BOOL, null, value, null, null); }
@@ -75,7 +120,15 @@ public final class JsonValue {
     public Kind kind() { return kind; }
 
     /** @return the string value or the number text; null for other kinds */
-    public String text() { return text; }
+    public String text() {
+        String t = text;
+        if (t == null && source != null) {
+            // Racy but safe: every thread makes the same immutable String.
+            t = new String(source, sourceStart, sourceEnd - sourceStart, StandardCharsets.ISO_8859_1);
+            text = t;
+        }
+        return t;
+    }
 
     /** @return the boolean value (false for other kinds) */
     public boolean flag() { return flag; }

@@ -3,8 +3,10 @@ package org.pinion.trust;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** A parsed, checked manifest payload ({@code type: pinion.pins}). */
@@ -26,20 +28,31 @@ public final class ManifestPayload {
     public final List<PinnedDomain> domains;
     /** Pins revoked by this version. */
     public final List<Pin> revokedPins;
+    /**
+     * {@link #domains} by name (the table the parse checked names for duplicates with, kept): the
+     * merge takes it over whole instead of building it again. Never changed after the parse.
+     */
+    private final Map<String, PinnedDomain> byName;
 
     private ManifestPayload(String scope, long rootVersion, long version, Timestamp issuedAt, Timestamp expiresAt,
-            List<PinnedDomain> domains, List<Pin> revokedPins) {
+            List<PinnedDomain> domains, Map<String, PinnedDomain> byName, List<Pin> revokedPins) {
         this.scope = scope;
         this.rootVersion = rootVersion;
         this.version = version;
         this.issuedAt = issuedAt;
         this.expiresAt = expiresAt;
         this.domains = Collections.unmodifiableList(domains);
+        // Kept as the parse made it (an unmodifiable view would wrap every entry the merge copies);
+        // only this package sees it, through byName(), and only reads it.
+        this.byName = byName;
         this.revokedPins = Collections.unmodifiableList(revokedPins);
     }
 
     /** @return {@code expiresAt - issuedAt} in seconds */
     public long lifetime() { return expiresAt.seconds - issuedAt.seconds; }
+
+    /** @return the domains by name, one entry per element of {@link #domains}: read it, never change it */
+    Map<String, PinnedDomain> byName() { return byName; }
 
     /** @return the (rootVersion, version) order */
     public ManifestOrder order() { return new ManifestOrder(rootVersion, version); }
@@ -77,11 +90,12 @@ public final class ManifestPayload {
             }
         }
         List<JsonValue> domainValues = reader.array("domains", limits.maxDomains);
-        List<PinnedDomain> domains = parseDomains(domainValues, "domains", limits);
+        Map<String, PinnedDomain> byName = new HashMap<>(Math.max(16, domainValues.size() * 2));
+        List<PinnedDomain> domains = parseDomains(domainValues, "domains", limits, byName);
         List<JsonValue> revokedValues = reader.optionalArray("revokedPins", Integer.MAX_VALUE);
         List<Pin> revoked = parsePins(revokedValues == null ? List.of() : revokedValues, reader, "revokedPins");
         reader.finish();
-        return new ManifestPayload(scope, rootVersion, version, issuedAt, expiresAt, domains, revoked);
+        return new ManifestPayload(scope, rootVersion, version, issuedAt, expiresAt, domains, byName, revoked);
     }
 
     /**
@@ -94,8 +108,16 @@ public final class ManifestPayload {
      * @throws FormatException naming {@code domains[i]...} and the rule
      */
     static List<PinnedDomain> parseDomains(List<JsonValue> values, String arrayPath, Limits limits) throws FormatException {
+        return parseDomains(values, arrayPath, limits, new HashMap<>(Math.max(16, values.size() * 2)));
+    }
+
+    /**
+     * {@link #parseDomains(List, String, Limits)} filling {@code byName} (empty on entry), the table
+     * the names are checked for duplicates with, with every entry.
+     */
+    private static List<PinnedDomain> parseDomains(List<JsonValue> values, String arrayPath, Limits limits,
+            Map<String, PinnedDomain> byName) throws FormatException {
         List<PinnedDomain> domains = new ArrayList<>(values.size());
-        Set<String> names = new HashSet<>(Math.max(16, values.size() * 2));
         for (int i = 0; i < values.size(); i++) {
             SchemaReader reader = new SchemaReader(values.get(i), arrayPath, i);
             String name = reader.string("name");
@@ -110,10 +132,11 @@ public final class ManifestPayload {
             if (pinValues.isEmpty()) throw reader.error("pins", FormatRule.EMPTY, "must not be empty");
             List<Pin> pins = parsePins(pinValues, reader, "pins");
             reader.finish();
-            if (!names.add(name)) {
+            PinnedDomain domain = PinnedDomain.owning(name, includeSubdomains, enforce, pins);
+            if (byName.putIfAbsent(name, domain) != null) {
                 throw new FormatException(reader.childPath("name"), FormatRule.DUPLICATE_DOMAIN, "duplicate domain " + name);
             }
-            domains.add(PinnedDomain.owning(name, includeSubdomains, enforce, pins));
+            domains.add(domain);
         }
         return domains;
     }

@@ -67,7 +67,7 @@ public final class ManifestVerifier {
         }
         ManifestPayload payload;
         try {
-            payload = ManifestPayload.parse(envelope.payload(), limits);
+            payload = ManifestPayload.parse(envelope.payloadBytes(), limits);
         } catch (FormatException e) {
             throw new TrustException(e.under("payload"));
         }
@@ -83,6 +83,6 @@ public final class ManifestVerifier {
             throw new TrustException(TrustException.Kind.LIFETIME_EXCEEDS_CAP, "lifetime " + payload.lifetime()
                     + " s (expiresAt - issuedAt) exceeds the root's maxManifestLifetime of " + root.maxManifestLifetime + " s");
         }
-        return new Verified(envelope, payload, crypto.sha256(envelope.payload()));
+        return new Verified(envelope, payload, crypto.sha256(envelope.payloadBytes()));
     }
 }

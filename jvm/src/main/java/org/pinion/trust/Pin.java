@@ -6,13 +6,17 @@ import java.util.Arrays;
 /** An SPKI SHA-256 pin: the 32-byte SHA-256 digest of a DER SubjectPublicKeyInfo. */
 public final class Pin implements Comparable<Pin> {
     private final byte[] digest;
-    /** {@code Arrays.hashCode(digest)}, computed once: pins are set members in every parse and merge. */
-    private final int hash;
+    /**
+     * {@code Arrays.hashCode(digest)}, computed on the first {@link #hashCode()} (0 until then, as
+     * String does): a manifest's pins are checked for duplicates by a scan of short lists, so most
+     * are never hashed during a parse, and a set member is hashed once, not per operation. A racy
+     * write of the same value from two threads is harmless (the digest never changes).
+     */
+    private int hash;
 
     /** @param digest 32 bytes this pin now owns (callers pass a fresh or cloned array) */
     private Pin(byte[] digest) {
         this.digest = digest;
-        this.hash = Arrays.hashCode(digest);
     }
 
     /**
@@ -54,11 +58,18 @@ public final class Pin implements Comparable<Pin> {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof Pin && ((Pin) other).hash == hash && Arrays.equals(((Pin) other).digest, digest);
+        return other instanceof Pin && Arrays.equals(((Pin) other).digest, digest);
     }
 
     @Override
-    public int hashCode() { return hash; }
+    public int hashCode() {
+        int h = hash;
+        if (h == 0) {
+            h = Arrays.hashCode(digest);
+            hash = h;
+        }
+        return h;
+    }
 
     @Override
     public int compareTo(Pin other) {

@@ -35,11 +35,12 @@ public final class PolicySnapshot {
             long staleGrace, List<String> forcedDomains, Timestamp rootExpiresAt) {
         Map<String, PinnedDomain> base = index(baseline.domains);
         // A parsed manifest's names are unique (ManifestPayload.parse refuses a duplicate domain and is
-        // the only way to make one), so its list is merged as it is, with no index of its own.
+        // the only way to make one), and the parse kept its table of them.
         List<PinnedDomain> fromManifest = manifest == null ? List.of() : manifest.domains;
-        this.expired = merge(base, fromManifest, false, revoked, forcedDomains);
+        Map<String, PinnedDomain> manifestByName = manifest == null ? Map.of() : manifest.byName();
+        this.expired = merge(base, fromManifest, manifestByName, false, revoked, forcedDomains);
         if (manifest != null && manifestValid) {
-            this.current = merge(base, fromManifest, true, revoked, forcedDomains);
+            this.current = merge(base, fromManifest, manifestByName, true, revoked, forcedDomains);
             Timestamp graceEnd = manifest.expiresAt.plus(Math.max(0, staleGrace));
             this.manifestCurrentUntil = rootExpiresAt != null && rootExpiresAt.compareTo(graceEnd) < 0 ? rootExpiresAt : graceEnd;
         } else {
@@ -68,17 +69,25 @@ public final class PolicySnapshot {
 
     /**
      * One merge. The entries go into a map by name, so their order does not matter and the names
-     * are not sorted: every name of M (with B's entry of that name, if any), then every name of B
-     * not in M, then the forced names.
+     * are not sorted: every name of M as M alone gives it, then every name of B (over M's entry of
+     * that name: B's and M's combined), then the forced names. While M is current and R is empty,
+     * M alone gives every entry as it is, so M's table is taken over whole (copied, not rebuilt
+     * entry by entry) and only B's and the forced names are looked up and inserted.
      */
-    private static MergedPolicy merge(Map<String, PinnedDomain> base, List<PinnedDomain> manifest, boolean manifestCurrent,
-            Set<Pin> revoked, List<String> forced) {
-        Map<String, PinnedDomain> byName = new HashMap<>(Math.max(16, (base.size() + manifest.size() + forced.size()) * 2));
-        for (PinnedDomain m : manifest) {
-            byName.put(m.name, entry(base.get(m.name), m, manifestCurrent, revoked));
+    private static MergedPolicy merge(Map<String, PinnedDomain> base, List<PinnedDomain> manifest,
+            Map<String, PinnedDomain> manifestByName, boolean manifestCurrent, Set<Pin> revoked, List<String> forced) {
+        int capacity = Math.max(16, (base.size() + manifest.size() + forced.size()) * 2);
+        Map<String, PinnedDomain> byName;
+        if (manifestCurrent && revoked.isEmpty()) {
+            // entry(null, m, true, {}) is m itself: same flags, M's pins, none revoked.
+            byName = new HashMap<>(capacity);
+            byName.putAll(manifestByName);
+        } else {
+            byName = new HashMap<>(capacity);
+            for (PinnedDomain m : manifest) byName.put(m.name, entry(null, m, manifestCurrent, revoked));
         }
         for (Map.Entry<String, PinnedDomain> entry : base.entrySet()) {
-            if (!byName.containsKey(entry.getKey())) byName.put(entry.getKey(), entry(entry.getValue(), null, manifestCurrent, revoked));
+            byName.put(entry.getKey(), entry(entry.getValue(), manifestByName.get(entry.getKey()), manifestCurrent, revoked));
         }
         for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, List.of()));
         return MergedPolicy.owning(byName);

@@ -29,7 +29,7 @@ public final class RootChain {
         RootPayload payload = decodePayload(envelope, crypto, limits);
         requireRootThreshold(envelope, payload, crypto);
         List<VerifiedRoot> list = new ArrayList<>();
-        list.add(new VerifiedRoot(anchorBytes, envelope, payload, crypto.sha256(envelope.payload())));
+        list.add(new VerifiedRoot(anchorBytes, envelope, payload, crypto.sha256(envelope.payloadBytes())));
         return new RootChain(list);
     }
 
@@ -83,7 +83,7 @@ public final class RootChain {
                             : " although its pins role or lifetime cap changed (it must be " + payload.version + ")"));
         }
         List<VerifiedRoot> next = new ArrayList<>(roots);
-        next.add(new VerifiedRoot(bytes, envelope, payload, crypto.sha256(envelope.payload())));
+        next.add(new VerifiedRoot(bytes, envelope, payload, crypto.sha256(envelope.payloadBytes())));
         return new RootChain(next);
     }
 
@@ -124,7 +124,7 @@ public final class RootChain {
 
     static RootPayload decodePayload(Envelope envelope, CryptoProvider crypto, Limits limits) throws TrustException {
         try {
-            return RootPayload.parse(envelope.payload(), limits, crypto);
+            return RootPayload.parse(envelope.payloadBytes(), limits, crypto);
         } catch (FormatException e) {
             throw new TrustException(e.under("payload"));
         }
@@ -141,7 +141,7 @@ public final class RootChain {
     static long peekVersion(byte[] bytes, Limits limits) throws FormatException {
         Envelope envelope = Envelope.parse(bytes, limits);
         if (envelope.kind != PayloadKind.ROOT) throw new FormatException("payloadType", FormatRule.WRONG_PAYLOAD_TYPE, "not a root");
-        JsonValue value = StrictJsonParser.parse(envelope.payload(), limits.json());
+        JsonValue value = StrictJsonParser.parse(envelope.payloadBytes(), limits.json());
         JsonValue version = value.get("version");
         if (version == null || version.kind() != JsonValue.Kind.NUMBER) {
             throw new FormatException("payload", FormatRule.MISSING_MEMBER, "required member \"version\" is missing");

@@ -86,6 +86,13 @@ final class SchemaReader {
         return value.text();
     }
 
+    /** {@link #string} as the JSON value itself (an {@link JsonValue#asciiSlice} stays a slice). */
+    JsonValue stringValue(String name) throws FormatException {
+        JsonValue value = required(name);
+        if (value.kind() != JsonValue.Kind.STRING) throw error(name, FormatRule.WRONG_TYPE, "expected a string");
+        return value;
+    }
+
     String optionalString(String name) throws FormatException {
         JsonValue value = optional(name);
         if (value == null) return null;

@@ -5,7 +5,8 @@
 // integers. Limits are enforced while reading, so hostile input cannot cause unbounded work.
 package org.pinion.trust;
 
-import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
@@ -20,8 +21,6 @@ import java.util.Set;
  */
 public final class StrictJsonParser {
     private final byte[] bytes;
-    /** {@link #bytes} read 8 at a time (little-endian) to skip runs of plain characters. */
-    private final ByteBuffer words;
     private final JsonLimits limits;
     private int index;
     /**
@@ -31,17 +30,29 @@ public final class StrictJsonParser {
     private String[] pathNames = new String[16];
     private int[] pathIndexes = new int[16];
     private int pathLength;
-    /** Whether the last string {@link #parseString()} returned is all ASCII (then it is its own NFC form). */
+    /** Whether the last string {@link #parseString(int)} returned is all ASCII (then it is its own NFC form). */
     private boolean lastStringAscii;
 
     /** Objects with fewer members are checked for duplicates by a scan of the names read (no set). */
     static final int LINEAR_DUPLICATE_SCAN_MEMBERS = 16;
 
-    private StrictJsonParser(byte[] bytes, JsonLimits limits) {
+    /** Whether long plain ASCII string values become {@link JsonValue#asciiSlice} values (see {@link #parseWithSlices}). */
+    private final boolean slices;
+
+    private StrictJsonParser(byte[] bytes, JsonLimits limits, boolean slices) {
         this.bytes = bytes;
-        this.words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        this.slices = slices;
         this.limits = limits;
     }
+
+    /**
+     * Reads 8 bytes of a {@code byte[]} at any offset as one little-endian long, to skip runs of plain
+     * characters: the JIT compiles it to one load (a ByteBuffer's getLong kept its bounds and scope
+     * checks out of line in the profile). Offsets are always checked {@code i + 8 <= length} first.
+     */
+    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private static long word(byte[] bytes, int offset) { return (long) WORDS.get(bytes, offset); }
 
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGH_BITS = 0x8080808080808080L;
@@ -67,13 +78,32 @@ public final class StrictJsonParser {
      * @throws FormatException with the path of the offending value and the rule broken
      */
     public static JsonValue parse(byte[] bytes, JsonLimits limits) throws FormatException {
+        return parse(bytes, limits, false);
+    }
+
+    /**
+     * {@link #parse} for a caller that reads the tree before anyone changes {@code bytes} and then
+     * drops it (Envelope.parse): string values of at least {@link #ASCII_SLICE_MIN_BYTES} plain ASCII
+     * bytes are left as {@link JsonValue#asciiSlice} values of {@code bytes} instead of copies.
+     * The public {@link #parse} never does this, so its tree owns all its text.
+     *
+     * @param bytes the document, UTF-8, not changed while the tree is in use
+     * @param limits byte, depth and element limits
+     * @return the value tree
+     * @throws FormatException as {@link #parse}
+     */
+    static JsonValue parseWithSlices(byte[] bytes, JsonLimits limits) throws FormatException {
+        return parse(bytes, limits, true);
+    }
+
+    private static JsonValue parse(byte[] bytes, JsonLimits limits, boolean slices) throws FormatException {
         if (bytes.length > limits.maxBytes) {
             throw new FormatException("", FormatRule.TOO_LARGE,
                     bytes.length + " bytes is over the limit of " + limits.maxBytes + " bytes");
         }
         int bad = firstInvalidUtf8Offset(bytes);
         if (bad >= 0) throw new FormatException("", FormatRule.INVALID_UTF8, "invalid UTF-8 at byte " + bad);
-        StrictJsonParser parser = new StrictJsonParser(bytes, limits);
+        StrictJsonParser parser = new StrictJsonParser(bytes, limits, slices);
         parser.skipWhitespace();
         JsonValue value = parser.parseValue(1);
         parser.skipWhitespace();
@@ -88,10 +118,9 @@ public final class StrictJsonParser {
     static int firstInvalidUtf8Offset(byte[] bytes) {
         int i = 0;
         int count = bytes.length;
-        ByteBuffer words = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         while (i < count) {
             // ASCII runs 8 bytes at a time.
-            while (i + 8 <= count && (words.getLong(i) & HIGH_BITS) == 0) i += 8;
+            while (i + 8 <= count && (word(bytes, i) & HIGH_BITS) == 0) i += 8;
             if (i >= count) break;
             int lead = bytes[i] & 0xff;
             if (lead < 0x80) {
@@ -168,7 +197,7 @@ public final class StrictJsonParser {
 
     private void skipWhitespace() {
         // Indentation 8 spaces at a time.
-        while (index + 8 <= bytes.length && words.getLong(index) == EIGHT_SPACES) index += 8;
+        while (index + 8 <= bytes.length && word(bytes, index) == EIGHT_SPACES) index += 8;
         while (index < bytes.length) {
             byte b = bytes[index];
             if (b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D) {
@@ -185,7 +214,11 @@ public final class StrictJsonParser {
         switch (b) {
             case '{': return parseObject(depth);
             case '[': return parseArray(depth);
-            case '"': return JsonValue.string(parseString());
+            case '"': {
+                int start = index + 1;
+                String text = parseString(slices ? ASCII_SLICE_MIN_BYTES : Integer.MAX_VALUE);
+                return text != null ? JsonValue.string(text) : JsonValue.asciiSlice(bytes, start, index - 1);
+            }
             case 't':
                 expectLiteral("true");
                 return JsonValue.bool(true);
@@ -231,7 +264,7 @@ public final class StrictJsonParser {
         while (true) {
             skipWhitespace();
             if (index >= bytes.length || bytes[index] != '"') throw syntax("a member name");
-            String name = parseString();
+            String name = parseString(Integer.MAX_VALUE);
             String key = lastStringAscii ? name : Normalizer.normalize(name, Normalizer.Form.NFC);
             boolean duplicate;
             if (keySet != null) {
@@ -341,21 +374,35 @@ public final class StrictJsonParser {
     }
 
     /**
-     * Reads a string; sets {@link #lastStringAscii}. A string without escapes is one {@code new
+     * String values of at least this many bytes, all ASCII and without escapes, become
+     * {@link JsonValue#asciiSlice} values of the document (an envelope's payload), not Strings.
+     */
+    static final int ASCII_SLICE_MIN_BYTES = 4096;
+
+    /**
+     * Reads a string; sets {@link #lastStringAscii}. Returns null, with {@link #index} after the
+     * closing quote, for a string of at least {@code sliceMinBytes} ASCII bytes without escapes
+     * (the caller keeps it as a slice of the document). A string without escapes is one {@code new
      * String} of its bytes (Latin-1 when all ASCII: the same characters, no UTF-8 decoding), with
      * no {@code StringBuilder}; escaped strings append whole runs between escapes. The input was
      * UTF-8-validated up front and a run always ends at an ASCII byte, so each run decodes alone.
      */
-    private String parseString() throws FormatException {
+    private String parseString(int sliceMinBytes) throws FormatException {
         index++;
         StringBuilder text = null;
         boolean ascii = true;
         int runStart = index;
         while (true) {
-            while (index + 8 <= bytes.length && plainStringWord(words.getLong(index))) index += 8;
+            while (index + 8 <= bytes.length && plainStringWord(word(bytes, index))) index += 8;
             if (index >= bytes.length) throw syntax("'\"' to end the string");
             byte b = bytes[index];
             if (b == '"') {
+                if (text == null && ascii && index - runStart >= sliceMinBytes) {
+                    // Left as a slice of the document: the caller makes an asciiSlice value.
+                    index++;
+                    lastStringAscii = true;
+                    return null;
+                }
                 String run = new String(bytes, runStart, index - runStart,
                         ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
                 index++;

@@ -180,7 +180,7 @@ public final class TrustCore {
     private ManifestPayload verifiesUnderOwnRoot(byte[] bytes, RootChain chain) {
         ManifestPayload payload;
         try {
-            payload = ManifestPayload.parse(Envelope.parse(bytes, limits).payload(), limits);
+            payload = ManifestPayload.parse(Envelope.parse(bytes, limits).payloadBytes(), limits);
         } catch (FormatException e) {
             return null;
         }
@@ -199,7 +199,7 @@ public final class TrustCore {
 
     private byte[] payloadHash(byte[] envelopeBytes) {
         try {
-            return crypto.sha256(Envelope.parse(envelopeBytes, limits).payload());
+            return crypto.sha256(Envelope.parse(envelopeBytes, limits).payloadBytes());
         } catch (FormatException e) {
             return new byte[0];
         }
@@ -270,6 +270,15 @@ public final class TrustCore {
      * @throws ClientException TRUST, ROLLBACK or EQUIVOCATION
      */
     public ManifestStep acceptManifest(byte[] bytes, String etag, TrustedState state, Timestamp t0) throws ClientException {
+        return acceptOwnedManifest(bytes.clone(), etag, state, t0);
+    }
+
+    /**
+     * {@link #acceptManifest} over an array the new state may keep as it is: the refresh passes
+     * {@link Fetch#body()}, already a fresh copy, so the megabyte envelope is not copied again.
+     */
+    private ManifestStep acceptOwnedManifest(byte[] bytes, String etag, TrustedState state, Timestamp t0)
+            throws ClientException {
         ClientState old = state.persisted();
         Timestamp now = old.lastKnownTime == null ? t0 : Timestamp.max(t0, old.lastKnownTime);
         ManifestVerifier.Verified verified;
@@ -309,7 +318,7 @@ public final class TrustCore {
         List<ClientEvent> events = new ArrayList<>();
         if (payload.issuedAt.after(t0.plus(FUTURE_DATED_TOLERANCE))) events.add(ClientEvent.futureDated(payload.issuedAt, t0));
         ClientState next = old.copy();
-        next.manifest = bytes.clone();
+        next.manifest = bytes;
         next.manifestETag = storableETag(etag);
         next.floor = order;
         next.floorPayloadSha256 = verified.payloadSha256();
@@ -433,7 +442,7 @@ public final class TrustCore {
                 return unchanged(state, current, t0, null, events, fetch.maxAge);
             case FOUND:
                 try {
-                    ManifestStep step = acceptManifest(fetch.body(), fetch.etag, current, t0);
+                    ManifestStep step = acceptOwnedManifest(fetch.body(), fetch.etag, current, t0);
                     if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
                     events.addAll(step.events);
                     return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
