@@ -79,7 +79,7 @@ public enum TreeSourceError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .refused(let file, let kind): return "\(file): is \(kind); the auditor reads only regular files"
+        case .refused(let file, let kind): return "\(file): is \(kind); only regular files are read"
         case .tooLarge(let file, let limit): return "\(file): larger than the limit of \(limit) bytes"
         case .io(let file, let detail): return "\(file): \(detail)"
         }

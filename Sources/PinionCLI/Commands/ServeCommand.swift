@@ -26,7 +26,8 @@ struct ServeCommand: Command {
 
         Serves the tree written by `pinion publish --repo DIR` over HTTPS (TLS 1.2 and 1.3).
         When ready it prints one line, `listening on https://ADDRESS:PORT`, to standard
-        output. Only GET and HEAD of DIR's /v1/... .json files and /healthz are answered;
+        output. Only GET and HEAD of DIR's /v1/... .json files, manifest.proof, log/checkpoint
+        and log/tile/... (a scope with a transparency log) and /healthz are answered;
         hidden files, symbolic links, directories and anything outside the tree give 404.
         A new publish is visible at once: each request opens the current file.
 
