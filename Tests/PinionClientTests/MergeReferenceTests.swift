@@ -2,6 +2,7 @@
 // name over the union of B's and M's names, as the merge was before, on generated (B, M, R, forced).
 
 import PinionCore
+import PinionTestSupport
 import PinionTrust
 import Testing
 
@@ -41,20 +42,6 @@ private func referenceMerge(
         entries.append(PinnedDomain(name: name, includeSubdomains: true, enforce: true, pins: []))
     }
     return MergedPolicy(entries)
-}
-
-/// A deterministic generator (SplitMix64), so a failure replays.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    mutating func flag() -> Bool { next() & 1 == 1 }
 }
 
 @Suite struct MergeReferenceTests {

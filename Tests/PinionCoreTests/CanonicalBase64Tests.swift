@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionTestSupport
 import Testing
 
 /// The rule before the one-pass decoder: Foundation decodes and the re-encoding must be the input.
@@ -26,20 +27,6 @@ private func referencePin(_ text: String) -> Result<[UInt8], FormatRule> {
 
 private func pinResult(_ text: String) -> Result<[UInt8], FormatRule> {
     do { return .success(try Pin(text).digest) } catch { return .failure(error) }
-}
-
-/// A small deterministic generator (SplitMix64), so a failure replays.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
 }
 
 /// Characters a mutation puts in: the alphabet's edges, padding, the URL alphabet, whitespace,
