@@ -84,9 +84,9 @@ w(f"    {args.command}")
 w("")
 w(f"- machine: {machine['nproc']} CPUs, {machine['cpu']}, Linux {machine['kernel']}; load average "
   f"at the end of the run {' '.join(machine['load'])}")
-w("- **the machine was shared** with other engineers' builds and tests during the run: absolute figures "
-  "are noisy (and slower than on a quiet machine); the ratios, measured side by side, are what the "
-  "targets apply to. In-process figures are thread CPU time (CLOCK_THREAD_CPUTIME_ID), which does not "
+w("- **the machine is shared** with other engineers' builds and tests (the load average above says how "
+  "busy it was at the end of this run): absolute figures are noisy; the ratios, measured side by side, "
+  "are what the targets apply to. In-process figures are thread CPU time (CLOCK_THREAD_CPUTIME_ID), which does not "
   "count time the scheduler gave to other processes; the audit is the child's user + system CPU time.")
 w(f"- {machine['swift']}; {machine['openssl']}; libsodium {machine['libsodium']}; {machine['nginx']}; "
   f"{machine['wrk']}")
