@@ -429,6 +429,9 @@ public struct TrustCore: Sendable {
                 limits: limits)
             let storedManifest = current.manifest != nil ? current.persisted.manifest : nil
             var acceptedBytes: [[UInt8]] = []
+            // Whether the stored manifest verifies under the newest accepted root: checked once
+            // per accepted root, for its event, and that last verdict is the state's.
+            var manifestValid = false
             let end = walk.run(
                 lookup: { (version) throws(ClientError) -> [UInt8]? in
                     switch fetchRoot(version) {
@@ -441,10 +444,11 @@ public struct TrustCore: Sendable {
                 accepted: { root, bytes in
                     acceptedBytes.append(bytes)
                     events.append(.rootAccepted(version: root.version))
-                    if let storedManifest,
+                    guard let storedManifest else { return }
+                    manifestValid =
                         (try? ManifestVerifier.verify(storedManifest, under: root, crypto: crypto, limits: limits))
-                            == nil
-                    {
+                        != nil
+                    if !manifestValid {
                         events.append(
                             .manifestNotCurrent("root \(root.version) was accepted; the manifest must be re-signed"))
                     }
@@ -452,11 +456,7 @@ public struct TrustCore: Sendable {
             if !acceptedBytes.isEmpty {
                 current.chain = walk.chain
                 current.persisted.acceptedRoots += acceptedBytes
-                current.manifestValid =
-                    storedManifest.map { stored in
-                        (try? ManifestVerifier.verify(stored, under: walk.chain.newest, crypto: crypto, limits: limits))
-                            != nil
-                    } ?? false
+                current.manifestValid = manifestValid
                 rotations += acceptedBytes.count
             }
             switch end {

@@ -117,7 +117,7 @@ struct ServeCommand: Command {
         switch arguments.value("access-log") ?? "-" {
         case "-": log = .standardError
         case "off": log = .disabled
-        case let path: log = try mapped { () throws(HTTPServerError) in try AccessLog(path: path) }
+        case let path: log = try mappedServerError { () throws(HTTPServerError) in try AccessLog(path: path) }
         }
 
         try ServeOperations.configure(&configuration, arguments)
@@ -126,7 +126,7 @@ struct ServeCommand: Command {
         }
         // Signals go to a pipe before any worker thread exists, so whichever thread the
         // kernel picks, nothing is killed and the main thread learns of it.
-        let signals = try mapped { () throws(HTTPServerError) in try ServerSignals() }
+        let signals = try mappedServerError { () throws(HTTPServerError) in try ServerSignals() }
         if publisher.maxConnections < configuration.maxConnections {
             context.err(
                 "pinion serve: the connection cap is \(publisher.maxConnections), not \(configuration.maxConnections): the open files limit (ulimit -n) allows no more\n"
@@ -155,13 +155,17 @@ struct ServeCommand: Command {
                 : "pinion serve: stopped; connections still open after the drain timeout were closed\n")
     }
 
-    private static func mapped<T>(_ body: () throws(HTTPServerError) -> T) throws(CLIError) -> T {
+    /// `mapped` for the server engine's errors (through `PublisherError`); shared with
+    /// `pinion witness`.
+    static func mappedServerError<T>(_ body: () throws(HTTPServerError) -> T) throws(CLIError) -> T {
         try mapped { () throws(PublisherError) in
             do throws(HTTPServerError) { return try body() } catch { throw PublisherError(error) }
         }
     }
 
-    private static func mapped<T>(_ body: () throws(PublisherError) -> T) throws(CLIError) -> T {
+    /// The exit code of a server set-up error: usage for a bad address or setting, failure for
+    /// unusable TLS credentials, I/O otherwise; shared with `pinion witness`.
+    static func mapped<T>(_ body: () throws(PublisherError) -> T) throws(CLIError) -> T {
         do { return try body() } catch {
             switch error {
             case .badListenAddress, .badSetting: throw .usage(error.description)

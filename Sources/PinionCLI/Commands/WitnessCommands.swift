@@ -134,15 +134,16 @@ struct WitnessCommand: Command {
         switch arguments.value("access-log") ?? "-" {
         case "-": log = .standardError
         case "off": log = .disabled
-        case let path: log = try mapped { () throws(HTTPServerError) in try AccessLog(path: path) }
+        case let path:
+            log = try ServeCommand.mappedServerError { () throws(HTTPServerError) in try AccessLog(path: path) }
         }
         let witness = try WitnessSetup.load(arguments, context: context)
         let prefix = arguments.value("path-prefix") ?? ""
-        let server = try mapped { () throws(PublisherError) in
+        let server = try ServeCommand.mapped { () throws(PublisherError) in
             try WitnessServer(
                 witness: witness, server: configuration, pathPrefix: prefix, rateLimit: rateLimit, accessLog: log)
         }
-        let signals = try mapped { () throws(HTTPServerError) in try ServerSignals() }
+        let signals = try ServeCommand.mappedServerError { () throws(HTTPServerError) in try ServerSignals() }
         if server.maxConnections < configuration.maxConnections {
             context.err(
                 "pinion witness: the connection cap is \(server.maxConnections), not \(configuration.maxConnections): the open files limit (ulimit -n) allows no more\n"
@@ -166,22 +167,6 @@ struct WitnessCommand: Command {
         context.err("pinion witness: draining (up to \(configuration.drainTimeout)s)\n")
         server.drain(timeout: configuration.drainTimeout)
         context.err("pinion witness: stopped\n")
-    }
-
-    private static func mapped<T>(_ body: () throws(HTTPServerError) -> T) throws(CLIError) -> T {
-        try mapped { () throws(PublisherError) in
-            do throws(HTTPServerError) { return try body() } catch { throw PublisherError(error) }
-        }
-    }
-
-    private static func mapped<T>(_ body: () throws(PublisherError) -> T) throws(CLIError) -> T {
-        do { return try body() } catch {
-            switch error {
-            case .badListenAddress, .badSetting: throw .usage(error.description)
-            case .tlsCredentials: throw .failure(error.description)
-            default: throw .io(error.description)
-            }
-        }
     }
 }
 

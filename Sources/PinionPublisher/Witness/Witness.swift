@@ -72,6 +72,9 @@ public final class Witness: Sendable {
     private struct Record: Sendable {
         let checkpoint: Checkpoint
         let note: [UInt8]
+        /// This witness's cosignature line in `note`, as it was sent (answered again to a
+        /// re-cosign within `reCosignWriteInterval`).
+        let cosignatureLine: [UInt8]
         /// The time of the cosignature in the state file (`note`, as written).
         let persistedTime: UInt64
         /// The latest time a cosignature was asked for: an earlier one is refused.
@@ -180,7 +183,10 @@ public final class Witness: Sendable {
             throw corrupt("it carries no cosignature by this witness's key (another --key or --config name?)")
         }
         let time = verified[0].timestamp ?? 0
-        return Record(checkpoint: checkpoint, note: bytes, persistedTime: time, latestTime: time)
+        let line = note.signatures.last { $0.keyName == witnessKey.name && $0.keyID == witnessKey.keyID }
+        return Record(
+            checkpoint: checkpoint, note: bytes, cosignatureLine: line.map { Array($0.line.utf8) } ?? [],
+            persistedTime: time, latestTime: time)
     }
 
     /// The latest checkpoint cosigned for `origin`, nil when none yet or not configured.
@@ -225,13 +231,12 @@ public final class Witness: Sendable {
             // cosignature exists that the state file does not hold, and a new process on the
             // state never dates a larger tree before one it gave (found by the hostile review).
             if let current = record, current.checkpoint == decided.checkpoint, timestamp >= current.persistedTime,
-                timestamp - current.persistedTime < Self.reCosignWriteInterval,
-                let storedLine = Self.cosignatureLine(in: current.note, name: configuration.name)
+                timestamp - current.persistedTime < Self.reCosignWriteInterval, !current.cosignatureLine.isEmpty
             {
                 record = Record(
-                    checkpoint: current.checkpoint, note: current.note, persistedTime: current.persistedTime,
-                    latestTime: max(current.latestTime, timestamp))
-                return .cosigned(line: storedLine, checkpoint: decided.checkpoint)
+                    checkpoint: current.checkpoint, note: current.note, cosignatureLine: current.cosignatureLine,
+                    persistedTime: current.persistedTime, latestTime: max(current.latestTime, timestamp))
+                return .cosigned(line: current.cosignatureLine, checkpoint: decided.checkpoint)
             }
             let line: [UInt8]
             let cosignature: [NoteSignature]
@@ -252,17 +257,9 @@ public final class Witness: Sendable {
                 return .unavailable("cannot persist the checkpoint: \(error)")
             }
             record = Record(
-                checkpoint: decided.checkpoint, note: stored.bytes, persistedTime: timestamp, latestTime: timestamp)
+                checkpoint: decided.checkpoint, note: stored.bytes, cosignatureLine: line, persistedTime: timestamp,
+                latestTime: timestamp)
             return .cosigned(line: line, checkpoint: decided.checkpoint)
         }
-    }
-
-    /// This witness's cosignature line (name `name`, a cosignature/v1 of 8 + 64 bytes) in a
-    /// stored note, as it was sent.
-    private static func cosignatureLine(in note: [UInt8], name: String) -> [UInt8]? {
-        guard let parsed = try? SignedNote.parse(note),
-            let own = parsed.signatures.last(where: { $0.keyName == name && $0.signature.count == 72 })
-        else { return nil }
-        return Array(own.line.utf8)
     }
 }
