@@ -112,10 +112,16 @@ let package = Package(
                 linuxOnly("PinionClient"), linuxOnly("PinionPublisher"), linuxOnly("PinionAudit"), "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
+        // Scripted update-channel answers for refresh tests; PinionCore and PinionTrust only, so
+        // the portable tests build from the seams alone.
+        .target(
+            name: "PinionTrustTestSupport", dependencies: ["PinionCore", "PinionTrust"],
+            path: "Tests/PinionTrustTestSupport"),
         // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
         // in-process `pinion` runner and workspace, child processes.
         .target(
-            name: "PinionTestSupport", dependencies: ["PinionCore", "PinionCrypto", "PinionCLI"],
+            name: "PinionTestSupport",
+            dependencies: ["PinionCore", "PinionCrypto", "PinionCLI", "PinionTrustTestSupport"],
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         // The transparency log: Merkle proofs, tiles, notes, checkpoints, proofs, heads, client
@@ -136,13 +142,14 @@ let package = Package(
         // directly as the CryptoProvider (the verifier wrapped in StrictEd25519Verifier), a fake
         // HTTPSTransport and in-memory StateStorage. Must compile unchanged on macOS.
         .testTarget(
-            name: "PinionPortableClientTests", dependencies: ["PinionCore", "PinionTrust", "CSodium"],
+            name: "PinionPortableClientTests",
+            dependencies: ["PinionCore", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [
                 "PinionClient", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
-                "PinionCLI",
+                "PinionTrustTestSupport", "PinionCLI",
             ],
             exclude: ["Fixtures"]),
         .testTarget(
@@ -182,7 +189,8 @@ let package = Package(
         // The shared conformance suite of conformance/ (cases, parser corpus, fixture regeneration),
         // driving PinionTrust with bytes.
         .testTarget(
-            name: "PinionConformanceTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"]),
+            name: "PinionConformanceTests",
+            dependencies: ["PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport"]),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [

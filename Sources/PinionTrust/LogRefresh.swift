@@ -2,21 +2,6 @@
 
 import PinionCore
 
-/// What a fetch of `v1/{scope}/manifest.proof` returned.
-public enum ProofFetch: Sendable, Equatable {
-    /// 200 with the body (read with the limit of `TlogProofLimits.maxBytes`).
-    case found([UInt8])
-    /// 404 or 410: the publisher serves no proof.
-    case notFound
-    /// The body was larger than `limit` bytes; reading stopped there.
-    case tooLarge(limit: Int)
-    /// Any other status, or a network error.
-    case failed(String)
-    /// The update channel refused what the server did (redirect off the publisher's host,
-    /// publisher pins not met).
-    case refused(String)
-}
-
 /// Why a refresh was refused by its transparency-log step.
 public enum LogRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// manifest.proof failed `LogVerification.verify`.
@@ -100,17 +85,19 @@ extension TrustCore {
     ///   - state: the state after the root walk and the manifest step.
     ///   - policy: the newest root's `log`.
     ///   - t0: the refresh's start time; freshness uses `max(t0, lastKnownTime)`.
-    ///   - fetchProof: GET of manifest.proof.
+    ///   - fetchProof: GET of manifest.proof, classified (`UpdateStatus.classify`).
     func logStep(
-        _ state: TrustedState, policy: LogPolicy, startTime t0: Timestamp, fetchProof: () -> ProofFetch
+        _ state: TrustedState, policy: LogPolicy, startTime t0: Timestamp, fetchProof: () -> UpdateFetchResult
     ) -> LogStep {
         let bytes: [UInt8]
+        let file = TreeFile.manifestProof.path
         switch fetchProof() {
-        case .found(let body): bytes = body
-        case .notFound: return .refused(.proofMissing("the publisher serves no manifest.proof (404)"))
+        case .document(let body, _): bytes = body
+        case .absent: return .refused(.proofMissing("the publisher serves no manifest.proof (404)"))
         case .tooLarge(let limit): return .refused(.proofTooLarge(limit: limit))
-        case .failed(let reason): return .fetchFailed(.fetchFailed(resource: "manifest.proof", reason: reason))
-        case .refused(let reason): return .fetchFailed(.fetchRefused(resource: "manifest.proof", reason: reason))
+        case .failed(let reason): return .fetchFailed(.fetchFailed(resource: file, reason: reason))
+        case .refused(let reason): return .fetchFailed(.fetchRefused(resource: file, reason: reason))
+        case .notModified: return .fetchFailed(.fetchFailed(resource: file, reason: "HTTP 304"))
         }
         let identity: ManifestIdentity
         if let manifest = state.manifest, let payloadSHA256 = servedPayloadSHA256(state, manifest) {

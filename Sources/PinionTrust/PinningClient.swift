@@ -321,7 +321,7 @@ public final class PinningClient: Sendable {
             let start = trustedState
             let t0 = configuration.clock()
             guard let baseURL = configuration.baseURL else {
-                let error = ClientError.fetchFailed(resource: "manifest.json", reason: "no publisher URL configured")
+                let error = ClientError.fetchFailed(resource: TreeFile.manifest.path, reason: "no publisher URL configured")
                 return (
                     RefreshReport(outcome: .networkFailure(error)), startEvents + [.networkFailure(error.description)]
                 )
@@ -330,59 +330,8 @@ public final class PinningClient: Sendable {
             let deadline =
                 DispatchTime.now().uptimeNanoseconds
                 + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
-            let maxAge = Locked<Double?>(nil)
-            let result = core.refresh(
-                start, startTime: t0,
-                fetchRoot: { version in
-                    switch self.fetch(
-                        scopeURL.appendingPathComponent("root").appendingPathComponent("\(version).json"),
-                        deadline: deadline)
-                    {
-                    case .success(let response) where response.status == 200: return .found(response.body)
-                    // 410 Gone is absent too, as the auditor reads it.
-                    case .success(let response) where response.status == 404 || response.status == 410:
-                        return .notFound
-                    case .success(let response): return .failed("HTTP \(response.status)")
-                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
-                    case .failure(let failure): return .failed(failure.reason)
-                    }
-                },
-                fetchManifest: { etag in
-                    let url = scopeURL.appendingPathComponent("manifest.json")
-                    switch self.fetch(url, headers: etag.map { [("If-None-Match", $0)] } ?? [], deadline: deadline) {
-                    case .success(let response) where response.status == 200:
-                        maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
-                        return .found(response.body, etag: response.value(forHeader: "etag"))
-                    case .success(let response) where response.status == 304:
-                        // "Not modified" since what? Without a validator it could hide anything.
-                        guard etag != nil else {
-                            return .refused("refused a 304 Not Modified to a request that sent no If-None-Match")
-                        }
-                        maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
-                        return .notModified
-                    case .success(let response): return .failed("HTTP \(response.status)")
-                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
-                    case .failure(let failure): return .failed(failure.reason)
-                    }
-                },
-                fetchProof: {
-                    // Fetched every time, even after a 304 for manifest.json (docs/DESIGN.md §12).
-                    let limit = TlogProofLimits.standard.maxBytes
-                    switch self.fetch(
-                        scopeURL.appendingPathComponent("manifest.proof"), headers: [("Cache-Control", "no-cache")],
-                        maxBytes: limit, deadline: deadline)
-                    {
-                    case .success(let response) where response.status == 200:
-                        guard response.body.count <= limit else { return .tooLarge(limit: limit) }
-                        return .found(response.body)
-                    case .success(let response) where response.status == 404 || response.status == 410:
-                        return .notFound
-                    case .success(let response): return .failed("HTTP \(response.status)")
-                    case .failure(let failure) where failure.refused: return .refused(failure.reason)
-                    case .failure(let failure) where failure.tooLarge: return .tooLarge(limit: limit)
-                    case .failure(let failure): return .failed(failure.reason)
-                    }
-                })
+            let fetcher = TransportFetcher(client: self, scopeURL: scopeURL, deadline: deadline)
+            let result = core.refresh(start, startTime: t0, fetcher: fetcher)
             var outcome = result.outcome
             var events = startEvents + result.events
             for case .logEquivocation(let evidence) in result.events { keepLogEquivocation(evidence) }
@@ -406,10 +355,41 @@ public final class PinningClient: Sendable {
             }
             return (
                 RefreshReport(
-                    outcome: outcome, maxAge: maxAge.withLock { $0 }, document: result.document,
+                    outcome: outcome, maxAge: fetcher.maxAge.withLock { $0 }, document: result.document,
                     diagnosis: result.diagnosis),
                 events
             )
+        }
+    }
+
+    /// The update-channel fetcher over the app's `HTTPSTransport`: tree files of the scope at
+    /// `scopeURL`, all within one refresh's deadline; it keeps the manifest's Cache-Control
+    /// max-age for the poller.
+    private struct TransportFetcher: UpdateFetcher {
+        let client: PinningClient
+        let scopeURL: URL
+        let deadline: UInt64
+        let maxAge = Locked<Double?>(nil)
+
+        func fetch(_ request: UpdateRequest) -> Result<UpdateAnswer, UpdateFetchError> {
+            var headers: [(String, String)] = []
+            if let etag = request.ifNoneMatch { headers.append(("If-None-Match", etag)) }
+            // manifest.proof is fetched every time, even after a 304 for manifest.json
+            // (docs/DESIGN.md §12): no cache may answer for it.
+            if request.file == .manifestProof { headers.append(("Cache-Control", "no-cache")) }
+            let url = scopeURL.appendingPathComponent(request.file.path)
+            switch client.fetch(url, headers: headers, maxBytes: request.maxBytes, deadline: deadline) {
+            case .success(let response):
+                if request.file == .manifest, response.status == 200 || response.status == 304 {
+                    maxAge.withLock { $0 = CacheControl.maxAge(response.value(forHeader: "cache-control")) }
+                }
+                return .success(
+                    UpdateAnswer(status: response.status, etag: response.value(forHeader: "etag"), body: response.body))
+            case .failure(let failure) where failure.refused: return .failure(.refused(failure.reason))
+            case .failure(let failure) where failure.tooLarge && request.maxBytes != nil:
+                return .failure(.tooLarge(limit: request.maxBytes ?? 0))
+            case .failure(let failure): return .failure(.failed(failure.reason))
+            }
         }
     }
 

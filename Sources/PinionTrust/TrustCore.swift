@@ -4,52 +4,26 @@
 
 import PinionCore
 
-/// The verified, in-memory view of the persisted state.
+/// The verified, in-memory view of the persisted state. Only the refresh (TrustCore.swift,
+/// Refresh.swift, LogRefresh.swift) changes it.
 public struct TrustedState: Sendable, Equatable {
     /// What is persisted (exact envelope bytes, floor, last known time, revoked set).
-    public fileprivate(set) var persisted: ClientState
+    public internal(set) var persisted: ClientState
     /// The trusted roots, from the embedded one to the newest accepted.
-    public fileprivate(set) var chain: RootChain
+    public internal(set) var chain: RootChain
     /// The last accepted manifest, verified under the root it names; nil if none.
-    public fileprivate(set) var manifest: ManifestPayload?
+    public internal(set) var manifest: ManifestPayload?
     /// Whether `manifest` is valid under the newest root (its rootVersion is the newest
     /// root's). Expiry is separate: it is evaluated at every connection.
-    public fileprivate(set) var manifestValid: Bool
+    public internal(set) var manifestValid: Bool
     /// Domain names of a manifest that was dropped (corrupt or unverifiable store): they
     /// stay enforced with no pins until a fresh manifest arrives.
-    public fileprivate(set) var forcedDomains: [String]
+    public internal(set) var forcedDomains: [String]
 
     /// The revoked set R (docs/DESIGN.md §7).
     public var revoked: Set<Pin> { Set(persisted.revokedPins) }
     /// The floor: (rootVersion, version) of the last accepted manifest.
     public var floor: ManifestOrder? { persisted.floor }
-}
-
-/// What a root fetch returned.
-public enum RootFetch: Sendable, Equatable {
-    /// 200 with the body.
-    case found([UInt8])
-    /// 404 or 410: the end of the chain.
-    case notFound
-    /// Any other status, or a network error.
-    case failed(String)
-    /// The update channel refused what the server did (a redirect to http or to another
-    /// host, publisher pins not met): a refusal, not a network failure.
-    case refused(String)
-}
-
-/// What a conditional manifest fetch returned.
-public enum ManifestFetch: Sendable, Equatable {
-    /// 200 with the body and the response's ETag.
-    case found([UInt8], etag: String?)
-    /// 304: nothing new since the ETag sent.
-    case notModified
-    /// Any other status (404 included: a published scope always has a manifest), or a
-    /// network error.
-    case failed(String)
-    /// The update channel refused what the server did (a redirect to http or to another
-    /// host, a 304 to a request without If-None-Match): a refusal, not a network failure.
-    case refused(String)
 }
 
 /// The outcome of one refresh.
@@ -376,242 +350,6 @@ public struct TrustCore: Sendable {
         return etag
     }
 
-    // MARK: - Whole refresh
-
-    /// One refresh (docs/DESIGN.md §6): the root walk (root N+1 until a 404, at most
-    /// `RootChain.maxRotationsPerWalk`; any other answer ends the walk and fails the
-    /// refresh, keeping the verified prefix), then the conditional manifest fetch and its
-    /// checks. Any failure keeps the previous state of that step; nothing becomes unpinned.
-    ///
-    /// - Parameters:
-    ///   - state: the current trusted state.
-    ///   - t0: the start time (wall clock), read once by the caller.
-    ///   - fetchRoot: fetches `root/{version}.json`.
-    ///   - fetchManifest: conditional GET of `manifest.json` with the given If-None-Match.
-    ///   - fetchProof: GET of `manifest.proof`, called after the manifest step when the
-    ///     newest root has a `log` (docs/DESIGN.md §12), again when the proof names another
-    ///     manifest than the served one (once: then refused). The default serves none, so
-    ///     a client without it refuses every refresh under a log (`log-proof-missing`).
-    public func refresh(
-        _ state: TrustedState, startTime t0: Timestamp, fetchRoot: (Int64) -> RootFetch,
-        fetchManifest: (String?) -> ManifestFetch, fetchProof: () -> ProofFetch = { .notFound }
-    ) -> RefreshResult {
-        var events: [ClientEvent] = []
-        if let last = state.persisted.lastKnownTime, t0 < last.adding(seconds: -TrustCore.clockStepTolerance) {
-            events.append(.clockSteppedBack(wallClock: t0, lastKnownTime: last))
-        }
-        var current = state
-        func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshResult {
-            RefreshResult(
-                state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted,
-                document: document, diagnosis: diagnosis)
-        }
-
-        var rotations = 0
-        // A walk that fails keeps its verified prefix (docs/DESIGN.md §6), with or without a
-        // log: roots are authorised by the root role; a log change drops the old checkpoint.
-        func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil) -> RefreshResult {
-            if rotations > 0 { reconcileLog(&current) }
-            events.append(event)
-            return finish(outcome, document: document)
-        }
-
-        /// The root walk from the newest trusted root (`RootChainWalk`, with what is left of
-        /// this refresh's rotation limit); nil when it ended at a 404, else the failed refresh.
-        /// The stored manifest stays current when it still verifies under the new newest root
-        /// (its `pinsRoleSince` covers the manifest's rootVersion, docs/DESIGN.md §5); otherwise
-        /// it stops being current until a manifest signed under the new pins role is accepted,
-        /// which restarts the revoked set (until then revoked pins stay revoked, even in the
-        /// baseline).
-        func walkRoots() -> RefreshResult? {
-            var walk = RootChainWalk(
-                from: current.chain, maxRotations: RootChain.maxRotationsPerWalk - rotations, crypto: crypto,
-                limits: limits)
-            let storedManifest = current.manifest != nil ? current.persisted.manifest : nil
-            var acceptedBytes: [[UInt8]] = []
-            // Whether the stored manifest verifies under the newest accepted root: checked once
-            // per accepted root, for its event, and that last verdict is the state's.
-            var manifestValid = false
-            let end = walk.run(
-                lookup: { (version) throws(ClientError) -> [UInt8]? in
-                    switch fetchRoot(version) {
-                    case .notFound: return nil
-                    case .found(let bytes): return bytes
-                    case .failed(let reason): throw .fetchFailed(resource: "root/\(version).json", reason: reason)
-                    case .refused(let reason): throw .fetchRefused(resource: "root/\(version).json", reason: reason)
-                    }
-                },
-                accepted: { root, bytes in
-                    acceptedBytes.append(bytes)
-                    events.append(.rootAccepted(version: root.version))
-                    guard let storedManifest else { return }
-                    manifestValid =
-                        (try? ManifestVerifier.verify(storedManifest, under: root, crypto: crypto, limits: limits))
-                        != nil
-                    if !manifestValid {
-                        events.append(
-                            .manifestNotCurrent("root \(root.version) was accepted; the manifest must be re-signed"))
-                    }
-                })
-            if !acceptedBytes.isEmpty {
-                current.chain = walk.chain
-                current.persisted.acceptedRoots += acceptedBytes
-                current.manifestValid = manifestValid
-                rotations += acceptedBytes.count
-            }
-            switch end {
-            case .complete:
-                return nil
-            case .lookupFailed(let version, let error):
-                if case .fetchRefused = error {
-                    return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-                }
-                return walkFailed(.networkFailure(error), .networkFailure(error.description))
-            case .refused(let version, _, let trustError):
-                let error: ClientError
-                if case .tooManyRotations = trustError {
-                    error = .tooManyRotations(limit: RootChain.maxRotationsPerWalk)
-                } else {
-                    error = .trust(trustError)
-                }
-                return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json")
-            }
-        }
-
-        if let failed = walkRoots() { return failed }
-
-        // With a log, the manifest stands or falls with manifest.proof: a refused proof keeps
-        // the state after the root walk (the verified roots, as any later failure does), with
-        // the walk's events; a rotation that changed the log drops the old checkpoint.
-        if rotations > 0 { reconcileLog(&current) }
-        var afterWalk = current
-        var walkEvents = events
-        var retried = false
-        while true {
-            current = afterWalk
-            events = walkEvents
-            let outcome: RefreshOutcome
-            switch manifestStep(&current, &events, startTime: t0, fetchManifest: fetchManifest) {
-            case .done(let failure, let document, let diagnosis):
-                return finish(failure, document: document, diagnosis: diagnosis)
-            case .proceed(let success): outcome = success
-            }
-            guard let policy = current.chain.newest.payload.log else {
-                current.persisted.logCheckpoint = nil
-                return finish(outcome)
-            }
-            let refusal: LogRefusal
-            switch logStep(current, policy: policy, startTime: t0, fetchProof: fetchProof) {
-            case .accepted(let checkpoint, let logEvents):
-                current.persisted.logCheckpoint = checkpoint
-                events += logEvents
-                return finish(outcome)
-            case .mismatch(let reason) where !retried:
-                retried = true
-                if case .verification(.rootLoggedNotServed) = reason {
-                    // The publisher may have added the root between the walk and the proof:
-                    // walk on from the roots verified so far, then fetch both files again.
-                    current = afterWalk
-                    events = walkEvents
-                    if let failed = walkRoots() { return failed }
-                    if rotations > 0 { reconcileLog(&current) }
-                    afterWalk = current
-                    walkEvents = events
-                }
-                continue
-            case .mismatch(let reason), .refused(let reason):
-                refusal = reason
-            case .fetchFailed(let error):
-                current = afterWalk
-                events = walkEvents
-                if case .fetchRefused = error {
-                    events.append(.rejected(error))
-                    return finish(.rejected(error), document: "manifest.proof")
-                }
-                events.append(.networkFailure(error.description))
-                return finish(.networkFailure(error))
-            }
-            current = afterWalk
-            events = walkEvents
-            if case .verification(.equivocation(let evidence)) = refusal {
-                // Both notes go out with the event; PinningClient keeps them in a side file.
-                events.append(.logEquivocation(evidence))
-            }
-            let error = ClientError.log(refusal)
-            events.append(.rejected(error))
-            return finish(.rejected(error), document: "manifest.proof")
-        }
-    }
-
-    /// What the manifest part of a refresh decided.
-    private enum ManifestStepResult {
-        /// The refresh ends here (a failure), with these details.
-        case done(RefreshOutcome, document: String?, diagnosis: String?)
-        /// The manifest step succeeded with this outcome; the log step follows when the
-        /// newest root has a log.
-        case proceed(RefreshOutcome)
-    }
-
-    /// The conditional manifest fetch and its checks (docs/DESIGN.md §6 steps 3-5), on
-    /// `current` after the root walk.
-    private func manifestStep(
-        _ current: inout TrustedState, _ events: inout [ClientEvent], startTime t0: Timestamp,
-        fetchManifest: (String?) -> ManifestFetch
-    ) -> ManifestStepResult {
-        // A refresh that succeeds without a new manifest still moves lastKnownTime (the
-        // highest start time of a successful refresh, docs/DESIGN.md §6).
-        func succeededUnchanged(etag: String??) -> ManifestStepResult {
-            current.persisted.lastKnownTime = max(current.persisted.lastKnownTime ?? t0, t0)
-            if let etag, let storable = TrustCore.storableETag(etag) { current.persisted.manifestETag = storable }
-            events.append(.unchanged)
-            // A publisher that offers nothing newer than an expired manifest (a freeze, or a
-            // team that forgot to re-sign) must not go unnoticed by the app.
-            let now = max(t0, current.persisted.lastKnownTime ?? t0)
-            if let manifest = current.manifest, manifest.expiresAt <= now {
-                events.append(
-                    .manifestNotCurrent(
-                        "version \(manifest.version) expired at \(manifest.expiresAt) and the publisher offers nothing newer"
-                    ))
-            }
-            return .proceed(.unchanged)
-        }
-        switch fetchManifest(current.persisted.manifestETag) {
-        case .notModified:
-            return succeededUnchanged(etag: nil)
-        case .failed(let reason):
-            let error = ClientError.fetchFailed(resource: "manifest.json", reason: reason)
-            events.append(.networkFailure(error.description))
-            return .done(.networkFailure(error), document: nil, diagnosis: nil)
-        case .refused(let reason):
-            let error = ClientError.fetchRefused(resource: "manifest.json", reason: reason)
-            events.append(.rejected(error))
-            return .done(.rejected(error), document: "manifest.json", diagnosis: nil)
-        case .found(let bytes, let etag):
-            do {
-                switch try acceptManifest(bytes, etag: etag, into: current, startTime: t0) {
-                case .unchanged:
-                    return succeededUnchanged(etag: .some(etag))
-                case .updated(let next, let stepEvents):
-                    current = next
-                    events += stepEvents
-                    let accepted = stepEvents.compactMap { event -> ManifestOrder? in
-                        if case .updated(let order) = event { return order }
-                        return nil
-                    }
-                    return .proceed(accepted.first.map { .updated($0) } ?? .unchanged)
-                }
-            } catch {
-                if case .equivocation(let order) = error { events.append(.equivocation(order)) }
-                events.append(.rejected(error))
-                var diagnosis: String?
-                if case .trust(let trustError) = error, let envelope = try? Envelope.parse(bytes, limits: limits) {
-                    diagnosis = ManifestDiagnosis.explain(
-                        trustError, envelope: envelope, chain: current.chain, crypto: crypto)
-                }
-                return .done(.rejected(error), document: "manifest.json", diagnosis: diagnosis)
-            }
-        }
-    }
 }
 
 extension TrustCore {

@@ -6,6 +6,7 @@ import PinionCore
 import PinionCrypto
 import PinionTestSupport
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 @Suite struct RotationTrustTests {

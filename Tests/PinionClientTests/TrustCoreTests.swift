@@ -5,16 +5,18 @@ import PinionClient
 import PinionCore
 import PinionCrypto
 import PinionTestSupport
+import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 /// A publisher made of bytes: roots by version and one manifest.
 struct FakePublisher {
-    var roots: [Int64: RootFetch] = [:]
-    var manifest: ManifestFetch = .failed("404")
+    var roots: [Int64: Served] = [:]
+    var manifest: Served = .failed("404")
     /// Versions asked for, in order.
     var asked: [Int64] = []
 
-    func root(_ version: Int64) -> RootFetch { roots[version] ?? .notFound }
+    func root(_ version: Int64) -> Served { roots[version] ?? .notFound }
 }
 
 /// Keys and a client for one scope: root key, pins key, embedded root version 1.

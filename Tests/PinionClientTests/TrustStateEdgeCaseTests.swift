@@ -6,6 +6,8 @@ import PinionClient
 import PinionCore
 import PinionCrypto
 import PinionTestSupport
+import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 @Suite struct ClientTrustStateEdgeCaseTests {

@@ -4,6 +4,7 @@ import Foundation
 import PinionCore
 import PinionCrypto
 import PinionTrust
+import PinionTrustTestSupport
 
 /// A step whose result differs from its expectation, or a case file that cannot be read.
 struct ConformanceFailure: Error, CustomStringConvertible {
@@ -11,7 +12,7 @@ struct ConformanceFailure: Error, CustomStringConvertible {
 }
 
 /// What the fake publisher serves for one path.
-private enum Served {
+private enum ServedFile {
     case file([UInt8], etag: String?)
     case status(Int)
 }
@@ -25,10 +26,10 @@ final class CaseRunner {
     private let storage = MemoryStorage()
     private let store: StateStore
     private var state: TrustedState
-    private var roots: [Int64: Served] = [:]
-    private var manifest: Served?
+    private var roots: [Int64: ServedFile] = [:]
+    private var manifest: ServedFile?
     /// `manifest.proof` (docs/DESIGN.md §12); absent: 404.
-    private var proof: Served?
+    private var proof: ServedFile?
 
     /// Reads steps.json and the embedded root and baseline it names.
     ///
@@ -103,7 +104,7 @@ final class CaseRunner {
         return time
     }
 
-    private func served(_ value: Any?) throws -> Served? {
+    private func servedFile(_ value: Any?) throws -> ServedFile? {
         guard let object = value as? [String: Any] else {
             if let name = value as? String { return .file(try CaseRunner.bytes(directory, name), etag: nil) }
             return nil
@@ -119,10 +120,10 @@ final class CaseRunner {
             roots = [:]
             for (key, value) in step["roots"] as? [String: Any] ?? [:] {
                 guard let version = Int64(key) else { throw ConformanceFailure(description: "root key \(key)") }
-                roots[version] = try served(value)
+                roots[version] = try servedFile(value)
             }
-            manifest = try served(step["manifest"])
-            proof = try served(step["proof"])
+            manifest = try servedFile(step["manifest"])
+            proof = try servedFile(step["proof"])
         case "refresh":
             try refresh(at: try time(step["at"]), expect: step["expect"] as? [String: Any] ?? [:])
         case "policy":
@@ -156,35 +157,25 @@ final class CaseRunner {
         }
     }
 
+    /// A published file as the scripted publisher answers it: absent files are 404.
+    private func served(_ file: ServedFile?) -> Served {
+        switch file {
+        case nil: return .notFound
+        case .status(let status)?: return .status(status)
+        case .file(let bytes, let etag)?: return .found(bytes, etag: etag)
+        }
+    }
+
     private func refresh(at t0: Timestamp, expect: [String: Any]) throws {
         let result = core.refresh(
             state, startTime: t0,
-            fetchRoot: { version in
-                switch self.roots[version] {
-                case nil, .status(404)?: return .notFound
-                case .status(let status)?: return .failed("HTTP \(status)")
-                case .file(let bytes, _)?: return .found(bytes)
-                }
-            },
+            // Raw answers: UpdateStatus.classify maps them, as for every transport.
+            fetchRoot: { version in self.served(self.roots[version]) },
             fetchManifest: { sent in
-                switch self.manifest {
-                case nil: return .failed("HTTP 404")
-                case .status(304)?: return .notModified
-                case .status(let status)?: return .failed("HTTP \(status)")
-                case .file(let bytes, let etag)?:
-                    if let sent, sent == etag { return .notModified }
-                    return .found(bytes, etag: etag)
-                }
+                if case .file(_, let etag)? = self.manifest, let sent, sent == etag { return .notModified }
+                return self.served(self.manifest)
             },
-            fetchProof: {
-                switch self.proof {
-                case nil, .status(404)?, .status(410)?: return .notFound
-                case .status(let status)?: return .failed("HTTP \(status)")
-                case .file(let bytes, _)?:
-                    let limit = TlogProofLimits.standard.maxBytes
-                    return bytes.count > limit ? .tooLarge(limit: limit) : .found(bytes)
-                }
-            })
+            fetchProof: { self.served(self.proof) })
         if result.stateChanged {
             do { try store.save(result.state.persisted) } catch {
                 throw ConformanceFailure(description: "save failed: \(error)")

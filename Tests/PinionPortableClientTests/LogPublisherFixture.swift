@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 
 extension SodiumSigner: NoteSigner {}
 
@@ -152,16 +153,16 @@ final class LoggedTree: @unchecked Sendable {
     var roots: [Int64: [UInt8]] = [:]
     var manifests: [[UInt8]] = []
     var manifestETag: String? = "\"m1\""
-    var proof: ProofFetch = .notFound
+    var proof: Served = .notFound
     /// Answers after the first, one per later fetch (the publisher moved on meanwhile).
     var laterManifests: [[UInt8]] = []
-    var laterProofs: [ProofFetch] = []
+    var laterProofs: [Served] = []
     private(set) var manifestFetches = 0
     private(set) var proofFetches = 0
 
-    func fetchRoot(_ version: Int64) -> RootFetch { roots[version].map { .found($0) } ?? .notFound }
+    func fetchRoot(_ version: Int64) -> Served { roots[version].map { .found($0) } ?? .notFound }
 
-    func fetchManifest(_ etag: String?) -> ManifestFetch {
+    func fetchManifest(_ etag: String?) -> Served {
         manifestFetches += 1
         let bytes = manifestFetches > 1 && !laterManifests.isEmpty ? laterManifests.removeFirst() : manifests.last
         guard let bytes else { return .failed("HTTP 404") }
@@ -170,7 +171,7 @@ final class LoggedTree: @unchecked Sendable {
         return .found(bytes, etag: tag)
     }
 
-    func fetchProof() -> ProofFetch {
+    func fetchProof() -> Served {
         proofFetches += 1
         if proofFetches > 1, !laterProofs.isEmpty { return laterProofs.removeFirst() }
         return proof

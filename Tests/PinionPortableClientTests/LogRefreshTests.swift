@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 /// A publisher with a log, its tree and a client core whose embedded root carries the log.

@@ -5,6 +5,7 @@ import BenchSodium
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionTrust
 
 let benchScope = "com.example.app"
 /// The manifest entry the evaluation benchmark connects to; its pins include the SPKI
@@ -129,4 +130,21 @@ func generateHistory(directory: String, versions: Int) {
     }
     writeFile(tree + "/index.json", PublishedIndex(scope: benchScope, manifests: entries).serialized())
     writeFile(tree + "/manifest.json", last)
+}
+
+/// A publisher in memory for refresh benchmarks: no roots beyond the embedded one, one
+/// manifest (200 with its ETag), and a proof when given.
+struct MemoryFetcher: UpdateFetcher {
+    let manifest: [UInt8]
+    var etag: String? = nil
+    var proof: [UInt8]? = nil
+
+    func fetch(_ request: UpdateRequest) -> Result<UpdateAnswer, UpdateFetchError> {
+        switch request.file {
+        case .manifest: return .success(UpdateAnswer(status: 200, etag: etag, body: manifest))
+        case .manifestProof:
+            return .success(proof.map { UpdateAnswer(status: 200, body: $0) } ?? UpdateAnswer(status: 404))
+        default: return .success(UpdateAnswer(status: 404))
+        }
+    }
 }

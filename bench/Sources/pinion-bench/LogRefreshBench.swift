@@ -120,14 +120,14 @@ struct LogRefreshFixture {
 
     func plain() -> RefreshResult {
         plainCore.refresh(
-            plainCore.initialState(), startTime: now, fetchRoot: { _ in .notFound },
-            fetchManifest: { _ in .found(plainManifest, etag: "\"bench\"") })
+            plainCore.initialState(), startTime: now, fetcher: MemoryFetcher(manifest: plainManifest, etag: "\"bench\"")
+        )
     }
 
     func logged() -> RefreshResult {
         loggedCore.refresh(
-            loggedCore.initialState(), startTime: now, fetchRoot: { _ in .notFound },
-            fetchManifest: { _ in .found(loggedManifest, etag: "\"bench\"") }, fetchProof: { .found(proof) })
+            loggedCore.initialState(), startTime: now,
+            fetcher: MemoryFetcher(manifest: loggedManifest, etag: "\"bench\"", proof: proof))
     }
 }
 

@@ -50,8 +50,7 @@ struct PinionRefresh {
 
     func run() -> PolicySnapshot {
         let result = core.refresh(
-            initial, startTime: now, fetchRoot: { _ in .notFound },
-            fetchManifest: { _ in .found(manifest, etag: "\"bench\"") })
+            initial, startTime: now, fetcher: MemoryFetcher(manifest: manifest, etag: "\"bench\""))
         guard case .updated = result.outcome else { fail("refresh did not update: \(result.outcome)") }
         let state = result.state
         return PolicySnapshot(
@@ -126,8 +125,7 @@ func benchRefresh(directory: String, repetitions: Int) {
                 cpuNanosecondsPerCall {
                     blackHole(
                         pinion.core.refresh(
-                            pinion.initial, startTime: pinion.now, fetchRoot: { _ in .notFound },
-                            fetchManifest: { _ in .found(manifest, etag: nil) }))
+                            pinion.initial, startTime: pinion.now, fetcher: MemoryFetcher(manifest: manifest)))
                 })
         }
         var line = ResultLine()

@@ -1,4 +1,5 @@
-// SplitMix64: the deterministic generator of the property tests, so a failure replays from its seed.
+// SplitMix64: the deterministic generator of the property tests, so a failure replays from its
+// seed. In the light helper module so the portable tests use the same generator.
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a fixed `state` gives the same sequence on every
 /// run and machine.

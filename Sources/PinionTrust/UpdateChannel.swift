@@ -1,0 +1,133 @@
+// The update-channel seam (docs/ARCHITECTURE.md, "The update-channel seam"): what the refresh
+// asks a platform's fetcher for (a tree file), what the fetcher answers (the raw HTTP answer or
+// a transport failure), and the one pure mapping of an answer to what the refresh acts on.
+
+import PinionCore
+
+/// One GET of the update channel: a file of the scope's published tree.
+public struct UpdateRequest: Sendable, Equatable {
+    /// The file wanted: `.root(n)`, `.manifest` or `.manifestProof` (relative to `v1/{scope}/`).
+    public var file: TreeFile
+    /// For `.manifest`: the ETag to send as `If-None-Match` (RFC 9110 §13.1.2), or nil to
+    /// send none. Always nil for other files.
+    public var ifNoneMatch: String?
+    /// The largest body accepted, in bytes (the fetcher stops reading past it and answers
+    /// `UpdateFetchError.tooLarge`), or nil for the transport's own limit.
+    public var maxBytes: Int?
+
+    /// - Parameters:
+    ///   - file: the tree file wanted.
+    ///   - ifNoneMatch: the validator to send (manifest only).
+    ///   - maxBytes: the body limit in bytes, or nil.
+    public init(file: TreeFile, ifNoneMatch: String? = nil, maxBytes: Int? = nil) {
+        self.file = file
+        self.ifNoneMatch = ifNoneMatch
+        self.maxBytes = maxBytes
+    }
+}
+
+/// The raw HTTP answer of one update-channel GET, after the transport's own checks (X.509,
+/// publisher pins, redirects, content coding) passed.
+public struct UpdateAnswer: Sendable, Equatable {
+    /// The final status code (100-599; redirects the transport followed are not seen).
+    public var status: Int
+    /// The response's ETag field value, or nil.
+    public var etag: String?
+    /// The body (empty for 304 and most errors).
+    public var body: [UInt8]
+
+    /// - Parameters:
+    ///   - status: the final status code.
+    ///   - etag: the ETag value, if any.
+    ///   - body: the body bytes.
+    public init(status: Int, etag: String? = nil, body: [UInt8] = []) {
+        self.status = status
+        self.etag = etag
+        self.body = body
+    }
+}
+
+/// Why an update-channel GET produced no answer.
+public enum UpdateFetchError: Error, Sendable, Equatable {
+    /// A network failure (resolution, connect, TLS handshake, X.509 validation, timeout,
+    /// a malformed response, an unsupported content coding); the reason says which.
+    case failed(String)
+    /// The update channel refused what the server did: a redirect to http or off the
+    /// publisher's host, publisher pins not met. A refusal, not a network failure.
+    case refused(String)
+    /// The body was longer than `UpdateRequest.maxBytes`, in bytes; reading stopped there.
+    case tooLarge(limit: Int)
+}
+
+/// A platform's HTTPS client for the update channel (TUF's ngclient calls it a fetcher): it
+/// performs the GET of one tree file under X.509 validation and the app's publisher pins only
+/// (never manifest pins, docs/DESIGN.md §6), and returns what the server answered. It never
+/// interprets a status: `UpdateStatus.classify` does, for every platform alike.
+public protocol UpdateFetcher {
+    /// GETs `request.file` of the scope's tree.
+    ///
+    /// - Parameter request: the file, validator and body limit.
+    /// - Returns: the final answer (any status), or why there is none.
+    func fetch(_ request: UpdateRequest) -> Result<UpdateAnswer, UpdateFetchError>
+}
+
+/// What the refresh acts on for one fetched tree file.
+public enum UpdateFetchResult: Sendable, Equatable {
+    /// 200: the document, with the ETag for a manifest.
+    case document([UInt8], etag: String?)
+    /// 304 to a manifest request that sent `If-None-Match`: nothing new.
+    case notModified
+    /// 404 or 410 on a root (the end of the root walk) or on manifest.proof (none served).
+    case absent
+    /// Any other status, or a network failure; the reason says which.
+    case failed(String)
+    /// The update channel refused what the server did.
+    case refused(String)
+    /// The body was longer than the limit, in bytes.
+    case tooLarge(limit: Int)
+}
+
+/// The one mapping of an update-channel answer to what the refresh acts on
+/// (docs/ARCHITECTURE.md, the status table): every transport's answers go through it, so no
+/// platform decides by itself what a status means.
+public enum UpdateStatus {
+    /// Classifies the answer to `request`.
+    ///
+    /// | status | root/N.json | manifest.json | manifest.proof |
+    /// |---|---|---|---|
+    /// | 200 | document | document + ETag | document (refused past `maxBytes`) |
+    /// | 304 | failed | not modified if `If-None-Match` was sent, else refused | failed |
+    /// | 404, 410 | absent | failed | absent |
+    /// | other (a 3xx the transport did not follow included) | failed | failed | failed |
+    ///
+    /// - Parameters:
+    ///   - request: the request that was sent.
+    ///   - answer: the fetcher's answer or failure.
+    /// - Returns: the result the refresh acts on.
+    public static func classify(_ request: UpdateRequest, _ answer: Result<UpdateAnswer, UpdateFetchError>)
+        -> UpdateFetchResult
+    {
+        let response: UpdateAnswer
+        switch answer {
+        case .failure(.failed(let reason)): return .failed(reason)
+        case .failure(.refused(let reason)): return .refused(reason)
+        case .failure(.tooLarge(let limit)): return .tooLarge(limit: limit)
+        case .success(let answer): response = answer
+        }
+        switch response.status {
+        case 200:
+            if let limit = request.maxBytes, response.body.count > limit { return .tooLarge(limit: limit) }
+            return .document(response.body, etag: request.file == .manifest ? response.etag : nil)
+        case 304 where request.file == .manifest:
+            // "Not modified" since what? Without a validator it could hide anything.
+            guard request.ifNoneMatch != nil else {
+                return .refused("refused a 304 Not Modified to a request that sent no If-None-Match")
+            }
+            return .notModified
+        case 404 where request.file != .manifest, 410 where request.file != .manifest:
+            return .absent
+        default:
+            return .failed("HTTP \(response.status)")
+        }
+    }
+}
