@@ -90,10 +90,7 @@ let package = Package(
         // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9).
         .target(
             name: "PinionPublisher",
-            dependencies: [
-                "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
-                linuxOnly("COpenSSL"), linuxOnly("CPinionShims"),
-            ]),
+            dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
         // The auditor: a whole published tree checked from public files (docs/DESIGN.md section 10).
         .target(
             name: "PinionAudit",

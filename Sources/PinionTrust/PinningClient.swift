@@ -271,57 +271,21 @@ public final class PinningClient: Sendable {
                 return (RefreshReport(outcome: .networkFailure(failure)), [.networkFailure(failure.description)])
             }
             defer { withExtendedLifetime(directoryLock) {} }
-            var startEvents: [ClientEvent] = []
-            // Whether the stored copies must be rewritten from memory even if the refresh
-            // changes nothing: they were lost or are behind the state in memory.
-            var rewrite = false
-            let recovery = store.recover()
-            let zero = ManifestOrder(rootVersion: 0, version: 0)
-            if loadPending.withLock({ $0 }) {
-                if case .unreadable(let error) = recovery.load {
-                    let failure = ClientError.stateUnreadable(error)
-                    return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
+            let startEvents: [ClientEvent]
+            let rewrite: Bool
+            switch catchUpWithStore() {
+            case .failure(let failure):
+                guard case .stateUnreadable(let error) = failure else {
+                    return (RefreshReport(outcome: .networkFailure(failure)), [])
                 }
-                let (state, events, _) = PinningClient.startUp(recovery, core: core)
-                current.withLock { $0 = (state, PinningClient.snapshot(state, configuration)) }
-                loadPending.withLock { $0 = false }
-                startEvents = events
-            } else {
-                switch recovery.load {
-                case .unreadable(let error):
-                    // Another process may have written a higher floor there: refresh nothing,
-                    // overwrite nothing.
-                    let failure = ClientError.stateUnreadable(error)
-                    return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
-                case .loaded(let stored) where stored != trustedState.persisted:
-                    let (reloaded, _) = core.restore(stored)
-                    if (reloaded.floor ?? zero) >= (trustedState.floor ?? zero) {
-                        let snapshot = PinningClient.snapshot(reloaded, configuration)
-                        current.withLock { $0 = (reloaded, snapshot) }
-                    } else {
-                        rewrite = true
-                    }
-                case .loaded: break
-                case .dropped(let reason, _):
-                    // Lost while running: the state in memory is the last surviving record.
-                    if trustedState.persisted.floor != nil || trustedState.persisted.manifest != nil {
-                        startEvents.append(.storeDropped("\(reason); rewritten from the state in memory"))
-                    }
-                    rewrite = true
-                case .empty:
-                    rewrite = trustedState.persisted != core.initialState().persisted
-                }
-                if case .loaded = recovery.load, recovery.migratedFromFormatVersion == nil {
-                    for loss in recovery.rewritten {
-                        startEvents.append(
-                            .stateCopyLost(file: loss.file, reason: loss.reason?.description ?? "missing"))
-                    }
-                }
+                return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
+            case .success(let caughtUp): (startEvents, rewrite) = caughtUp
             }
             let start = trustedState
             let t0 = configuration.clock()
             guard let baseURL = configuration.baseURL else {
-                let error = ClientError.fetchFailed(resource: TreeFile.manifest.path, reason: "no publisher URL configured")
+                let error = ClientError.fetchFailed(
+                    resource: TreeFile.manifest.path, reason: "no publisher URL configured")
                 return (
                     RefreshReport(outcome: .networkFailure(error)), startEvents + [.networkFailure(error.description)]
                 )
@@ -360,6 +324,54 @@ public final class PinningClient: Sendable {
                 events
             )
         }
+    }
+
+    /// Brings the state in memory up to what the store holds, under the storage lock: the
+    /// first load when start-up could not read the store, or what another process sharing the
+    /// directory saved since.
+    ///
+    /// - Returns: the events to report, and whether the stored copies must be rewritten from
+    ///   memory even if the refresh changes nothing (they were lost, or are behind the state in
+    ///   memory); `ClientError.stateUnreadable` when the store cannot be read (another process
+    ///   may have written a higher floor there: refresh nothing, overwrite nothing).
+    private func catchUpWithStore() -> Result<([ClientEvent], Bool), ClientError> {
+        let recovery = store.recover()
+        if case .unreadable(let error) = recovery.load { return .failure(.stateUnreadable(error)) }
+        if loadPending.withLock({ $0 }) {
+            let (state, events, _) = PinningClient.startUp(recovery, core: core)
+            current.withLock { $0 = (state, PinningClient.snapshot(state, configuration)) }
+            loadPending.withLock { $0 = false }
+            return .success((events, false))
+        }
+        var startEvents: [ClientEvent] = []
+        var rewrite = false
+        let zero = ManifestOrder(rootVersion: 0, version: 0)
+        switch recovery.load {
+        case .unreadable: break
+        case .loaded(let stored) where stored != trustedState.persisted:
+            let (reloaded, _) = core.restore(stored)
+            if (reloaded.floor ?? zero) >= (trustedState.floor ?? zero) {
+                let snapshot = PinningClient.snapshot(reloaded, configuration)
+                current.withLock { $0 = (reloaded, snapshot) }
+            } else {
+                rewrite = true
+            }
+        case .loaded: break
+        case .dropped(let reason, _):
+            // Lost while running: the state in memory is the last surviving record.
+            if trustedState.persisted.floor != nil || trustedState.persisted.manifest != nil {
+                startEvents.append(.storeDropped("\(reason); rewritten from the state in memory"))
+            }
+            rewrite = true
+        case .empty:
+            rewrite = trustedState.persisted != core.initialState().persisted
+        }
+        if case .loaded = recovery.load, recovery.migratedFromFormatVersion == nil {
+            for loss in recovery.rewritten {
+                startEvents.append(.stateCopyLost(file: loss.file, reason: loss.reason?.description ?? "missing"))
+            }
+        }
+        return .success((startEvents, rewrite))
     }
 
     /// The update-channel fetcher over the app's `HTTPSTransport`: tree files of the scope at

@@ -110,42 +110,7 @@ public struct TrustCore: Sendable {
             return (state, [.storeDropped("the stored state belongs to scope \(stored.scope)")])
         }
         var events: [ClientEvent] = []
-        var chain = anchor
-        var keptRoots: [[UInt8]] = []
-        // True when the stored chain is not a continuation of the embedded one (a stored root
-        // that differs from the embedded chain's root of the same version, or one that no
-        // longer verifies): its floor may have been set by roots this build does not trust.
-        var diverged = false
-        for bytes in stored.acceptedRoots {
-            guard let version = try? RootChain.peekVersion(bytes, limits: limits) else {
-                events.append(.storeDropped("a stored root is unreadable; the chain ends at \(chain.newest.version)"))
-                diverged = true
-                break
-            }
-            if version <= chain.newest.version {
-                // Superseded by the embedded root; but the same version with another payload
-                // is a fork (root equivocation), for example a chain of a thief's rotation.
-                if let trusted = chain.root(version: version),
-                    let envelope = try? Envelope.parse(bytes, limits: limits),
-                    crypto.hasher.sha256(envelope.payload) != trusted.payloadSHA256
-                {
-                    events.append(
-                        .storeDropped(
-                            "stored root \(version) differs from the trusted root \(version) (a fork of the root chain)"
-                        ))
-                    diverged = true
-                }
-                continue
-            }
-            do {
-                try chain.append(bytes, crypto: crypto, limits: limits)
-                keptRoots.append(bytes)
-            } catch {
-                events.append(.storeDropped("stored root \(version) no longer verifies: \(error)"))
-                diverged = true
-                break
-            }
-        }
+        let (chain, keptRoots, diverged) = restoreRoots(stored.acceptedRoots, events: &events)
         var persisted = stored
         persisted.acceptedRoots = keptRoots
         if diverged, let floor = persisted.floor, floor.rootVersion >= chain.roots[0].version {
@@ -198,6 +163,48 @@ public struct TrustCore: Sendable {
         }
         reconcileLog(&state)
         return (state, events)
+    }
+
+    /// Re-verifies stored roots in order from the embedded one (start-up, docs/DESIGN.md §6).
+    ///
+    /// - Returns: the chain, the stored roots kept (those beyond the embedded root that still
+    ///   verify, up to the first that does not), and whether the stored chain diverged from
+    ///   the trusted one (a stored root that differs from the trusted root of its version, is
+    ///   unreadable or no longer verifies): its floor may have been set by roots this build
+    ///   does not trust.
+    private func restoreRoots(_ stored: [[UInt8]], events: inout [ClientEvent]) -> (RootChain, [[UInt8]], Bool) {
+        var chain = anchor
+        var keptRoots: [[UInt8]] = []
+        var diverged = false
+        for bytes in stored {
+            guard let version = try? RootChain.peekVersion(bytes, limits: limits) else {
+                events.append(.storeDropped("a stored root is unreadable; the chain ends at \(chain.newest.version)"))
+                return (chain, keptRoots, true)
+            }
+            if version <= chain.newest.version {
+                // Superseded by the embedded root; but the same version with another payload
+                // is a fork (root equivocation), for example a chain of a thief's rotation.
+                if let trusted = chain.root(version: version),
+                    let envelope = try? Envelope.parse(bytes, limits: limits),
+                    crypto.hasher.sha256(envelope.payload) != trusted.payloadSHA256
+                {
+                    events.append(
+                        .storeDropped(
+                            "stored root \(version) differs from the trusted root \(version) (a fork of the root chain)"
+                        ))
+                    diverged = true
+                }
+                continue
+            }
+            do {
+                try chain.append(bytes, crypto: crypto, limits: limits)
+                keptRoots.append(bytes)
+            } catch {
+                events.append(.storeDropped("stored root \(version) no longer verifies: \(error)"))
+                return (chain, keptRoots, true)
+            }
+        }
+        return (chain, keptRoots, diverged)
     }
 
     private enum StoredCheck {
