@@ -200,6 +200,15 @@ public final class Witness: Sendable {
         slots[origin]?.record.withLock { $0?.note }
     }
 
+    /// The latest cosigned checkpoint note of the configured origin whose SHA-256 is
+    /// `originHash` (lowercase hex; C2SP tlog-witness monitoring path); nil when none.
+    public func latestNote(originHash: String) -> [UInt8]? {
+        for origin in slots.keys where WitnessCheckpointPath.originHash(origin, hasher: crypto.hasher) == originHash {
+            return latestNote(origin: origin)
+        }
+        return nil
+    }
+
     /// Handles one add-checkpoint body (C2SP tlog-witness): decides, persists the new latest
     /// checkpoint, then returns the cosignature, all under the origin's lock. A re-cosign of
     /// the tree already on disk within `reCosignWriteInterval` of the cosignature there is
