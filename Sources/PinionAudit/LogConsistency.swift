@@ -116,7 +116,22 @@ extension AuditRun {
         switch relation(of: since, to: checkpoint, hasher: hasher) {
         case .conflicting(let reason), .beyondTiles(let reason):
             violation(.logSince, nil, file, "not consistent with the --since checkpoint: \(reason) (equivocation)")
-        case .consistent, .aheadInTiles: break
+        case .consistent:
+            checkOlderPartialTiles(size: since.size, checkpoint: checkpoint, of: "the --since checkpoint")
+        case .aheadInTiles: break
+        }
+    }
+
+    /// The partial tiles an older checkpoint of this log still needs must be served and hold
+    /// the start of the current tiles (C2SP tlog-tiles); a flipped one is `log-tile`, naming it.
+    mutating func checkOlderPartialTiles(size: UInt64, checkpoint: Checkpoint, of what: String) {
+        do {
+            try TileAudit.verifyOlderPartialTiles(
+                size: size, currentSize: checkpoint.size, reader: SourceTileReader(source: source))
+        } catch {
+            violation(
+                .logTile, nil, .logCheckpoint,
+                "a partial tile that \(what) (size \(size)) still needs is refused: \(error)")
         }
     }
 
@@ -188,6 +203,8 @@ extension AuditRun {
         switch relation(of: theirs, to: checkpoint, hasher: hasher) {
         case .consistent:
             view.state = .consistent(size: theirs.size)
+            checkOlderPartialTiles(
+                size: theirs.size, checkpoint: checkpoint, of: "witness \(witness.name)'s checkpoint")
         case .aheadInTiles:
             view.state = .ahead(size: theirs.size)
             warning(

@@ -123,6 +123,9 @@ public final class Witness: Sendable {
         }
         do {
             storage = try DirectoryStorage(path: stateDirectory)
+            // A directory others can write lets them rename an older note over the state
+            // file: the witness would then cosign a fork.
+            try DirectoryStorage.refuseWritableAncestry(stateDirectory)
         } catch {
             throw .stateDirectory("\(stateDirectory): \(error)")
         }
