@@ -237,28 +237,28 @@ enum WitnessRound {
         let note: [UInt8]
     }
 
-    /// The text of a step stopped by signed evidence: each witness's note, ours, and the runbook.
+    /// The text of a step stopped by signed evidence: each witness's note, ours, and the
+    /// runbook, on one line (the CLI prints an error as one line): a note's lines are
+    /// separated by ` | `.
     static func evidenceReport(_ evidence: [Evidence], ours: SignedNote, unchanged: String) -> String {
-        var lines = [
-            "the log key signed a checkpoint this log never published (\(unchanged)):"
-        ]
+        var parts = ["the log key signed a checkpoint this log never published (\(unchanged))"]
         for item in evidence {
-            lines.append("witness \(item.witness) holds \(item.verdict); its note (\(item.url)):")
-            lines.append(printableNote(item.note))
+            parts.append("witness \(item.witness) holds \(item.verdict); its note (\(item.url)): \(oneLine(item.note))")
         }
-        lines.append("our checkpoint note:")
-        lines.append(printableNote(ours.bytes))
-        lines.append(
+        parts.append("our checkpoint note: \(oneLine(ours.bytes))")
+        parts.append(
             "treat the log key and the pins key as stolen: follow \"Incident runbook: stolen keys\" in docs/TRANSPARENCY.md (rotate both through the root role; keep the witnesses' notes as evidence)"
         )
-        return lines.joined(separator: "\n")
+        return parts.joined(separator: ". ")
     }
 
-    /// A note for a terminal: printable ASCII and line feeds kept, anything else as `?`.
-    private static func printableNote(_ bytes: [UInt8]) -> String {
-        String(
-            decoding: bytes.prefix(LogFiles.noteLimit).map { $0 == 0x0A || (0x20..<0x7F).contains($0) ? $0 : 0x3F },
-            as: UTF8.self)
+    /// A note on one line: its lines joined by ` | `, other control characters dropped.
+    private static func oneLine(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes.prefix(LogFiles.noteLimit), as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            String($0.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        }
+        return lines.joined(separator: " | ")
     }
 
     /// GETs each URL's checkpoint, all at once, in the order given.

@@ -109,7 +109,7 @@ enum RootLogOptions {
     }
 
     /// Refuses a new or changed `log` member whose quorum is at most half the witnesses
-    /// (docs/DESIGN.md §12, "Majority quorums") unless `--allow-minority-quorum` is given. A
+    /// (docs/DESIGN.md §12, the root member `log`) unless `--allow-minority-quorum` is given. A
     /// log member carried over unchanged is never refused, so an emergency rotation of the
     /// pins key does not block on it.
     ///

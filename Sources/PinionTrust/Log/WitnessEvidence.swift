@@ -47,8 +47,8 @@ public enum WitnessCheckpointVerdict: Sendable, Equatable, CustomStringConvertib
     }
 }
 
-/// Compares a witness's checkpoint note with the publisher's log (docs/DESIGN.md §12,
-/// "Forks stop a publish"). Pure: the caller fetches the note (C2SP tlog-witness
+/// Compares a witness's checkpoint note with the publisher's log (docs/DESIGN.md §12;
+/// docs/TRANSPARENCY.md "Running a log"). Pure: the caller fetches the note (C2SP tlog-witness
 /// `GET <prefix>/<origin hash>/checkpoint`) and reads the tiles.
 public enum WitnessEvidence {
     /// The verdict on `note`.
