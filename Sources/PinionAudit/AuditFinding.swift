@@ -101,6 +101,11 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A witness holds a checkpoint of this log that is not consistent with the publisher's
     /// (same size with another hash, or a tree the tiles do not contain): a split view.
     case logSplitView = "log-split-view"
+    /// A listed witness holds a log-signed checkpoint larger than the published log whose
+    /// entries the published tiles do not contain, older than the publish grace and not the
+    /// publisher's pending checkpoint: the log key signed entries the publisher never
+    /// published. Critical: treat the pins key and the log key as stolen.
+    case logUnpublishedEntries = "log-unpublished-entries"
     /// The publisher's checkpoint is smaller than a checkpoint of the same log seen before
     /// (`--since`, or a witness's latest) that a listed witness cosigned together with the
     /// publisher's: the tree went back to an older state of the log (a stale tree).

@@ -20,6 +20,13 @@ public struct AuditOptions: Sendable {
     public var witnesses: (any WitnessCheckpointSource)?
     /// A checkpoint note seen before (`--since`): the log must be consistent with it.
     public var since: [UInt8]?
+    /// Seconds a witness may be ahead of the published log, by its cosignature time, before
+    /// the audit stops calling it a publish in progress (witnesses cosign before the
+    /// publisher writes what it serves). Default 3,600 (`pinion audit --publish-grace 1h`).
+    public var publishGrace: Int64 = 3600
+    /// The publisher's pending checkpoint note (`{repo}/pending/{scope}/checkpoint`), when the
+    /// audit runs on the publisher host: a witness holding it is a stalled publish.
+    public var pendingCheckpoint: [UInt8]?
 
     /// - Parameters:
     ///   - at: the audit time.

@@ -3,7 +3,7 @@
 import PinionCore
 import PinionTrust
 
-/// One witness as the auditor saw it (`GET {url}/checkpoint/{origin}`).
+/// One witness as the auditor saw it (`GET {url}/{origin hash}/checkpoint`).
 public struct WitnessView: Sendable, Equatable {
     /// How the witness's latest checkpoint relates to the publisher's.
     public enum State: Sendable, Equatable {
@@ -13,13 +13,13 @@ public struct WitnessView: Sendable, Equatable {
         case unavailable(String)
         /// Same tree, or an older tree the publisher's extends (verified consistency proof).
         case consistent(size: UInt64)
-        /// A larger tree the tiles contain: a publish below quorum, pending `log refresh`.
+        /// A larger tree the tiles contain, or a publish in progress or stalled (a warning).
         case ahead(size: UInt64)
         /// Not consistent with the publisher's checkpoint: a split view (a violation).
         case splitView(size: UInt64)
-        /// A larger tree the tiles do not contain, cosigned by a witness that also cosigned
-        /// the publisher's checkpoint: the tree went back to an older state (a violation).
-        case rollback(size: UInt64)
+        /// A log-signed larger tree the tiles do not contain, past the publish grace and not
+        /// the pending checkpoint: entries the publisher never published (a violation).
+        case unpublished(size: UInt64)
     }
 
     /// The witness's name (its verifier key's name).
@@ -76,7 +76,7 @@ public struct LogAuditSummary: Sendable, Equatable {
 
 extension WitnessView.State {
     /// A stable word for scripts (`--json`): not-checked, unavailable, consistent, ahead,
-    /// split-view, rollback.
+    /// split-view, unpublished-entries.
     public var code: String {
         switch self {
         case .notChecked: return "not-checked"
@@ -84,14 +84,14 @@ extension WitnessView.State {
         case .consistent: return "consistent"
         case .ahead: return "ahead"
         case .splitView: return "split-view"
-        case .rollback: return "rollback"
+        case .unpublished: return "unpublished-entries"
         }
     }
 
     /// The witness's checkpoint size, when it was compared.
     public var size: UInt64? {
         switch self {
-        case .consistent(let size), .ahead(let size), .splitView(let size), .rollback(let size): return size
+        case .consistent(let size), .ahead(let size), .splitView(let size), .unpublished(let size): return size
         case .notChecked, .unavailable: return nil
         }
     }

@@ -13,7 +13,7 @@ enum CheckpointRelation: Equatable {
     /// older one whose consistency proof fails: two views of one log.
     case conflicting(String)
     /// A larger tree the tiles do not contain: nothing here proves or refutes that it extends
-    /// the publisher's (a split view, or a rollback when a witness cosigned both).
+    /// the publisher's; signed by the log key, it holds entries the publisher never published.
     case beyondTiles(String)
 }
 
@@ -116,7 +116,22 @@ extension AuditRun {
         switch relation(of: since, to: checkpoint, hasher: hasher) {
         case .conflicting(let reason), .beyondTiles(let reason):
             violation(.logSince, nil, file, "not consistent with the --since checkpoint: \(reason) (equivocation)")
-        case .consistent, .aheadInTiles: break
+        case .consistent:
+            checkOlderPartialTiles(size: since.size, checkpoint: checkpoint, of: "the --since checkpoint")
+        case .aheadInTiles: break
+        }
+    }
+
+    /// The partial tiles an older checkpoint of this log still needs must be served and hold
+    /// the start of the current tiles (C2SP tlog-tiles); a flipped one is `log-tile`, naming it.
+    mutating func checkOlderPartialTiles(size: UInt64, checkpoint: Checkpoint, of what: String) {
+        do {
+            try TileAudit.verifyOlderPartialTiles(
+                size: size, currentSize: checkpoint.size, reader: SourceTileReader(source: source))
+        } catch {
+            violation(
+                .logTile, nil, .logCheckpoint,
+                "a partial tile that \(what) (size \(size)) still needs is refused: \(error)")
         }
     }
 
@@ -124,17 +139,17 @@ extension AuditRun {
 
     /// Fetches a witness's latest checkpoint and compares it with the publisher's. An
     /// unreachable witness or one whose answer it did not cosign is a warning; a checkpoint it
-    /// cosigned, signed by the log key and not consistent with the publisher's, is a split view,
-    /// except a larger one when the witness also cosigned the publisher's checkpoint
-    /// (`cosigners`): it then vouched that its larger tree extends the publisher's, which
-    /// went back to an older state of the log (a rollback).
+    /// cosigned, signed by the log key and not consistent with the publisher's, is a split view;
+    /// a larger one the tiles do not contain is `log-unpublished-entries`, unless it is the
+    /// publisher's pending checkpoint (a stalled publish) or cosigned within the publish
+    /// grace (a publish in progress), which are warnings.
     mutating func checkWitness(
         _ witness: LogPolicy.Witness, policy: LogPolicy, checkpoint: Checkpoint, cosigners: [String],
         tilesHold: Bool, hasher: MerkleHasher
     ) -> WitnessView {
         var view = WitnessView(name: witness.name, url: witness.url, state: .notChecked)
         guard let fetcher = options.witnesses else { return view }
-        let place = WitnessCheckpointPath.url(base: witness.url, origin: policy.origin)
+        let place = WitnessCheckpointPath.url(base: witness.url, origin: policy.origin, hasher: hasher.hasher)
         func unavailable(_ reason: String) -> WitnessView {
             warning(.logWitnessUnavailable, nil, place, "witness \(witness.name): \(reason)")
             view.state = .unavailable(reason)
@@ -188,26 +203,54 @@ extension AuditRun {
         switch relation(of: theirs, to: checkpoint, hasher: hasher) {
         case .consistent:
             view.state = .consistent(size: theirs.size)
+            checkOlderPartialTiles(
+                size: theirs.size, checkpoint: checkpoint, of: "witness \(witness.name)'s checkpoint")
         case .aheadInTiles:
             view.state = .ahead(size: theirs.size)
             warning(
                 .logWitnessAhead, nil, place,
-                "witness \(witness.name) cosigned size \(theirs.size), beyond log/checkpoint's \(checkpoint.size), and the tiles contain it: a publish below quorum? (pinion log refresh completes it)"
+                "witness \(witness.name) cosigned size \(theirs.size), beyond log/checkpoint's \(checkpoint.size), and the tiles contain it: \(aheadKind(theirs, cosignedAt: view.cosignedAt, hasher: hasher) ?? "publish stalled: run pinion log refresh")"
             )
         case .conflicting(let reason):
             return splitView(witness, theirs, checkpoint, reason, place, &view)
         case .beyondTiles(let reason):
-            if cosigners.contains(witness.name) {
-                violation(
-                    .logRollback, nil, .logCheckpoint,
-                    "ROLLBACK: witness \(witness.name) (\(place)) cosigned size \(theirs.size) and also this older log/checkpoint of size \(checkpoint.size): the tree went back to an older state of the log (a stale copy, an old backup, a frozen mirror)"
+            if let kind = aheadKind(theirs, cosignedAt: view.cosignedAt, hasher: hasher) {
+                view.state = .ahead(size: theirs.size)
+                warning(
+                    .logWitnessAhead, nil, place,
+                    "witness \(witness.name) cosigned size \(theirs.size), beyond log/checkpoint's \(checkpoint.size): \(kind)"
                 )
-                view.state = .rollback(size: theirs.size)
                 return view
             }
-            return splitView(witness, theirs, checkpoint, reason, place, &view)
+            let vouched =
+                cosigners.contains(witness.name)
+                ? "; the witness also cosigned the published checkpoint, so its tree extends the published log"
+                : ""
+            violation(
+                .logUnpublishedEntries, nil, .logCheckpoint,
+                "UNPUBLISHED ENTRIES: witness \(witness.name) (\(place)) cosigned a checkpoint of size \(theirs.size) signed by the log key, the published log has \(checkpoint.size) entries and its tiles do not contain the rest (\(reason))\(vouched). The log key signed entries the publisher never published: treat the pins key and the log key as stolen. First steps (docs/TRANSPARENCY.md, \"Incident runbook: stolen keys\"): keep this witness's note as evidence; stop publishing with the old keys; rotate the pins key and the log key through the root role (pinion root rotate, signed by a threshold of root keys), then publish the new root with a manifest"
+            )
+            view.state = .unpublished(size: theirs.size)
+            return view
         }
         return view
+    }
+
+    /// Why a witness ahead of the published log is not (yet) a compromise, or nil when it
+    /// is: the publisher's pending checkpoint (readable on the publisher host) is a stalled
+    /// publish; a cosignature within the publish grace is a publish in progress (witnesses
+    /// cosign before the publisher writes what it serves).
+    func aheadKind(_ theirs: Checkpoint, cosignedAt: Int64?, hasher: MerkleHasher) -> String? {
+        if let bytes = options.pendingCheckpoint, let note = try? SignedNote.parse(bytes),
+            let pending = try? Checkpoint.parse(note.text, hasher: hasher), pending == theirs
+        {
+            return "publish stalled: run pinion log refresh (it is the publisher's pending checkpoint)"
+        }
+        if let cosignedAt, options.at.secondsSince1970 - cosignedAt < options.publishGrace {
+            return
+                "publish in progress (cosigned \(max(0, options.at.secondsSince1970 - cosignedAt)) s ago, within the publish grace of \(options.publishGrace) s)"
+        }
+        return nil
     }
 
     private mutating func splitView(

@@ -1,4 +1,4 @@
-// Fetching a witness's latest cosigned checkpoint for the auditor (`GET {url}/checkpoint/{origin}`).
+// Fetching a witness's latest cosigned checkpoint for the auditor (C2SP tlog-witness `GET {url}/{origin hash}/checkpoint`).
 
 import Foundation
 import PinionCore
@@ -46,49 +46,22 @@ public protocol WitnessCheckpointSource: Sendable {
         -> [UInt8]
 }
 
-/// The Pinion auditor extension of C2SP tlog-witness: `GET {url}/checkpoint/{origin}`.
-public enum WitnessCheckpointPath {
-    /// Characters of the origin left as they are; every other byte of its UTF-8 is `%XX`.
-    static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
-
-    /// The checkpoint URL of `origin` at a witness whose (https) URL is `base`.
-    ///
-    /// - Parameters:
-    ///   - base: the witness URL from the root (`https://host[:port][/path]`).
-    ///   - origin: the log's origin.
-    /// - Returns: `{base}/checkpoint/{percent-encoded origin}` (one slash between).
-    public static func url(base: String, origin: String) -> String {
-        var encoded = ""
-        for byte in origin.utf8 {
-            if unreserved.contains(byte) {
-                encoded.append(Character(Unicode.Scalar(byte)))
-            } else {
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-        return trimmed + "/checkpoint/" + encoded
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
-
 #if canImport(PinionSystem)
     /// Witness checkpoints over HTTPS with X.509 validation against the system store or a
     /// CA bundle (`--witness-ca`), no redirects, bounded timeouts and size.
     public struct HTTPSWitnessCheckpoints: WitnessCheckpointSource {
         /// Trust store and timeouts; `maxResponseBytes` is set per call from the limit.
         public let configuration: PinnedHTTPSClient.Configuration
+        /// SHA-256, for the origin hash of the path.
+        public let hasher: any SHA256Hasher
 
         /// - Parameter caFile: PEM trust anchors for the witnesses' TLS certificates; nil
         ///   for the system store. The cosignatures, not TLS, authenticate a witness.
+        /// - Parameter hasher: SHA-256, for the origin hash of the path.
         /// - Parameter timeout: seconds for connecting, for each I/O wait and for the whole
         ///   call (default 10).
-        public init(caFile: String?, timeout: Double = 10) {
+        public init(caFile: String?, hasher: any SHA256Hasher, timeout: Double = 10) {
+            self.hasher = hasher
             configuration = PinnedHTTPSClient.Configuration(
                 caFile: caFile, connectTimeout: timeout, ioTimeout: timeout, totalDeadline: timeout * 2,
                 maxRedirects: 0)
@@ -97,7 +70,7 @@ extension String {
         public func latestCheckpoint(of witness: LogPolicy.Witness, origin: String, limit: Int)
             throws(WitnessFetchError) -> [UInt8]
         {
-            let text = WitnessCheckpointPath.url(base: witness.url, origin: origin)
+            let text = WitnessCheckpointPath.url(base: witness.url, origin: origin, hasher: hasher)
             guard let url = URL(string: text) else { throw .unreachable("invalid URL \(text)") }
             var configuration = configuration
             configuration.maxResponseBytes = limit

@@ -106,11 +106,19 @@ enum WitnessRound {
     /// Posts `body` to each witness (one retry from the witness's size after a 409) and
     /// merges the valid cosignatures into the log-signed `note`.
     ///
-    /// - Returns: the cosigned note, the cosigners and the reasons of the others.
+    /// A witness that refuses (a 409 above this log's size, or a 422) is then asked for its
+    /// checkpoint (C2SP tlog-witness monitoring path): a log-signed one that this log never
+    /// published is `evidence`, which must stop the step; anything else counts against the
+    /// witness as a failure naming what was found.
+    ///
+    /// - Parameter pending: the publisher's pending checkpoint, which a witness may hold
+    ///   without it being evidence.
+    /// - Returns: the cosigned note, the cosigners, the reasons of the others, the
+    ///   cosignature times and the signed evidence found.
     static func collect(
         note: SignedNote, checkpoint: Checkpoint, body: [UInt8], policy: LogPolicy, client: any WitnessClient,
-        reader: any TileReader, crypto: CryptoProvider
-    ) -> (note: SignedNote, cosigners: [String], failures: [String], cosignedAt: [String: UInt64]) {
+        reader: any TileReader, crypto: CryptoProvider, pending: Checkpoint? = nil
+    ) -> Round {
         // Every witness is asked at once (one connection each), so a slow or unreachable
         // witness costs its timeout once, not once per witness before it; results are taken
         // in the root's witness order.
@@ -120,11 +128,13 @@ enum WitnessRound {
         // here, from the tiles), again all at once.
         var retries: [(index: Int, body: [UInt8])] = []
         var failures: [String?] = Array(repeating: nil, count: witnesses.count)
+        var suspects: [Int] = []
         for (index, answer) in answers.enumerated() {
             guard case .success(let first) = answer, let size = first.conflictSize else { continue }
             let witness = witnesses[index]
             guard size <= checkpoint.size else {
                 failures[index] = "\(witness.name): holds size \(size), above this log's \(checkpoint.size)"
+                suspects.append(index)
                 continue
             }
             do {
@@ -145,8 +155,43 @@ enum WitnessRound {
                 responses.append((witness, answer.body))
             case .success(let answer):
                 failures[index] = "\(witness.name): answered \(answer.status) \(printable(answer.body))"
+                if answer.status == 422 { suspects.append(index) }
             case .failure(let error):
                 failures[index] = "\(witness.name): \(error.reason)"
+            }
+        }
+        let hasher = MerkleHasher(crypto.hasher)
+        let fetched = fetch(
+            suspects.map {
+                WitnessCheckpointPath.url(base: witnesses[$0].url, origin: policy.origin, hasher: crypto.hasher)
+            },
+            client: client)
+        var evidence: [Evidence] = []
+        for (index, answer) in zip(suspects, fetched) {
+            let witness = witnesses[index]
+            let place = WitnessCheckpointPath.url(base: witness.url, origin: policy.origin, hasher: crypto.hasher)
+            let verdict: WitnessCheckpointVerdict
+            var noteBytes: [UInt8] = []
+            switch answer {
+            case .success(let answer) where answer.status == 200:
+                noteBytes = answer.body
+                verdict = WitnessEvidence.verdict(
+                    note: answer.body, logKey: policy.logKey, published: checkpoint, pending: pending,
+                    ourRoot: { size in
+                        try MerkleProofs.treeHash(
+                            size: size,
+                            source: TileHashSource(treeSize: checkpoint.size, reader: reader, hasher: hasher),
+                            hasher: hasher)
+                    }, crypto: crypto)
+            case .success(let answer):
+                verdict = .unverifiable("\(place) answered \(answer.status)")
+            case .failure(let error):
+                verdict = .unverifiable("\(place): \(error.reason)")
+            }
+            if verdict.isEvidence {
+                evidence.append(Evidence(witness: witness.name, url: place, verdict: verdict, note: noteBytes))
+            } else {
+                failures[index] = (failures[index] ?? witness.name) + "; its checkpoint is \(verdict)"
             }
         }
         var failureTexts = failures.compactMap { $0 }
@@ -161,7 +206,64 @@ enum WitnessRound {
                 times[witness.name] = time
             }
         }
-        return (merged.note, merged.cosigners, failureTexts, times)
+        return Round(
+            note: merged.note, cosigners: merged.cosigners, failures: failureTexts, cosignedAt: times,
+            evidence: evidence)
+    }
+
+    /// What one round gave.
+    struct Round {
+        /// The note with the valid cosignatures merged in.
+        let note: SignedNote
+        /// The witnesses whose cosignature it carries.
+        let cosigners: [String]
+        /// The other witnesses, each with the reason.
+        let failures: [String]
+        /// Each cosigner's cosignature time, POSIX seconds.
+        let cosignedAt: [String: UInt64]
+        /// Log-signed checkpoints this log never published, as witnesses hold them.
+        let evidence: [Evidence]
+    }
+
+    /// A witness's log-signed checkpoint that conflicts with this log.
+    struct Evidence {
+        /// The witness's name.
+        let witness: String
+        /// Where its checkpoint was fetched.
+        let url: String
+        /// What it is (a fork or an unpublished extension).
+        let verdict: WitnessCheckpointVerdict
+        /// The note as fetched.
+        let note: [UInt8]
+    }
+
+    /// The text of a step stopped by signed evidence: each witness's note, ours, and the
+    /// runbook, on one line (the CLI prints an error as one line): a note's lines are
+    /// separated by ` | `.
+    static func evidenceReport(_ evidence: [Evidence], ours: SignedNote, unchanged: String) -> String {
+        var parts = ["the log key signed a checkpoint this log never published (\(unchanged))"]
+        for item in evidence {
+            parts.append("witness \(item.witness) holds \(item.verdict); its note (\(item.url)): \(oneLine(item.note))")
+        }
+        parts.append("our checkpoint note: \(oneLine(ours.bytes))")
+        parts.append(
+            "treat the log key and the pins key as stolen: follow \"Incident runbook: stolen keys\" in docs/TRANSPARENCY.md (rotate both through the root role; keep the witnesses' notes as evidence)"
+        )
+        return parts.joined(separator: ". ")
+    }
+
+    /// A note on one line: its lines joined by ` | `, other control characters dropped.
+    private static func oneLine(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes.prefix(LogFiles.noteLimit), as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            String($0.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        }
+        return lines.joined(separator: " | ")
+    }
+
+    /// GETs each URL's checkpoint, all at once, in the order given.
+    static func fetch(_ urls: [String], client: any WitnessClient) -> [Result<WitnessAnswer, ExchangeFailure>] {
+        concurrently(urls.count) { try client.fetchCheckpoint(url: urls[$0]) }
     }
 
     /// Why one exchange with a witness failed (its error's description).
@@ -174,18 +276,26 @@ enum WitnessRound {
     static func ask(_ requests: [(url: String, body: [UInt8])], client: any WitnessClient)
         -> [Result<WitnessAnswer, ExchangeFailure>]
     {
-        guard !requests.isEmpty else { return [] }
+        concurrently(requests.count) { try client.addCheckpoint(url: requests[$0].url, body: requests[$0].body) }
+    }
+
+    /// Runs `exchange` for indices 0..<count, one thread each, and returns the results in
+    /// index order.
+    private static func concurrently(_ count: Int, _ exchange: @escaping @Sendable (Int) throws -> WitnessAnswer)
+        -> [Result<WitnessAnswer, ExchangeFailure>]
+    {
+        guard count > 0 else { return [] }
         // One thread per witness: the exchanges block on the network, so a pool sized to the
         // CPUs (concurrentPerform) would still ask them a few at a time. A root lists few
         // witnesses.
-        let results = Mutex<[Result<WitnessAnswer, ExchangeFailure>?]>(Array(repeating: nil, count: requests.count))
+        let results = Mutex<[Result<WitnessAnswer, ExchangeFailure>?]>(Array(repeating: nil, count: count))
         let done = DispatchGroup()
-        for (index, request) in requests.enumerated() {
+        for index in 0..<count {
             done.enter()
             let thread = Thread {
                 let result: Result<WitnessAnswer, ExchangeFailure>
                 do {
-                    result = .success(try client.addCheckpoint(url: request.url, body: request.body))
+                    result = .success(try exchange(index))
                 } catch {
                     result = .failure(ExchangeFailure(reason: "\(error)"))
                 }
@@ -281,7 +391,7 @@ struct LogPlan {
             } catch {
                 throw .refused(input: nil, reason: "\(files.directory): \(error)")
             }
-            if let pending, pending.text != append?.note.text {
+            if let pending, let note = append?.note, !NoteText.equal(pending.text, note.text) {
                 throw .refused(
                     input: nil,
                     reason:
@@ -347,6 +457,12 @@ struct LogPlan {
             note: current.note, checkpoint: current.checkpoint,
             body: LogPublishing.reCosignBody(note: current.note, checkpoint: current.checkpoint), policy: policy,
             client: context.witnesses, reader: LogTileFiles(files: files), crypto: crypto)
+        guard round.evidence.isEmpty else {
+            throw .refused(
+                input: nil,
+                reason: WitnessRound.evidenceReport(
+                    round.evidence, ours: current.note, unchanged: "nothing was written"))
+        }
         guard round.cosigners.count >= policy.quorum else {
             throw .refused(input: nil, reason: belowQuorum(round.cosigners, round.failures, pending: false))
         }

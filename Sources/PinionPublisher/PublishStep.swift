@@ -368,6 +368,15 @@ struct PublishStep {
         let round = WitnessRound.collect(
             note: append.note, checkpoint: append.checkpoint, body: append.addCheckpointBody, policy: plan.policy,
             client: plan.context.witnesses, reader: reader, crypto: crypto)
+        guard round.evidence.isEmpty else {
+            throw .refused(
+                input: nil,
+                reason: WitnessRound.evidenceReport(
+                    round.evidence, ours: append.note,
+                    unchanged:
+                        "checkpoint, manifest.proof and manifest.json are unchanged; the new tiles and \(files.pendingCheckpointPath) stay"
+                ))
+        }
         guard round.cosigners.count >= plan.policy.quorum else {
             throw .refused(input: nil, reason: plan.belowQuorum(round.cosigners, round.failures, pending: true))
         }

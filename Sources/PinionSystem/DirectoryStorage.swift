@@ -232,6 +232,31 @@ public struct DirectoryStorage: StateStorage {
         return descriptor
     }
 
+    /// Refuses a directory, or any parent up to the first one owned by root, that its group
+    /// or others can write (mode `& 0o022`): whoever can write a directory can rename an
+    /// older file over a state file in it, which is as good as writing the file. For state
+    /// whose tampering is a security failure (a witness's latest checkpoints). The first
+    /// root-owned parent and those above it are the system's (`/`, `/var`, a sticky `/tmp`).
+    ///
+    /// - Parameter path: the state directory (it must exist).
+    /// - Throws: `StorageError` `EPERM` naming the directory and its mode; the error of `stat`.
+    public static func refuseWritableAncestry(_ path: String) throws(StorageError) {
+        var current = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        while current.count > 1, current.hasSuffix("/") { current.removeLast() }
+        var first = true
+        while true {
+            var info = stat()
+            guard stat(current, &info) == 0 else { throw StorageError.posix(.open, current, code: errno) }
+            if !first, info.st_uid == 0 { return }
+            try refuseWritable(
+                info.st_mode, mask: 0o022, current,
+                what: first ? "its group or others" : "its group or others (a parent of the state directory)")
+            first = false
+            guard current != "/", let slash = current.lastIndex(of: "/") else { return }
+            current = slash == current.startIndex ? "/" : String(current[..<slash])
+        }
+    }
+
     /// The one permission check of state: `mode & mask` must be 0, or `EPERM` naming the
     /// octal mode and who can write (the directory: others; a protected file: group or others).
     private static func refuseWritable(_ mode: mode_t, mask: mode_t, _ name: String, what: String)

@@ -45,6 +45,14 @@ public protocol WitnessClient: Sendable {
     /// - Throws: when the witness cannot be reached or its answer cannot be read (it then
     ///   counts as down).
     func addCheckpoint(url: String, body: [UInt8]) throws -> WitnessAnswer
+
+    /// GETs a witness's latest checkpoint note of one log (C2SP tlog-witness
+    /// `<prefix>/<origin hash>/checkpoint`, built by `WitnessCheckpointPath.url`).
+    ///
+    /// - Parameter url: the full checkpoint URL (`https://...`).
+    /// - Returns: the witness's status and body (for 200, the cosigned note), whatever the status.
+    /// - Throws: when the witness cannot be reached or its answer cannot be read.
+    func fetchCheckpoint(url: String) throws -> WitnessAnswer
 }
 
 /// Why a witness could not be asked.
@@ -96,6 +104,16 @@ public struct HTTPSWitnessClient: WitnessClient {
             return WitnessAnswer(status: response.status, body: response.body)
         } catch {
             throw WitnessClientError.exchange("\(prefix): \(error)")
+        }
+    }
+
+    public func fetchCheckpoint(url: String) throws -> WitnessAnswer {
+        guard let target = URL(string: url), target.scheme == "https" else { throw WitnessClientError.badURL(url) }
+        do {
+            let response = try client.get(target) { _ in .proceed }
+            return WitnessAnswer(status: response.status, body: response.body)
+        } catch {
+            throw WitnessClientError.exchange("\(url): \(error)")
         }
     }
 }

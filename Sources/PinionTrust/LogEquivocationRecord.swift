@@ -42,7 +42,8 @@ public enum LogEquivocationRecord {
             case .string(let receivedText)? = object["receivedNote"],
             let (storedNote, stored) = note(storedText, hasher: hasher),
             let (receivedNote, received) = note(receivedText, hasher: hasher),
-            stored.origin == received.origin, stored.size == received.size, stored.rootHash != received.rootHash,
+            NoteText.equal(stored.origin, received.origin), stored.size == received.size,
+            stored.rootHash != received.rootHash,
             object["origin"] == .string(stored.origin), object["size"] == .number(String(stored.size))
         else { return nil }
         return Equivocation(stored: stored, storedNote: storedNote, received: received, receivedNote: receivedNote)

@@ -71,7 +71,7 @@ extension TrustCore {
     /// valid signature by its log key. One of another origin or key (a root rotation changed
     /// the log) is dropped: nil.
     func storedCheckpoint(_ stored: StoredCheckpoint?, under policy: LogPolicy) -> StoredCheckpoint? {
-        guard let stored, stored.checkpoint.origin == policy.origin,
+        guard let stored, NoteText.equal(stored.checkpoint.origin, policy.origin),
             let note = try? SignedNote.parse(stored.note),
             let valid = try? note.verify(keys: [policy.logKey], verifier: crypto.verifier), !valid.isEmpty
         else { return nil }

@@ -328,20 +328,44 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(report.log?.witnesses.map(\.state.code) == ["consistent", "consistent", "split-view"])
     }
 
-    @Test func witnessAheadWithATreeTheTilesDoNotContainIsASplitView() throws {
+    /// A witness holds a log-signed tree larger than the published one that the tiles do not
+    /// contain: the log key signed entries nobody published (a thief's extension). Past the
+    /// publish grace it is `log-unpublished-entries`, never a rollback or a split view;
+    /// within the grace it is a publish in progress, a warning.
+    @Test func witnessAheadWithATreeTheTilesDoNotContainIsUnpublishedEntries() throws {
         let tree = try cleanLoggedTree(10)
         let directory = try TemporaryDirectory()
         try tree.write(to: directory.path)
         let other = try LoggedTree(keys: tree.keys)
         try other.append(try (0..<10).map { try tree.head(ofManifest: $0).bytes } + [Array("elsewhere\n".utf8)])
-        var witnesses = try honestWitnesses(tree)
-        // w3 did not cosign the publisher's log/checkpoint (w1 and w2 did): nothing shows that
-        // its larger tree extends the publisher's.
-        witnesses.answers["w3.example"] = .success(try tree.witnessAnswer(2, try other.checkpoint))
-        let report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
-        let finding = try #require(report.violations(.logSplitView).first)
-        #expect(finding.message.contains("beyond the publisher's 10"), "\(finding.message)")
-        #expect(report.violations(.logRollback).isEmpty, "\(report.violations)")
+        for w3CosignedOurs in [false, true] {
+            var witnesses = try honestWitnesses(tree)
+            witnesses.answers["w3.example"] = .success(try tree.witnessAnswer(2, try other.checkpoint))
+            var report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
+            if w3CosignedOurs {
+                // The witness also cosigned the published checkpoint: still unpublished entries.
+                let cosignedByAll = try TemporaryDirectory()
+                try tree.write(
+                    to: cosignedByAll.path,
+                    note: try tree.note(cosignedBy: [(0, tree.cosignTime), (1, tree.cosignTime), (2, tree.cosignTime)]))
+                report = try auditLogged(tree, repo: cosignedByAll.path, witnesses: witnesses)
+            }
+            let finding = try #require(report.violations(.logUnpublishedEntries).first, "\(report.violations)")
+            #expect(finding.message.contains("UNPUBLISHED ENTRIES: witness w3.example"), "\(finding.message)")
+            #expect(finding.message.contains("treat the pins key and the log key as stolen"), "\(finding.message)")
+            #expect(report.violations(.logRollback).isEmpty, "\(report.violations)")
+            #expect(report.violations(.logSplitView).isEmpty, "\(report.violations)")
+            #expect(report.log?.witnesses[2].state == .unpublished(size: 11))
+        }
+        // Cosigned a minute before the audit: a publish in progress (witnesses cosign before
+        // the publisher writes what it serves).
+        var recent = try honestWitnesses(tree)
+        recent.answers["w3.example"] = .success(
+            try tree.witnessAnswer(2, try other.checkpoint, time: tree.fixture.auditTime.secondsSince1970 - 60))
+        let inFlight = try auditLogged(tree, repo: directory.path, witnesses: recent)
+        #expect(inFlight.violations(.logUnpublishedEntries).isEmpty, "\(inFlight.violations)")
+        let warning = try #require(inFlight.warnings(.logWitnessAhead).first)
+        #expect(warning.message.contains("publish in progress"), "\(warning.message)")
     }
 
     /// Found by the hostile review: a witness serving a checkpoint it cosigned with a time
@@ -367,12 +391,12 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(within.warnings(.logCosignatureFuture).isEmpty, "\(within.warnings)")
     }
 
-    /// Found by the hostile review: a published tree that went back to an older state of the
-    /// log (a stale copy or an old backup) was reported as a split view. A witness that
-    /// cosigned the publisher's older checkpoint and a larger one vouched that the larger
-    /// extends it: a rollback (`log-rollback`). A larger tree whose hash the tiles contradict
-    /// stays a split view, even from such a witness.
-    @Test func aStaleTreeBehindAWitnessThatCosignedBothIsARollback() throws {
+    /// A witness that cosigned the publisher's checkpoint and a larger one the tiles do not
+    /// contain vouched that the larger extends it: the log key signed entries nobody
+    /// published, `log-unpublished-entries` (critical), not a rollback that would send the
+    /// operators after a stale mirror. A larger tree whose hash the tiles contradict stays a
+    /// split view, even from such a witness.
+    @Test func aWitnessThatCosignedOursAndALargerTreeIsUnpublishedEntriesNotARollback() throws {
         let tree = try cleanLoggedTree(10)
         let directory = try TemporaryDirectory()
         try tree.write(to: directory.path)
@@ -382,11 +406,13 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         witnesses.answers["w1.example"] = .success(try tree.witnessAnswer(0, try later.checkpoint))
         let report = try auditLogged(tree, repo: directory.path, witnesses: witnesses)
         #expect(!report.passed)
-        let finding = try #require(report.violations(.logRollback).first, "\(report.violations)")
-        #expect(finding.message.contains("ROLLBACK: witness w1.example"), "\(finding.message)")
-        #expect(finding.message.contains("size 11") && finding.message.contains("size 10"), "\(finding.message)")
+        let finding = try #require(report.violations(.logUnpublishedEntries).first, "\(report.violations)")
+        #expect(finding.message.contains("UNPUBLISHED ENTRIES: witness w1.example"), "\(finding.message)")
+        #expect(finding.message.contains("size 11") && finding.message.contains("10 entries"), "\(finding.message)")
+        #expect(finding.message.contains("also cosigned the published checkpoint"), "\(finding.message)")
+        #expect(report.violations(.logRollback).isEmpty, "\(report.violations)")
         #expect(report.violations(.logSplitView).isEmpty, "\(report.violations)")
-        #expect(report.log?.witnesses.map(\.state.code) == ["rollback", "consistent", "consistent"])
+        #expect(report.log?.witnesses.map(\.state.code) == ["unpublished-entries", "consistent", "consistent"])
         #expect(report.log?.witnesses[0].state.size == 11)
 
         // The same size with another hash from that witness: still a split view.

@@ -33,7 +33,9 @@ final class WitnessServerWorld: @unchecked Sendable {
 
     /// Places the answer of `witness` for `origin` where the server finds it.
     func serve(_ bytes: [UInt8], witness: String, origin: String = LogKeys.origin) throws {
-        let path = files + "/" + witness + "/checkpoint/" + origin
+        let path =
+            files + "/" + witness + "/" + WitnessCheckpointPath.originHash(origin, hasher: sodium.hasher)
+            + "/checkpoint"
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -49,18 +51,29 @@ func witness(_ url: String) throws -> LogPolicy.Witness {
 }
 
 @Suite(.serialized) struct WitnessFetchTests {
-    @Test func originIsPercentEncodedExceptUnreservedAndSlash() {
+    /// C2SP tlog-witness: `<prefix>/<origin hash>/checkpoint`, the SHA-256 of the origin in
+    /// lowercase hex (values from `printf %s ORIGIN | sha256sum`).
+    @Test func checkpointPathIsTheLowercaseHexSHA256OfTheOrigin() {
         #expect(
-            WitnessCheckpointPath.url(base: "https://w.example/api/", origin: "log.example/a b+c~_-/ü%")
-                == "https://w.example/api/checkpoint/log.example/a%20b%2Bc~_-/%C3%BC%25")
+            WitnessCheckpointPath.url(base: "https://w.example/api/", origin: "o", hasher: sodium.hasher)
+                == "https://w.example/api/65c74c15a686187bb6bbf9958f494fc6b80068034a659a9ad44991b08c58f2d2/checkpoint")
         #expect(
-            WitnessCheckpointPath.url(base: "https://w.example:8443", origin: "o")
-                == "https://w.example:8443/checkpoint/o")
+            WitnessCheckpointPath.url(base: "https://w.example:8443", origin: "o", hasher: sodium.hasher)
+                == "https://w.example:8443/65c74c15a686187bb6bbf9958f494fc6b80068034a659a9ad44991b08c58f2d2/checkpoint")
+        #expect(
+            WitnessCheckpointPath.originHash(
+                ofRoute: "/65c74c15a686187bb6bbf9958f494fc6b80068034a659a9ad44991b08c58f2d2/checkpoint") != nil)
+        #expect(
+            WitnessCheckpointPath.originHash(
+                ofRoute: "/65C74C15A686187BB6BBF9958F494FC6B80068034A659A9AD44991B08C58F2D2/checkpoint") == nil)
+        #expect(WitnessCheckpointPath.originHash(ofRoute: "/checkpoint/o") == nil)
     }
 
     @Test func answersAndRefusalsOverRealHTTPS() throws {
-        let world = try WitnessServerWorld(statuses: ["/failing/checkpoint/" + LogKeys.origin: 500])
-        let fetcher = HTTPSWitnessCheckpoints(caFile: world.ca, timeout: 5)
+        let world = try WitnessServerWorld(statuses: [
+            "/failing/" + WitnessCheckpointPath.originHash(LogKeys.origin, hasher: sodium.hasher) + "/checkpoint": 500
+        ])
+        let fetcher = HTTPSWitnessCheckpoints(caFile: world.ca, hasher: sodium.hasher, timeout: 5)
         let note = Array("audit.example/com.example.app\n1\nAAAA\n\n— sig\n".utf8)
         try world.serve(note, witness: "good")
         #expect(
@@ -78,7 +91,7 @@ func witness(_ url: String) throws -> LogPolicy.Witness {
             try fetcher.latestCheckpoint(of: try witness(world.url("failing")), origin: LogKeys.origin, limit: 16_384)
         }
         // The system store does not trust the test CA: a TLS failure, reported as unreachable.
-        let untrusting = HTTPSWitnessCheckpoints(caFile: nil, timeout: 5)
+        let untrusting = HTTPSWitnessCheckpoints(caFile: nil, hasher: sodium.hasher, timeout: 5)
         do {
             _ = try untrusting.latestCheckpoint(
                 of: try witness(world.url("good")), origin: LogKeys.origin, limit: 16_384)
@@ -131,7 +144,7 @@ func witness(_ url: String) throws -> LogPolicy.Witness {
         let tree = try cleanLoggedTree(6, keys: keys)
         let directory = try TemporaryDirectory()
         try tree.write(to: directory.path)
-        let fetcher = HTTPSWitnessCheckpoints(caFile: world.ca, timeout: 5)
+        let fetcher = HTTPSWitnessCheckpoints(caFile: world.ca, hasher: sodium.hasher, timeout: 5)
 
         try world.serve(try tree.witnessAnswer(0), witness: "w1")
         try world.serve(Array(repeating: 0x0A, count: 17_000), witness: "w2")  // oversized

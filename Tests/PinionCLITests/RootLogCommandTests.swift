@@ -57,7 +57,7 @@ import Testing
         }
     }
 
-    func logFlags(witnesses: Int = 4, quorum: Int = 2) -> [String] {
+    func logFlags(witnesses: Int = 4, quorum: Int = 3) -> [String] {
         ["--log-origin", "example.com/pinion/app", "--log-key", "@log.pub"]
             + (1...witnesses).flatMap { ["--witness", "w\($0).example=@w\($0).pub@https://w\($0).example/w"] }
             .map { $0.replacingOccurrences(of: "=@", with: "=") }
@@ -85,10 +85,11 @@ import Testing
     @Test func rootInitWritesTheLogMember() throws {
         let workspace = try keyedWorkspace()
         let result = workspace.ok(initArguments(workspace, extra: logFlags()))
-        #expect(!result.err.contains("warning"), "4 witnesses for quorum 2: no warning")
+        #expect(!result.err.contains("warning"), "4 witnesses for quorum 3: no warning")
+        #expect(result.out.contains("a cosigned checkpoint carries 5 of at most 32 signature lines"), "\(result.out)")
         let log = try #require(try payload(workspace).log)
         #expect(log.origin == "example.com/pinion/app")
-        #expect(log.quorum == 2)
+        #expect(log.quorum == 3)
         #expect(log.maxCheckpointAge == 86_400)
         #expect(log.checkpointGrace == 7 * 86_400)
         #expect(log.witnesses.map(\.url) == (1...4).map { "https://w\($0).example/w" })
@@ -102,11 +103,50 @@ import Testing
                 .trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    @Test func rootInitWarnsBelowQuorumPlusTwoWitnesses() throws {
+    @Test func rootInitWarnsWhenTheQuorumToleratesNoOutage() throws {
         let workspace = try keyedWorkspace()
-        let result = workspace.ok(initArguments(workspace, extra: logFlags(witnesses: 3, quorum: 2)))
-        #expect(result.err.contains("fewer than quorum + 2"))
-        #expect(try payload(workspace).log?.witnesses.count == 3)
+        let result = workspace.ok(initArguments(workspace, extra: logFlags(witnesses: 2, quorum: 2)))
+        #expect(result.err.contains("tolerates no witness outage"), "\(result.err)")
+        #expect(try payload(workspace).log?.witnesses.count == 2)
+        let recommended = workspace.ok(initArguments(workspace, extra: logFlags(witnesses: 3, quorum: 2)) + ["--force"])
+        #expect(!recommended.err.contains("warning"), "3 witnesses, quorum 2: \(recommended.err)")
+    }
+
+    @Test func rootInitRefusesAMinorityQuorum() throws {
+        let workspace = try keyedWorkspace()
+        for (witnesses, quorum) in [(2, 1), (3, 1), (4, 2), (4, 1)] {
+            let result = workspace.run(initArguments(workspace, extra: logFlags(witnesses: witnesses, quorum: quorum)))
+            #expect(result.status == 2, "\(quorum) of \(witnesses): \(result.status) \(result.err)")
+            #expect(result.err.contains("is not a majority"), "\(result.err)")
+            #expect(result.err.contains("--allow-minority-quorum"), "\(result.err)")
+            #expect(!workspace.exists("root-payload.json"), "\(quorum) of \(witnesses): nothing written")
+        }
+        let allowed = workspace.ok(
+            initArguments(workspace, extra: logFlags(witnesses: 4, quorum: 2)) + ["--allow-minority-quorum"])
+        #expect(allowed.out.contains("quorum 2 (minority quorum"), "\(allowed.out)")
+        #expect(allowed.err.contains("is a minority quorum"), "\(allowed.err)")
+        #expect(try payload(workspace).log?.quorum == 2)
+    }
+
+    /// A rotation that keeps the log member is never refused (an emergency pins-key rotation
+    /// must not block on the quorum rule); one that changes it follows the rule.
+    @Test func rotateRefusesAMinorityQuorumOnlyWhenTheLogMemberChanges() throws {
+        let workspace = try keyedWorkspace()
+        workspace.ok(
+            initArguments(workspace, extra: logFlags(witnesses: 4, quorum: 2)) + ["--allow-minority-quorum"])
+        workspace.ok(["sign", "--key", "@root.key", "@root-payload.json", "-o", "@root.json"])
+        let rotate = ["root", "rotate", "--previous", "@root.json", "-o", "@next.json"]
+        workspace.ok(rotate)
+        #expect(try payload(workspace, "next.json").log?.quorum == 2, "kept unchanged")
+        try FileManager.default.removeItem(atPath: workspace.path("next.json"))
+        let changed = workspace.run(rotate + ["--max-checkpoint-age", "12h"])
+        #expect(changed.status == 2, "\(changed.err)")
+        #expect(changed.err.contains("is not a majority"), "\(changed.err)")
+        #expect(!workspace.exists("next.json"))
+        workspace.ok(rotate + ["--max-checkpoint-age", "12h", "--allow-minority-quorum"])
+        #expect(try payload(workspace, "next.json").log?.maxCheckpointAge == 12 * 3600)
+        workspace.ok(rotate + ["--witness-quorum", "3", "--force"])
+        #expect(try payload(workspace, "next.json").log?.quorum == 3)
     }
 
     /// Found by the hostile review: `--max-checkpoint-age 0` was accepted silently.
@@ -210,9 +250,9 @@ import Testing
         let rotate = ["root", "rotate", "--previous", "@root.json", "-o", "@next.json", "--force"]
         workspace.ok(rotate)
         #expect(try payload(workspace, "next.json").log == first, "kept without log flags")
-        workspace.ok(rotate + ["--witness-quorum", "3"])
+        workspace.ok(rotate + ["--witness-quorum", "4"])
         let changed = try #require(try payload(workspace, "next.json").log)
-        #expect(changed.quorum == 3)
+        #expect(changed.quorum == 4)
         #expect(changed.witnesses == first.witnesses)
         #expect(changed.logKey == first.logKey)
         workspace.ok(rotate + ["--no-log"])

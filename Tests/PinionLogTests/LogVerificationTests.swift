@@ -398,9 +398,15 @@ private let now: Int64 = 1_800_000_000
         ) {
             _ = try LogPolicy(origin: "", logKey: logKey, witnesses: witnesses, quorum: 1, maxCheckpointAge: 1)
         }
-        #expect(log.policy.hasFewWitnesses)
-        #expect(
-            !(try LogPolicy(origin: "o", logKey: logKey, witnesses: witnesses, quorum: 1, maxCheckpointAge: 1))
-                .hasFewWitnesses)
+        // Three witnesses: quorum 1 lets two disjoint quorums cosign two trees; 2 does not.
+        func minority(_ witnesses: ArraySlice<LogPolicy.Witness>, quorum: Int) throws -> Bool {
+            try LogPolicy(
+                origin: "o", logKey: logKey, witnesses: Array(witnesses), quorum: quorum, maxCheckpointAge: 1
+            ).isMinorityQuorum
+        }
+        #expect(try minority(witnesses[...], quorum: 1))
+        #expect(!(try minority(witnesses[...], quorum: 2)))
+        #expect(try minority(witnesses.prefix(2), quorum: 1))
+        #expect(!(try minority(witnesses.prefix(2), quorum: 2)))
     }
 }

@@ -213,6 +213,51 @@ final class RecordingReader: TileReader {
             try TileAudit.verify(size: 600, rootHash: merkle.emptyRoot, reader: store, hasher: merkle)
         }
     }
+    /// A log grown in steps: every step's checkpoint size leaves its partial tiles behind.
+    private func grown(_ sizes: [Int]) throws -> MemoryTileStore {
+        let store = MemoryTileStore()
+        var size = 0
+        for target in sizes {
+            var appender = try TileLogAppender(size: UInt64(size), reader: store, hasher: merkle)
+            for index in size..<target { try appender.append(sampleEntry(index)) }
+            store.store(appender.writes)
+            size = target
+        }
+        return store
+    }
+
+    /// C2SP tlog-tiles: the partial tiles of an older checkpoint stay served until the full
+    /// tile exists; a flipped one is refused naming it, a deleted one is fine once full.
+    @Test func olderPartialTilesMustHoldTheStartOfTheCurrentTiles() throws {
+        let store = try grown([3, 5])
+        try TileAudit.verifyOlderPartialTiles(size: 3, currentSize: 5, reader: store)
+        for path in ["tile/0/000.p/3", "tile/entries/000.p/3"] {
+            let flipped = MemoryTileStore()
+            flipped.files = store.files
+            let last = try #require(flipped.files[path]).count - 1
+            flipped.files[path]?[last] ^= 0x01
+            #expect(throws: TileError.hashMismatch(path)) {
+                try TileAudit.verifyOlderPartialTiles(size: 3, currentSize: 5, reader: flipped)
+            }
+            let deleted = MemoryTileStore()
+            deleted.files = store.files
+            deleted.files[path] = nil
+            #expect(throws: TileError.missingTile(path), "the tile is still partial: it must be served") {
+                try TileAudit.verifyOlderPartialTiles(size: 3, currentSize: 5, reader: deleted)
+            }
+        }
+        // Once the full tiles exist, a deleted older partial tile is fine; a flipped one is not.
+        let full = try grown([3, 300])
+        let pruned = MemoryTileStore()
+        pruned.files = full.files
+        pruned.files["tile/0/000.p/3"] = nil
+        pruned.files["tile/entries/000.p/3"] = nil
+        try TileAudit.verifyOlderPartialTiles(size: 3, currentSize: 300, reader: pruned)
+        full.files["tile/0/000.p/3"]?[0] ^= 0x01
+        #expect(throws: TileError.hashMismatch("tile/0/000.p/3")) {
+            try TileAudit.verifyOlderPartialTiles(size: 3, currentSize: 300, reader: full)
+        }
+    }
 }
 
 /// SHA-256 that counts its calls (single-threaded test use only).

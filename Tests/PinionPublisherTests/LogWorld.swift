@@ -17,6 +17,7 @@ final class FakeWitness: @unchecked Sendable {
     let url: String
     private let lock = NSLock()
     private var latest: Checkpoint?
+    private var note: [UInt8]?
     private var state = (down: false, answersBeforeDown: Int?.none, time: UInt64(t0.secondsSince1970), requests: 0)
 
     init(name: String, url: String) throws {
@@ -42,6 +43,11 @@ final class FakeWitness: @unchecked Sendable {
         set { lock.withLock { state.time = newValue } }
     }
     var latestSize: UInt64? { lock.withLock { latest?.size } }
+    /// The note it serves at its checkpoint path: the latest it cosigned (settable, to serve another).
+    var servedNote: [UInt8]? {
+        get { lock.withLock { note } }
+        set { lock.withLock { note = newValue } }
+    }
     var requests: Int { lock.withLock { state.requests } }
     /// The latest checkpoint it cosigned (to save and restore between simulated crashes).
     var latestCheckpoint: Checkpoint? {
@@ -65,6 +71,7 @@ final class FakeWitness: @unchecked Sendable {
                 let line = try WitnessDecision.cosign(
                     decided.note, name: name, timestamp: state.time, signer: Ed25519NoteSigner(key: key),
                     hasher: sodium.hasher)
+                note = decided.note.bytes + line
                 return WitnessAnswer(status: 200, body: line)
             } catch let refusal as WitnessRefusal {
                 if case .conflict(let size) = refusal {
@@ -87,6 +94,17 @@ struct FakeWitnessNetwork: WitnessClient {
             throw WitnessClientError.exchange("\(url): no such host")
         }
         return try witness.answer(body, logKey: logKey, origin: origin)
+    }
+
+    func fetchCheckpoint(url: String) throws -> WitnessAnswer {
+        guard
+            let witness = witnesses.first(where: {
+                url == WitnessCheckpointPath.url(base: $0.url, origin: origin, hasher: sodium.hasher)
+            })
+        else { return WitnessAnswer(status: 404, body: Array("not found".utf8)) }
+        guard !witness.isDown else { throw WitnessClientError.exchange("\(url): connection refused") }
+        guard let note = witness.servedNote else { return WitnessAnswer(status: 404, body: []) }
+        return WitnessAnswer(status: 200, body: note)
     }
 }
 
@@ -184,6 +202,46 @@ final class LogWorld: @unchecked Sendable {
             }
         }
         return files
+    }
+}
+
+extension LogWorld {
+    /// The thief, holding the log key: appends a head of its own (a rogue manifest) to the
+    /// published tree in memory and has `chosen` witnesses (all by default) cosign the larger
+    /// checkpoint, writing nothing to the repository.
+    @discardableResult
+    func thiefExtends(_ chosen: [FakeWitness]? = nil) throws -> LogAppend {
+        guard let bytes = read("log/checkpoint") else { throw TileError.missingTile("log/checkpoint") }
+        let current = try Checkpoint.parse(try SignedNote.parse(bytes).text, hasher: MerkleHasher(sodium.hasher))
+        return try thiefAppends(
+            current: current, reader: DiskTiles(logDirectory: scopeDirectory + "/log"), to: chosen ?? witnesses)
+    }
+
+    /// The thief signs its own tree of size 1 (another head than the publisher's first) and
+    /// has `witness`, which never cosigned this log, cosign it: a fork.
+    func thiefForks(witness: FakeWitness) throws {
+        try thiefAppends(current: nil, reader: DiskTiles(logDirectory: repo + "/nowhere"), to: [witness])
+    }
+
+    @discardableResult
+    private func thiefAppends(current: Checkpoint?, reader: any TileReader, to chosen: [FakeWitness]) throws
+        -> LogAppend
+    {
+        let head = try HeadRecord(
+            scope: "com.example.app", sequence: Int64(current?.size ?? 0), rootVersion: 1,
+            rootPayloadSHA256: Array(repeating: 0xAA, count: 32), manifestRootVersion: 1, manifestVersion: 999,
+            manifestPayloadSHA256: Array(repeating: 0xBB, count: 32))
+        let append = try LogPublishing.append(
+            heads: [head], current: current, reader: reader, origin: LogWorld.origin,
+            logSigner: Ed25519NoteSigner(key: logKey), crypto: sodium)
+        for witness in chosen {
+            let answer = try witness.answer(
+                append.addCheckpointBody, logKey: try logVerifierKey, origin: LogWorld.origin)
+            guard answer.status == 200 else {
+                throw WitnessClientError.exchange("\(witness.name) refused the thief: \(answer.status)")
+            }
+        }
+        return append
     }
 }
 

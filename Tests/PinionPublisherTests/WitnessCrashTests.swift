@@ -105,7 +105,7 @@ struct SeededRandom {
         kill(child.process.processIdentifier, SIGHUP)
         // Still answering after the reload, on a new connection.
         let after = try RawTLSClient(port: child.port)
-        let fetched = after.request("GET /w1/checkpoint/\(percentEncoded(log.origin)) HTTP/1.1\r\nHost: w\r\n\r\n")
+        let fetched = after.request("GET /w1\(checkpointRoute(log.origin)) HTTP/1.1\r\nHost: w\r\n\r\n")
         #expect(fetched?.status == 200)
         #expect(child.stop(SIGTERM) == 0)
     }
@@ -126,7 +126,7 @@ struct SeededRandom {
             workspace.path("state"), "--cert", credentials.certificate, "--tls-key", credentials.key, "--listen",
             "127.0.0.1:0", "--workers", "1", "--no-rate-limit", "--access-log", "off",
         ]
-        let statePath = "/checkpoint/" + percentEncoded(log.origin)
+        let statePath = checkpointRoute(log.origin)
         var acknowledged = 0  // the largest size the driver received a cosignature for
         var cosignatures = 0
         var forkAttempts = 0

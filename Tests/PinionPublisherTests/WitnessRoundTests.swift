@@ -34,6 +34,8 @@ private final class BarrierNetwork: WitnessClient, @unchecked Sendable {
         if failing.contains(url) { throw WitnessClientError.exchange("\(url): connection refused") }
         return WitnessAnswer(status: 200, body: Array(url.utf8) + body)
     }
+
+    func fetchCheckpoint(url: String) throws -> WitnessAnswer { WitnessAnswer(status: 404, body: []) }
 }
 
 @Suite struct WitnessRoundTests {

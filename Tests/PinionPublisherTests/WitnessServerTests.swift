@@ -64,7 +64,7 @@ import Testing
         let get = try running.send("GET", "/add-checkpoint")
         #expect(get.status == 405)
         #expect(get.header("allow") == "POST")
-        #expect(try running.send("DELETE", "/checkpoint/x").status == 405)
+        #expect(try running.send("DELETE", checkpointRoute("x")).status == 405)
         #expect(try running.send("GET", "/v1/s/manifest.json").status == 404)
         #expect(try running.post("/add-checkpoint/", try grown.body(old: 8, size: 12)).status == 404)
 
@@ -99,8 +99,10 @@ import Testing
         let log = try TestLog(origin: "pinion.test/scöpe:1/log", size: 4)
         let fixture = try WitnessSetupFixture(logs: [log])
         let running = try RunningWitness(try fixture.open(), pathPrefix: "/w1")
-        let path = "/w1/checkpoint/" + percentEncoded(log.origin)
-        #expect(path.contains("%C3%B6") && path.contains("%3A"))
+        let path = "/w1" + checkpointRoute(log.origin)
+        // C2SP tlog-witness: the SHA-256 of the origin's UTF-8, in lowercase hex
+        // (`printf %s 'pinion.test/scöpe:1/log' | sha256sum`).
+        #expect(path == "/w1/98b58a92e284fcde9bb09d6afe2d51e699421c1458692ad54e8524d4c54b29d0/checkpoint")
         #expect(try running.send("GET", path).status == 404)  // nothing cosigned yet
         #expect(try running.post("/add-checkpoint", try log.body(old: 0, size: 4)).status == 404)  // no prefix
         let added = try running.post("/w1/add-checkpoint", try log.body(old: 0, size: 4))
@@ -118,9 +120,10 @@ import Testing
 
         let head = try running.send("HEAD", path)
         #expect(head.status == 200 && head.body.isEmpty)
-        #expect(try running.send("GET", "/w1/checkpoint/" + percentEncoded("pinion.test/unknown")).status == 404)
-        #expect(try running.send("GET", "/w1/checkpoint/bad%zzescape").status == 400)
-        #expect(try running.send("GET", "/checkpoint/" + percentEncoded(log.origin)).status == 404)
+        #expect(try running.send("GET", "/w1" + checkpointRoute("pinion.test/unknown")).status == 404)
+        #expect(try running.send("GET", path.uppercased().replacingOccurrences(of: "/W1/", with: "/w1/")).status == 404)
+        #expect(try running.send("GET", "/w1/checkpoint/pinion.test%2Flog").status == 404, "not the old path")
+        #expect(try running.send("GET", checkpointRoute(log.origin)).status == 404, "no prefix")
     }
 
     @Test func limitsTheRequestRatePerClientAddress() throws {
@@ -129,7 +132,7 @@ import Testing
         // Three tokens, one more every 1,000 minutes: no refill can happen during the test.
         let running = try RunningWitness(try fixture.open(), rateLimit: WitnessRateLimit(burst: 3, perMinute: 0.001))
         var statuses: [Int] = []
-        for _ in 0..<5 { statuses.append(try running.send("GET", "/checkpoint/x").status) }
+        for _ in 0..<5 { statuses.append(try running.send("GET", checkpointRoute("x")).status) }
         #expect(statuses == [404, 404, 404, 429, 429])
         let limited = try running.post("/add-checkpoint", try log.body(old: 0, size: 2))
         #expect(limited.status == 429)

@@ -226,6 +226,48 @@ import Testing
         else { throw SetupFailure(description: "went back in time") }
     }
 
+    /// A state directory, or a parent of it below the first root-owned one, that its group or
+    /// others can write lets them rename an older note over the state file: the witness
+    /// refuses to start, naming the directory and its mode, and leaves the state alone.
+    @Test func aStateDirectoryOrParentWritableByGroupOrOthersStopsTheStart() throws {
+        let (fixture, log) = try cosignedState()
+        let state = fixture.stateDirectory
+        let parent = (state as NSString).deletingLastPathComponent
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin)))
+        func refusal() -> String? {
+            do {
+                _ = try fixture.open()
+                return nil
+            } catch {
+                guard case .stateDirectory(let detail) = error as? WitnessStartError else { return "\(error)" }
+                return detail
+            }
+        }
+        for mode: mode_t in [0o770, 0o720, 0o702] {
+            #expect(chmod(state, mode) == 0)
+            let detail = try #require(refusal(), "started on a state directory of mode \(String(mode, radix: 8))")
+            #expect(detail.contains("writable by"), "\(detail)")
+            #expect(detail.contains("mode \(String(mode, radix: 8))"), "\(detail)")
+        }
+        #expect(chmod(state, 0o700) == 0)
+        // A parent owned by another user than root, group-writable: refused too.
+        let ownedByRoot = getuid() == 0
+        if ownedByRoot { #expect(chown(parent, 65534, 65534) == 0) }
+        #expect(chmod(parent, 0o775) == 0)
+        let detail = try #require(refusal(), "started below a group-writable parent")
+        #expect(detail.contains("a parent of the state directory") && detail.contains(parent), "\(detail)")
+        #expect(chmod(parent, 0o755) == 0)
+        #expect(try fixture.open().latestCheckpoint(origin: log.origin)?.size == 5)
+        if ownedByRoot {
+            // Owned by root, the parent is the system's: the walk stops there.
+            #expect(chown(parent, 0, 0) == 0)
+            #expect(chmod(parent, 0o775) == 0)
+            #expect(try fixture.open().latestCheckpoint(origin: log.origin)?.size == 5)
+            #expect(chmod(parent, 0o755) == 0)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin))) == before)
+    }
+
     /// Found by the hostile review: a state file its group or others may write was used. The
     /// state is the witness's memory of what it cosigned (rolling it back lets it cosign a
     /// fork): the witness refuses to start, naming the file, and leaves the file alone.

@@ -187,12 +187,7 @@ final class RunningWitness: @unchecked Sendable {
     }
 }
 
-/// `origin` percent-encoded except A-Z a-z 0-9 - . _ ~ / (the witness's GET route).
-func percentEncoded(_ origin: String) -> String {
-    origin.utf8.map { byte -> String in
-        let safe =
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-            || [0x2D, 0x2E, 0x5F, 0x7E, 0x2F].contains(byte)
-        return safe ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
-    }.joined()
+/// The witness's checkpoint route of `origin` (C2SP tlog-witness): `/<lowercase hex SHA-256 of origin>/checkpoint`.
+func checkpointRoute(_ origin: String) -> String {
+    "/" + WitnessCheckpointPath.originHash(origin, hasher: witnessCrypto.hasher) + "/checkpoint"
 }

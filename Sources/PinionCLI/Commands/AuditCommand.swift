@@ -14,11 +14,12 @@ struct AuditCommand: Command {
     static let summary = "verify a published tree's whole history; print the pin timeline"
     static let options: [OptionSpec] = [
         .value("root"), .flag("json"), .value("cafile"), .value("at"), .value("witness-ca"), .flag("no-witnesses"),
-        .value("since"), .value("save-checkpoint"),
+        .value("since"), .value("save-checkpoint"), .value("publish-grace"), .value("prometheus"),
     ]
     static let help = """
         usage: pinion audit --root ROOT_ENVELOPE TREE [--json] [--cafile F] [--at TIME]
                             [--witness-ca F | --no-witnesses] [--since CHECKPOINT] [--save-checkpoint F]
+                            [--publish-grace D] [--prometheus FILE]
 
         Audits the published tree of the root's scope: TREE is the directory given to
         pinion publish --repo, or its https URL (the server root a client is given).
@@ -38,7 +39,7 @@ struct AuditCommand: Command {
         per index.json manifest from the documents and requires the log's entries to be
         exactly those heads, rechecks every tile against log/checkpoint, the log signature
         and a quorum of cosignatures, manifest.proof as a client verifies it, and fetches
-        each witness's latest checkpoint (GET URL/checkpoint/ORIGIN): one the witness
+        each witness's latest checkpoint (GET URL/ORIGIN_HASH/checkpoint): one the witness
         cosigned that the publisher's tiles do not extend is a split view. An unreachable
         witness, a witness ahead within the tiles (a pending publish) and a checkpoint past
         maxCheckpointAge are warnings.
@@ -59,9 +60,16 @@ struct AuditCommand: Command {
           --since CHECKPOINT     a checkpoint note saved before: the log must extend it
           --save-checkpoint F    after a passing audit, write log/checkpoint's note to F
                                  (atomically), for the next --since: a cron job is a monitor
+          --publish-grace D      a witness ahead of the published log by less than D (by its
+                                 cosignature time) is a publish in progress (default 1h);
+                                 older, and not the pending checkpoint of a TREE directory
+                                 on the publisher host, it is log-unpublished-entries
+          --prometheus FILE      also write Prometheus text-format gauges to FILE atomically
+                                 (pinion_audit_level 0 ok, 1 warning, 2 critical)
 
         Exit 0 every rule holds (warnings allowed), 1 violations (all listed), 2 usage,
-        3 I/O or network error.
+        3 I/O or network error. With --save-checkpoint (a monitor): 0 ok, 4 warnings only,
+        1 critical (violations).
 
         """
 
@@ -98,17 +106,27 @@ struct AuditCommand: Command {
         // A CA file that cannot be read would otherwise show only as unreachable witnesses.
         if let caFile = arguments.value("witness-ca") { try LogKeyOption.checkWitnessCA(caFile) }
         let witnesses: (any WitnessCheckpointSource)? =
-            arguments.flag("no-witnesses") ? nil : HTTPSWitnessCheckpoints(caFile: arguments.value("witness-ca"))
+            arguments.flag("no-witnesses")
+            ? nil : HTTPSWitnessCheckpoints(caFile: arguments.value("witness-ca"), hasher: crypto.hasher)
         let since = try arguments.value("since").map { (path) throws(CLIError) in
             try Files.read(path, limit: NoteLimits.standard.maxBytes)
         }
+        var options = AuditOptions(at: at, progress: progress, witnesses: witnesses, since: since)
+        if let text = arguments.value("publish-grace") {
+            options.publishGrace = text == "0" ? 0 : try DurationText.seconds(text, option: "publish-grace")
+        }
+        options.pendingCheckpoint = try pendingCheckpoint(tree, scope: scope)
+        let prometheusPath = arguments.value("prometheus")
+        if let prometheusPath { _ = try Files.existingRegularFileMode(prometheusPath) }
         let report: AuditReport
         do {
-            report = try Auditor.audit(
-                anchor: anchor, source: source, crypto: crypto,
-                options: AuditOptions(at: at, progress: progress, witnesses: witnesses, since: since))
+            report = try Auditor.audit(anchor: anchor, source: source, crypto: crypto, options: options)
         } catch {
             throw CLIError.io(error.description)
+        }
+        if let prometheusPath {
+            try Files.writeAtomically(
+                Array(AuditMetrics.render(report).utf8), to: prometheusPath, replace: true, mode: 0o644)
         }
         if arguments.flag("json") {
             context.out(JSONWriter.terminalSafeText(report.json()))
@@ -133,6 +151,24 @@ struct AuditCommand: Command {
                 "audit of \(report.location) failed: \(report.violations.count) violation(s), listed \(arguments.flag("json") ? "in the JSON output" : "above")"
             )
         }
+        if arguments.value("save-checkpoint") != nil, AuditMetrics.level(report) == .warning {
+            throw CLIError(
+                exitCode: AuditCommand.warningExit,
+                "audit of \(report.location): \(report.warnings.count) warning(s), listed \(arguments.flag("json") ? "in the JSON output" : "above")"
+            )
+        }
+    }
+
+    /// A monitor's exit code for warnings only (as `pinion status`'s).
+    static let warningExit: Int32 = 4
+
+    /// The publisher's pending checkpoint note when TREE is a directory with
+    /// `pending/{scope}/checkpoint` (the audit runs on the publisher host), else nil.
+    static func pendingCheckpoint(_ tree: String, scope: String) throws(CLIError) -> [UInt8]? {
+        guard !tree.contains("://") else { return nil }
+        let path = tree + "/pending/" + scope + "/checkpoint"
+        guard try Files.existingRegularFileMode(path) != nil else { return nil }
+        return try Files.read(path, limit: NoteLimits.standard.maxBytes)
     }
 
     /// A directory source, or an HTTPS one for an https URL.

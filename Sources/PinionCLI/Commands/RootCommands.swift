@@ -136,6 +136,7 @@ struct RootInitCommand: Command {
             arguments, context: context, defaultLifetime: 31_536_000)
         let cap = try RoleBuilder.lifetimeCap(arguments, default: 90 * 86_400)
         let log = try RootLogOptions.policy(arguments, previous: nil)
+        try RootLogOptions.checkQuorum(log, previous: nil, arguments)
         var keys = rootKeys
         for key in pinsKeys where !keys.contains(key) { keys.append(key) }
         let payload = RootPayload(
@@ -150,8 +151,9 @@ struct RootInitCommand: Command {
             "root role \(rootThreshold)-of-\(rootKeys.count), pins role \(pinsThreshold)-of-\(pinsKeys.count)"
         )
         if let log {
+            context.print(RootLogOptions.summary(log))
             context.print(
-                "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s"
+                "a cosigned checkpoint carries \(log.witnesses.count + 1) of at most 32 signature lines (the log's and one per witness)"
             )
         }
         context.print("next: pinion sign --key ROOT_KEY.key \(out) -o ROOT_ENVELOPE")
@@ -263,6 +265,7 @@ struct RootRotateCommand: Command {
             log = nil
         } else {
             log = try RootLogOptions.policy(arguments, previous: previous.log)
+            try RootLogOptions.checkQuorum(log, previous: previous.log, arguments)
         }
         let used = Set(rootIDs + pinsIDs)
         var payload = RootPayload(
@@ -293,9 +296,7 @@ struct RootRotateCommand: Command {
             )
         }
         if let log, log != previous.log {
-            context.print(
-                "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s (changed)"
-            )
+            context.print(RootLogOptions.summary(log) + " (changed)")
             RootLogOptions.warn(log, context: context)
         } else if log == nil, previous.log != nil {
             context.print("log dropped (--no-log): clients stop requiring log proofs for this scope")

@@ -10,7 +10,7 @@ enum RootLogOptions {
     /// The options both commands accept.
     static let options: [OptionSpec] = [
         .value("log-origin"), .value("log-key"), .value("witness", repeatable: true), .value("witness-quorum"),
-        .value("max-checkpoint-age"), .value("checkpoint-grace"),
+        .value("max-checkpoint-age"), .value("checkpoint-grace"), .flag("allow-minority-quorum"),
     ]
 
     /// Help lines for the options.
@@ -18,7 +18,10 @@ enum RootLogOptions {
           --log-origin O                the log's checkpoint origin (and log key name), e.g. example.com/pinion/S
           --log-key L.pub               the log's Ed25519 public key (pinion keygen); signs checkpoints only
           --witness NAME=W.pub@URL      a witness: its name, public key and https URL prefix (repeatable)
-          --witness-quorum Q            cosignatures by distinct listed witnesses a checkpoint needs (1...witnesses)
+          --witness-quorum Q            cosignatures by distinct listed witnesses a checkpoint needs: a majority
+                                        (more than half); 3 witnesses with quorum 2 is the recommended minimum
+          --allow-minority-quorum       accept a quorum of half the witnesses or fewer (two disjoint quorums
+                                        could then cosign two different trees: a split view no witness refuses)
           --max-checkpoint-age D        staleCheckpoint past this age, e.g. 24h (0 turns freshness off)
           --checkpoint-grace D          the manifest counts as expired this long after that (default 7d)
         """
@@ -105,14 +108,43 @@ enum RootLogOptions {
         }
     }
 
-    /// Warns about log settings docs/DESIGN.md §12 allows but that weaken the log: fewer
-    /// than quorum + 2 witnesses, and `maxCheckpointAge` 0 (freshness off: a first-run
+    /// Refuses a new or changed `log` member whose quorum is at most half the witnesses
+    /// (docs/DESIGN.md §12, the root member `log`) unless `--allow-minority-quorum` is given. A
+    /// log member carried over unchanged is never refused, so an emergency rotation of the
+    /// pins key does not block on it.
+    ///
+    /// - Throws: `CLIError.usage` naming the split the quorum allows and the override.
+    static func checkQuorum(_ log: LogPolicy?, previous: LogPolicy?, _ arguments: ParsedArguments) throws {
+        guard let log, log != previous, log.isMinorityQuorum, !arguments.flag("allow-minority-quorum") else { return }
+        throw CLIError.usage(
+            "--witness-quorum \(log.quorum) of \(log.witnesses.count) witnesses is not a majority: two disjoint sets of \(log.quorum) witness(es) could cosign two different trees of one size with no witness lying (a split view); use a quorum above \(log.witnesses.count / 2) (3 witnesses with quorum 2 tolerate one outage and cannot be split), or give --allow-minority-quorum to accept the risk"
+        )
+    }
+
+    /// The root summary's log line: origin, witnesses, quorum (marked when it is a
+    /// minority quorum), ages.
+    static func summary(_ log: LogPolicy) -> String {
+        let minority =
+            log.isMinorityQuorum
+            ? " (minority quorum, --allow-minority-quorum: a split view needs no lying witness)" : ""
+        return
+            "log \(log.origin): \(log.witnesses.count) witness(es), quorum \(log.quorum)\(minority), maxCheckpointAge \(log.maxCheckpointAge)s, checkpointGrace \(log.checkpointGrace)s"
+    }
+
+    /// Warns about log settings docs/DESIGN.md §12 allows but that weaken the log: a quorum
+    /// that tolerates no witness outage (with a majority quorum, 2 witnesses force 2-of-2:
+    /// one witness down blocks every publish), a minority quorum (accepted with
+    /// `--allow-minority-quorum`), and `maxCheckpointAge` 0 (freshness off: a first-run
     /// client accepts any cosigned checkpoint from the log's past, and a frozen view is
     /// noticed only at the manifest's expiry).
     static func warn(_ log: LogPolicy, context: CLIContext) {
-        if log.hasFewWitnesses {
+        if log.isMinorityQuorum {
             context.warn(
-                "\(log.witnesses.count) witness(es) for quorum \(log.quorum): fewer than quorum + 2 leaves little room for witness outages"
+                "quorum \(log.quorum) of \(log.witnesses.count) witnesses is a minority quorum: two disjoint quorums could cosign two different trees of one size, and witnesses then no longer prevent a split view (docs/DESIGN.md §12)"
+            )
+        } else if log.toleratedOutages == 0 {
+            context.warn(
+                "quorum \(log.quorum) of \(log.witnesses.count) witnesses tolerates no witness outage: one witness down blocks every publish; 3 witnesses with quorum 2 tolerate one outage and cannot be split"
             )
         }
         if log.maxCheckpointAge == 0 {

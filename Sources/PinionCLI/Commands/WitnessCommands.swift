@@ -95,8 +95,8 @@ struct WitnessCommand: Command {
           POST /add-checkpoint        200 cosignature line; 409 the cosigned size
                                       (text/x.tlog.size); 400, 403, 404, 422 with the reason;
                                       429 past the rate limit; 503 when persisting failed
-          GET  /checkpoint/ORIGIN     the latest cosigned checkpoint note of the
-                                      percent-encoded ORIGIN; 404 when none
+          GET  /HASH/checkpoint       the latest cosigned checkpoint note of the log whose
+                                      origin's SHA-256 is HASH (lowercase hex); 404 when none
         Other paths give 404, other methods 405.
 
         options:

@@ -48,13 +48,15 @@ public struct LogPolicy: Sendable, Equatable {
         }
     }
 
-    /// The most witnesses a root may list.
-    public static let maxWitnesses = 32
+    /// The most witnesses a root may list: a cosigned checkpoint carries the log's signature
+    /// and one cosignature per witness, and a note holds at most
+    /// 32 signature lines (`NoteLimits.standard.maxSignatures`), so 31.
+    public static let maxWitnesses = 31
 
     /// Default `checkpointGrace`: 7 days, in seconds.
     public static let defaultGrace: Int64 = 7 * 24 * 3600
 
-    /// The checkpoint origin line.
+    /// The checkpoint origin line (compared byte for byte, `NoteText.equal`).
     public let origin: String
     /// The log's Ed25519 (0x01) note verifier key.
     public let logKey: NoteVerifierKey
@@ -82,12 +84,12 @@ public struct LogPolicy: Sendable, Equatable {
             throw .invalidQuorum(quorum: quorum, witnesses: witnesses.count)
         }
         var keys = Set<[UInt8]>()
-        var names = Set<String>()
+        var names = Set<[UInt8]>()  // byte for byte, as Java compares them (NoteText)
         for witness in witnesses {
             guard witness.key.type == .cosignatureV1 else { throw .wrongKeyType(witness.name) }
             guard witness.key.publicKey != logKey.publicKey else { throw .logKeyIsWitness(witness.name) }
             guard keys.insert(witness.key.publicKey).inserted else { throw .duplicateWitnessKey(witness.name) }
-            guard names.insert(witness.name).inserted else { throw .duplicateWitnessName(witness.name) }
+            guard names.insert(Array(witness.name.utf8)).inserted else { throw .duplicateWitnessName(witness.name) }
             guard LogPolicy.isWitnessURL(witness.url) else {
                 throw .invalidValue(
                     "witness \(witness.name): the URL must be https://host[:port][/path], without query or fragment")
@@ -161,7 +163,13 @@ public struct LogPolicy: Sendable, Equatable {
         return text.allSatisfy(\.isNumber)
     }
 
-    /// Whether `root init` should warn: fewer than quorum + 2 witnesses leaves little room
-    /// for outages (docs/DESIGN.md §12).
-    public var hasFewWitnesses: Bool { witnesses.count < quorum + 2 }
+    /// Whether the quorum is at most half the witnesses (q ≤ n/2): two disjoint sets of
+    /// witnesses could then each meet it and cosign two different trees of one size with no
+    /// witness lying (a split view). `pinion root init` and `root rotate` refuse such a quorum
+    /// when they create or change the `log` member, unless `--allow-minority-quorum` is
+    /// given (docs/DESIGN.md §12).
+    public var isMinorityQuorum: Bool { quorum * 2 <= witnesses.count }
+
+    /// How many witnesses may be down while a publish still meets the quorum (n - q).
+    public var toleratedOutages: Int { witnesses.count - quorum }
 }

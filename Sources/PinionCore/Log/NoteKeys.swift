@@ -51,8 +51,18 @@ public enum NoteKeyType: UInt8, Sendable, Equatable {
     case cosignatureV1 = 0x04
 }
 
+/// The one comparison rule for the text of signed notes in both SDKs (key names, origins):
+/// byte for byte over UTF-8, never Swift's `String ==`, which compares by canonical
+/// equivalence (NFC and NFD forms, KELVIN SIGN and `K`, are `==` there, but not in Java).
+public enum NoteText {
+    /// Whether `a` and `b` have the same UTF-8 bytes.
+    public static func equal(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+}
+
 /// A note verifier key: key name, key type and 32-byte Ed25519 public key, with its key ID
 /// SHA-256(name || 0x0A || type || public key)[:4] (C2SP signed-note, tlog-cosignature).
+/// Two keys are equal when their names have the same UTF-8 bytes (`NoteText.equal`), and
+/// their types and public keys are equal.
 public struct NoteVerifierKey: Sendable, Equatable, Hashable {
     /// The key name (for a log, normally its origin).
     public let name: String
@@ -116,6 +126,17 @@ public struct NoteVerifierKey: Sendable, Equatable, Hashable {
     public static func keyID(name: String, type: UInt8, key: [UInt8], hasher: any SHA256Hasher) -> UInt32 {
         let digest = hasher.sha256(Array(name.utf8) + [0x0A, type] + key)
         return digest.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    public static func == (lhs: NoteVerifierKey, rhs: NoteVerifierKey) -> Bool {
+        NoteText.equal(lhs.name, rhs.name) && lhs.type == rhs.type && lhs.publicKey == rhs.publicKey
+            && lhs.keyID == rhs.keyID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(Array(name.utf8))
+        hasher.combine(type)
+        hasher.combine(publicKey)
     }
 
     /// The 4 bytes of `value`, big-endian (key IDs in signature lines).

@@ -123,6 +123,9 @@ public final class Witness: Sendable {
         }
         do {
             storage = try DirectoryStorage(path: stateDirectory)
+            // A directory others can write lets them rename an older note over the state
+            // file: the witness would then cosign a fork.
+            try DirectoryStorage.refuseWritableAncestry(stateDirectory)
         } catch {
             throw .stateDirectory("\(stateDirectory): \(error)")
         }
@@ -198,6 +201,15 @@ public final class Witness: Sendable {
     /// line, this witness's cosignature line); nil when none yet or not configured.
     public func latestNote(origin: String) -> [UInt8]? {
         slots[origin]?.record.withLock { $0?.note }
+    }
+
+    /// The latest cosigned checkpoint note of the configured origin whose SHA-256 is
+    /// `originHash` (lowercase hex; C2SP tlog-witness monitoring path); nil when none.
+    public func latestNote(originHash: String) -> [UInt8]? {
+        for origin in slots.keys where WitnessCheckpointPath.originHash(origin, hasher: crypto.hasher) == originHash {
+            return latestNote(origin: origin)
+        }
+        return nil
     }
 
     /// Handles one add-checkpoint body (C2SP tlog-witness): decides, persists the new latest

@@ -22,7 +22,7 @@ public struct WitnessRateLimit: Sendable, Equatable {
 /// The witness's routes (docs/TRANSPARENCY.md "Running a witness"), below `pathPrefix`:
 /// `POST /add-checkpoint` (C2SP tlog-witness; 200 body: the cosignature line, 409 body: the
 /// latest size in decimal, `text/x.tlog.size`; 400/403/404/422 with the reason as text;
-/// 503 when persisting failed or the clock is behind the latest cosignature's time) and `GET`/`HEAD /checkpoint/{origin}` (percent-encoded origin;
+/// 503 when persisting failed or the clock is behind the latest cosignature's time) and `GET`/`HEAD /{origin hash}/checkpoint` (lowercase hex SHA-256 of the origin;
 /// 200 with the latest cosigned note, 404 when none). Other paths 404, other methods 405.
 final class WitnessHandler: HTTPRequestHandler {
     let witness: Witness
@@ -51,31 +51,6 @@ final class WitnessHandler: HTTPRequestHandler {
             || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
     }
 
-    /// Decodes a percent-encoded origin; nil for a bad escape or bytes that are not UTF-8.
-    static func decodeOrigin(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var input = Array(text.utf8)[...]
-        while let byte = input.popFirst() {
-            guard byte == 0x25 else {
-                bytes.append(byte)
-                continue
-            }
-            guard input.count >= 2, let high = hexValue(input.removeFirst()), let low = hexValue(input.removeFirst())
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x41 + 10
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
-        }
-    }
-
     func response(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head
         let sendBody = head.method != .head
@@ -96,14 +71,11 @@ final class WitnessHandler: HTTPRequestHandler {
             }
             return addCheckpoint(request)
         }
-        if route.hasPrefix("/checkpoint/") {
+        if let originHash = WitnessCheckpointPath.originHash(ofRoute: route) {
             guard head.method == .get || head.method == .head else {
                 return text(405, "checkpoints take GET or HEAD", extra: [("Allow", "GET, HEAD")])
             }
-            guard let origin = Self.decodeOrigin(route.dropFirst("/checkpoint/".count)) else {
-                return text(400, "the origin is not percent-encoded UTF-8")
-            }
-            guard let note = witness.latestNote(origin: origin) else {
+            guard let note = witness.latestNote(originHash: originHash) else {
                 return text(404, "no checkpoint cosigned for this origin")
             }
             return HTTPResponse.make(

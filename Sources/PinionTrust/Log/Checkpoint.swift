@@ -24,6 +24,7 @@ public enum CheckpointError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 /// A checkpoint: the log's origin, tree size and root hash, with optional extension lines.
+/// Equal when origins and extension lines have the same UTF-8 bytes (`NoteText.equal`).
 public struct Checkpoint: Sendable, Equatable, Hashable {
     /// The origin line: the log's identity.
     public let origin: String
@@ -33,6 +34,19 @@ public struct Checkpoint: Sendable, Equatable, Hashable {
     public let rootHash: [UInt8]
     /// Opaque non-empty extension lines (not recommended; Pinion writes none).
     public let extensions: [String]
+
+    public static func == (lhs: Checkpoint, rhs: Checkpoint) -> Bool {
+        NoteText.equal(lhs.origin, rhs.origin) && lhs.size == rhs.size && lhs.rootHash == rhs.rootHash
+            && lhs.extensions.count == rhs.extensions.count
+            && zip(lhs.extensions, rhs.extensions).allSatisfy { NoteText.equal($0, $1) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(Array(origin.utf8))
+        hasher.combine(size)
+        hasher.combine(rootHash)
+        hasher.combine(extensions.map { Array($0.utf8) })
+    }
 
     /// - Throws: `CheckpointError` for an empty or multi-line origin, a hash that is not 32
     ///   bytes, or an empty or multi-line extension.
@@ -61,8 +75,12 @@ public struct Checkpoint: Sendable, Equatable, Hashable {
     ///   - hasher: the Merkle hasher, to check a size-0 checkpoint's hash.
     /// - Throws: `CheckpointError`.
     public static func parse(_ text: String, hasher: MerkleHasher) throws(CheckpointError) -> Checkpoint {
-        guard text.hasSuffix("\n") else { throw .malformed("does not end in a newline") }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        let bytes = Array(text.utf8)
+        guard bytes.last == 0x0A else { throw .malformed("does not end in a newline") }
+        // Split on U+000A bytes only, as every signed-note reader of both SDKs does.
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast().map {
+            String(decoding: $0, as: UTF8.self)
+        }
         guard lines.count >= 3 else { throw .malformed("fewer than three lines") }
         guard !lines.contains(where: \.isEmpty) else { throw .malformed("an empty line") }
         let sizeLine = lines[1]

@@ -122,11 +122,11 @@ public enum LogPublishing {
         note: SignedNote, logKey: NoteVerifierKey, responses: [(witness: LogPolicy.Witness, body: [UInt8])],
         crypto: CryptoProvider
     ) -> (note: SignedNote, cosigners: [String]) {
-        var signatures = note.signatures.filter { $0.keyName == logKey.name && $0.keyID == logKey.keyID }
+        var signatures = note.signatures.filter { NoteText.equal($0.keyName, logKey.name) && $0.keyID == logKey.keyID }
         var cosigners = [String]()
         for (witness, body) in responses where !cosigners.contains(witness.name) {
             guard let lines = try? SignedNote.parseSignatureLines(body) else { continue }
-            for line in lines where line.keyName == witness.key.name && line.keyID == witness.key.keyID {
+            for line in lines where NoteText.equal(line.keyName, witness.key.name) && line.keyID == witness.key.keyID {
                 let single = SignedNote(text: note.text, signatures: [line])
                 if let valid = try? single.verify(keys: [witness.key], verifier: crypto.verifier), !valid.isEmpty {
                     signatures.append(line)

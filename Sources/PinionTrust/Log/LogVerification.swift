@@ -214,7 +214,7 @@ public enum LogVerification {
         let note = proof.checkpointNote
         let checkpoint: Checkpoint
         do { checkpoint = try Checkpoint.parse(note.text, hasher: hasher) } catch { throw .malformedCheckpoint(error) }
-        guard checkpoint.origin == policy.origin else { throw .wrongOrigin(checkpoint.origin) }
+        guard NoteText.equal(checkpoint.origin, policy.origin) else { throw .wrongOrigin(checkpoint.origin) }
 
         // 1. The log signature.
         do {
@@ -268,7 +268,7 @@ public enum LogVerification {
         else { throw .manifestNotLogged(loggedVersion: head.manifestVersion, servedVersion: manifest.version) }
 
         // 5. Not smaller than the stored checkpoint; the same size with another hash is equivocation.
-        if let stored, stored.checkpoint.origin == checkpoint.origin {
+        if let stored, NoteText.equal(stored.checkpoint.origin, checkpoint.origin) {
             if checkpoint.size < stored.checkpoint.size {
                 throw .checkpointShrank(stored: stored.checkpoint.size, received: checkpoint.size)
             }
@@ -287,7 +287,7 @@ public enum LogVerification {
         let skewLimit = now.addingReportingOverflow(LogFreshness.allowedFutureSkew).partialValue
         let future = cosigned.filter { Int64(clamping: $0.time) > skewLimit }
         var effectiveQuorumTime = quorumTime
-        if quorumTime > now, let stored, stored.checkpoint.origin == checkpoint.origin,
+        if quorumTime > now, let stored, NoteText.equal(stored.checkpoint.origin, checkpoint.origin),
             stored.checkpoint.size == checkpoint.size, stored.checkpoint.rootHash == checkpoint.rootHash
         {
             effectiveQuorumTime = min(stored.quorumTime, now)

@@ -30,7 +30,8 @@ public enum MerkleError: Error, Equatable, Sendable, CustomStringConvertible {
 /// interior node SHA-256(0x01 || left || right), and the empty tree SHA-256 of nothing.
 /// The same hashing as RFC 6962 and C2SP tlog-tiles; all hashes are 32 bytes.
 public struct MerkleHasher: Sendable {
-    private let hasher: any SHA256Hasher
+    /// The SHA-256 it hashes with.
+    public let hasher: any SHA256Hasher
 
     /// - Parameter hasher: SHA-256 from the platform (PinionCore's `CryptoProvider.hasher`).
     public init(_ hasher: any SHA256Hasher) {

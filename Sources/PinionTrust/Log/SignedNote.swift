@@ -21,7 +21,8 @@ public struct NoteLimits: Sendable, Equatable {
     public static let standard = NoteLimits()
 }
 
-/// One signature line: `— <key name> base64(key ID || signature)`.
+/// One signature line: `— <key name> base64(key ID || signature)`. Equal when the names
+/// have the same UTF-8 bytes (`NoteText.equal`) and the key IDs and signatures are equal.
 public struct NoteSignature: Sendable, Equatable, Hashable {
     /// The signing key's name.
     public let keyName: String
@@ -35,6 +36,16 @@ public struct NoteSignature: Sendable, Equatable, Hashable {
         self.keyName = keyName
         self.keyID = keyID
         self.signature = signature
+    }
+
+    public static func == (lhs: NoteSignature, rhs: NoteSignature) -> Bool {
+        NoteText.equal(lhs.keyName, rhs.keyName) && lhs.keyID == rhs.keyID && lhs.signature == rhs.signature
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(Array(keyName.utf8))
+        hasher.combine(keyID)
+        hasher.combine(signature)
     }
 
     /// The line, with its final newline.
@@ -58,6 +69,7 @@ public struct VerifiedNoteSignature: Sendable, Equatable {
 }
 
 /// A signed note (C2SP signed-note): text ending in a newline, a blank line, signature lines.
+/// Equal when the texts have the same UTF-8 bytes and the signature lines are equal.
 public struct SignedNote: Sendable, Equatable {
     /// The note text, including its final newline (the signed bytes for type 0x01).
     public let text: String
@@ -70,20 +82,27 @@ public struct SignedNote: Sendable, Equatable {
         self.signatures = signatures
     }
 
+    public static func == (lhs: SignedNote, rhs: SignedNote) -> Bool {
+        NoteText.equal(lhs.text, rhs.text) && lhs.signatures == rhs.signatures
+    }
+
     /// The note's bytes: text, blank line, signature lines.
     public var bytes: [UInt8] { Array((text + "\n" + signatures.map(\.line).joined()).utf8) }
 
     /// Parses a note strictly: size and signature-count limits first, valid UTF-8, no
     /// control characters but newline, the text separated from the signatures by the last
     /// blank line, every signature line well formed with at least 4 + 1 bytes of signature.
+    /// Lines are split on U+000A bytes only and signature lines parsed as bytes (the same
+    /// rule as the Java SDK's `SignedNote`): no grapheme clustering, no Unicode line
+    /// separators, no normalization.
     ///
     /// - Throws: `NoteError`.
     public static func parse(_ bytes: [UInt8], limits: NoteLimits = .standard) throws(NoteError) -> SignedNote {
         guard bytes.count <= limits.maxBytes else { throw .tooLarge(limit: limits.maxBytes) }
         guard !bytes.contains(where: { $0 < 0x20 && $0 != 0x0A }) else { throw .controlCharacter }
-        guard let whole = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
-        guard whole.hasSuffix("\n") else { throw .malformedNote("does not end in a newline") }
-        let utf8 = Array(whole.utf8)
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw .notUTF8 }
+        guard bytes.last == 0x0A else { throw .malformedNote("does not end in a newline") }
+        let utf8 = bytes
         // The last "\n\n": the text ends at its first newline, the signatures start after it.
         var split: Int? = nil
         var index = utf8.count - 2
@@ -103,7 +122,7 @@ public struct SignedNote: Sendable, Equatable {
         guard lines.count <= limits.maxSignatures else { throw .tooManySignatures(limit: limits.maxSignatures) }
         var signatures = [NoteSignature]()
         for (number, line) in lines.enumerated() {
-            signatures.append(try parseSignatureLine(String(decoding: line, as: UTF8.self), number: number + 1))
+            signatures.append(try parseSignatureLine(line, number: number + 1))
         }
         return SignedNote(text: text, signatures: signatures)
     }
@@ -115,25 +134,32 @@ public struct SignedNote: Sendable, Equatable {
         -> [NoteSignature]
     {
         guard bytes.count <= limits.maxBytes else { throw .tooLarge(limit: limits.maxBytes) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
-        guard text.hasSuffix("\n") else { throw .malformedSignatureLine(1) }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw .notUTF8 }
+        guard bytes.last == 0x0A else { throw .malformedSignatureLine(1) }
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast()
         guard lines.count <= limits.maxSignatures else { throw .tooManySignatures(limit: limits.maxSignatures) }
         var signatures = [NoteSignature]()
         for (number, line) in lines.enumerated() {
-            signatures.append(try parseSignatureLine(String(line), number: number + 1))
+            signatures.append(try parseSignatureLine(line, number: number + 1))
         }
         return signatures
     }
 
-    private static func parseSignatureLine(_ line: String, number: Int) throws(NoteError) -> NoteSignature {
-        let prefix = "\u{2014} "
-        guard line.hasPrefix(prefix) else { throw .malformedSignatureLine(number) }
-        let parts = line.dropFirst(prefix.count).split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw .malformedSignatureLine(number) }
-        let name = String(parts[0])
+    /// `— ` (U+2014 U+0020, bytes E2 80 94 20): the start of every signature line.
+    private static let signaturePrefix: [UInt8] = [0xE2, 0x80, 0x94, 0x20]
+
+    /// One signature line (without its newline), as bytes: the prefix, the name, one space
+    /// (0x20), the base64 key ID and signature.
+    private static func parseSignatureLine(_ line: ArraySlice<UInt8>, number: Int) throws(NoteError)
+        -> NoteSignature
+    {
+        guard line.starts(with: signaturePrefix) else { throw .malformedSignatureLine(number) }
+        let parts = line.dropFirst(signaturePrefix.count).split(separator: 0x20, omittingEmptySubsequences: false)
+        guard parts.count == 2, let name = String(validating: parts[0], as: UTF8.self),
+            let encoded = String(validating: parts[1], as: UTF8.self)
+        else { throw .malformedSignatureLine(number) }
         do { try NoteVerifierKey.validateName(name) } catch { throw .malformedSignatureLine(number) }
-        guard let raw = Base64.decodeCanonical(String(parts[1])), raw.count >= 5 else {
+        guard let raw = Base64.decodeCanonical(encoded), raw.count >= 5 else {
             throw .malformedSignatureLine(number)
         }
         let keyID = raw.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -155,7 +181,7 @@ public struct SignedNote: Sendable, Equatable {
     {
         var verified = [VerifiedNoteSignature]()
         for signature in signatures {
-            for key in keys where key.name == signature.keyName && key.keyID == signature.keyID {
+            for key in keys where NoteText.equal(key.name, signature.keyName) && key.keyID == signature.keyID {
                 let result = try SignedNote.check(signature, text: text, key: key, verifier: verifier)
                 if !verified.contains(where: { $0.key == key }) { verified.append(result) }
             }

@@ -50,4 +50,44 @@ public enum TileAudit {
         }
         guard frontier.rootHash(hasher: hasher) == rootHash else { throw TileError.hashMismatch("root hash") }
     }
+
+    /// Checks the partial tiles an older checkpoint of the same log still needs (C2SP
+    /// tlog-tiles: a log serves the partial tiles of every tree size it produced a
+    /// checkpoint for until the full tile exists). Each partial tile of tree size `size`
+    /// must hold the first hashes (or entries) of the tile at the same place in the tree of
+    /// `currentSize`, whose tiles `verify` already checked. A partial tile that is gone is
+    /// fine once the full tile exists; while the tile is still partial it must be served.
+    ///
+    /// - Parameters:
+    ///   - size: the older checkpoint's tree size (at most `currentSize`).
+    ///   - currentSize: the verified checkpoint's tree size.
+    ///   - reader: the log's tiles.
+    /// - Throws: `TileError.hashMismatch` naming the partial tile that disagrees,
+    ///   `TileError.missingTile` for a missing one the log still needs, decoding errors.
+    public static func verifyOlderPartialTiles(size: UInt64, currentSize: UInt64, reader: any TileReader) throws {
+        guard size < currentSize else { return }
+        let current = TileLayout.hashTiles(treeSize: currentSize) + TileLayout.entryBundles(treeSize: currentSize)
+        let older = TileLayout.hashTiles(treeSize: size) + TileLayout.entryBundles(treeSize: size)
+        for tile in older where tile.isPartial {
+            guard let now = current.first(where: { $0.level == tile.level && $0.index == tile.index }) else { continue }
+            guard now.width != tile.width else { continue }  // the same partial tile: verify read it
+            let bytes: [UInt8]
+            do { bytes = try reader.readTile(tile) } catch TileError.missingTile(let path) {
+                if now.isPartial { throw TileError.missingTile(path) }
+                continue
+            }
+            let full = try reader.readTile(now)
+            if tile.level == nil {
+                let entries = try TileCodec.decodeEntryBundle(bytes, tile: tile)
+                guard entries == Array(try TileCodec.decodeEntryBundle(full, tile: now).prefix(tile.width)) else {
+                    throw TileError.hashMismatch(tile.path)
+                }
+            } else {
+                let hashes = try TileCodec.decodeHashTile(bytes, tile: tile)
+                guard hashes == Array(try TileCodec.decodeHashTile(full, tile: now).prefix(tile.width)) else {
+                    throw TileError.hashMismatch(tile.path)
+                }
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@ import java.util.Set;
 /** The log configuration a root lists, checked as the Swift {@code LogPolicy} checks it. Immutable. */
 public final class LogPolicy {
     /** The most witnesses a root may list. */
-    public static final int MAX_WITNESSES = 32;
+    public static final int MAX_WITNESSES = 31;
     /** Default {@code checkpointGrace}: 7 days, in seconds. */
     public static final long DEFAULT_GRACE = 7L * 24 * 3600;
 
