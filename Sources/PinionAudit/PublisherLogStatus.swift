@@ -25,6 +25,22 @@ public struct LogStatus: Sendable, Equatable {
 }
 
 extension PublisherStatusCheck {
+    /// A proof that verified up to its last entry (log signature, quorum, inclusion) and
+    /// names a later root or manifest than the ones served: the upload has reached
+    /// manifest.proof but not manifest.json or the roots yet.
+    private static func inProgress(_ error: LogVerificationError) -> StatusProblem? {
+        switch error {
+        case .rootLoggedNotServed(let logged, let newest):
+            return .publishInProgress(
+                detail: "manifest.proof is cosigned for root \(logged), and the newest root served is \(newest)")
+        case .manifestNotLogged(let logged, let served) where logged > served:
+            return .publishInProgress(
+                detail: "manifest.proof is cosigned for manifest version \(logged), and manifest.json serves \(served)")
+        default:
+            return nil
+        }
+    }
+
     /// Reads manifest.proof and verifies it under the root's log policy for the verified
     /// manifest (no stored checkpoint: status keeps no state), then judges t_q's age.
     static func checkLog(
@@ -56,7 +72,8 @@ extension PublisherStatusCheck {
                 newestRoot: RootIdentity(version: root.version, payloadSHA256: root.payloadSHA256), stored: nil,
                 now: options.at.secondsSince1970, crypto: crypto)
         } catch {
-            status.problems.append(.logProofRefused(reason: AuditRun.reasonCode(error), detail: error.description))
+            status.problems.append(
+                inProgress(error) ?? .logProofRefused(reason: AuditRun.reasonCode(error), detail: error.description))
             return
         }
         let stored = verified.stored
@@ -107,6 +124,15 @@ extension PublisherStatusCheck {
             served = try Checkpoint.parse(SignedNote.parse(bytes).text, hasher: MerkleHasher(crypto.hasher))
         } catch {
             status.problems.append(.logCheckpointDiffers(detail: "not a checkpoint note: \(error)"))
+            return
+        }
+        if served.origin == proven.origin, served.size > proven.size {
+            // Within an upload phase log/checkpoint may land before manifest.proof.
+            status.problems.append(
+                .publishInProgress(
+                    detail:
+                        "log/checkpoint holds tree size \(served.size), manifest.proof's checkpoint is size \(proven.size)"
+                ))
             return
         }
         guard served.origin == proven.origin, served.size == proven.size, served.rootHash == proven.rootHash else {

@@ -103,6 +103,12 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     /// (a publish or `pinion log refresh` stopped between the two writes): auditors then
     /// check another view than clients get.
     case logCheckpointDiffers(detail: String)
+    /// A consistent skew of an upload in progress (docs/DESIGN.md §9, upload phases): a
+    /// cosigned manifest.proof naming a later manifest or root than the ones served, or a
+    /// manifest.json signed under the root right after the newest served. Clients refuse
+    /// the newer file and keep their state until the last phase is uploaded; a warning,
+    /// not broken. `detail` says which file is ahead.
+    case publishInProgress(detail: String)
 
     /// A stable identifier for machines (JSON `problems[].code`).
     public var code: String {
@@ -125,6 +131,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .checkpointAging: return "checkpoint-aging"
         case .futureCosignatures: return "future-cosignatures"
         case .logCheckpointDiffers: return "log-checkpoint-differs"
+        case .publishInProgress: return "publish-in-progress"
         }
     }
 
@@ -132,7 +139,8 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
     public var health: StatusHealth {
         switch self {
         case .unreachable, .scopeNotPublished: return .unreachable
-        case .rootExpiresSoon, .manifestExpiresSoon, .checkpointStale, .checkpointAging, .futureCosignatures:
+        case .rootExpiresSoon, .manifestExpiresSoon, .checkpointStale, .checkpointAging, .futureCosignatures,
+            .publishInProgress:
             return .warning
         default: return .broken
         }
@@ -144,7 +152,7 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
         case .unreachable(let file, _), .fileRefused(let file, _): return file
         case .rootInvalid(let version, _): return TreeFile.root(version).path
         case .rootExpired(let version, _), .rootExpiresSoon(let version, _, _): return TreeFile.root(version).path
-        case .tooManyRotations, .scopeNotPublished: return nil
+        case .tooManyRotations, .scopeNotPublished, .publishInProgress: return nil
         case .logCheckpointDiffers: return TreeFile.logCheckpoint.path
         case .logProofRefused, .checkpointExpired, .checkpointStale, .checkpointAging, .futureCosignatures:
             return TreeFile.manifestProof.path
@@ -190,6 +198,9 @@ public enum StatusProblem: Sendable, Equatable, CustomStringConvertible {
                 "manifest.proof: the cosignature of witness \(witnesses.joined(separator: ", ")) is dated more than \(LogFreshness.allowedFutureSkew) s after the check time: its clock is wrong (clients report futureCosignatures)"
         case .logCheckpointDiffers(let detail):
             return "log/checkpoint: \(detail) (run pinion log refresh; pinion audit checks the log from this file)"
+        case .publishInProgress(let detail):
+            return
+                "publish in progress: \(detail); clients keep their state meanwhile (if this lasts beyond the upload, finish it: the plan's remaining phases)"
         }
     }
 }
@@ -355,7 +366,15 @@ public enum PublisherStatusCheck {
         let verified: VerifiedManifest
         do { verified = try ManifestVerifier.verify(bytes, under: root, crypto: crypto, limits: options.limits) } catch
         {
-            status.problems.append(.manifestInvalid(error: error))
+            if let ahead = signedUnderNextRoot(bytes, newest: root, limits: options.limits) {
+                status.problems.append(
+                    .publishInProgress(
+                        detail:
+                            "manifest.json (version \(ahead)) is signed under root \(root.version + 1), and root/\(root.version + 1).json is not served yet"
+                    ))
+            } else {
+                status.problems.append(.manifestInvalid(error: error))
+            }
             return
         }
         let payload = verified.payload
@@ -378,6 +397,18 @@ public enum PublisherStatusCheck {
                 policy: policy, root: root, manifest: verified, source: source, crypto: crypto, options: options,
                 into: &status)
         }
+    }
+
+    /// The version of a manifest of the newest root's scope whose rootVersion is the root
+    /// right after the newest (an upload that has reached manifest.json but not the roots
+    /// yet), else nil. Its signatures cannot be checked without that root: clients refuse it
+    /// and keep their state, so this is never read as trust, only as the skew's name.
+    private static func signedUnderNextRoot(_ bytes: [UInt8], newest: VerifiedRoot, limits: Limits) -> Int64? {
+        guard let envelope = try? Envelope.parse(bytes, limits: limits),
+            let payload = try? ManifestPayload.parse(envelope.payload, limits: limits),
+            payload.scope == newest.payload.scope, payload.rootVersion == newest.version + 1
+        else { return nil }
+        return payload.version
     }
 
     private static func rootStatus(_ root: VerifiedRoot, at: Timestamp) -> PublisherStatus.Root {

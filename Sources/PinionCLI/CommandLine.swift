@@ -73,7 +73,7 @@ public enum PinionCommandLine {
             RootRotateCommand.self,
             ManifestInitCommand.self, ManifestSetDomainCommand.self, ManifestRemoveDomainCommand.self,
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
-            PublishCommand.self, LogRefreshCommand.self, ServeCommand.self, WitnessCommand.self,
+            PublishCommand.self, PlanCommand.self, LogRefreshCommand.self, ServeCommand.self, WitnessCommand.self,
             WitnessCosignCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
             AuditCommand.self, StatusCommand.self, DiffCommand.self, ReportsCommand.self,
             ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,

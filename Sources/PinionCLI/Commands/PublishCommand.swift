@@ -8,9 +8,10 @@ import PinionPublisher
 struct PublishCommand: Command {
     static let path = ["publish"]
     static let summary = "add signed roots and manifests to the published tree"
-    static let options: [OptionSpec] = [.value("repo"), .flag("allow-lift"), .value("at")] + LogKeyOption.options
+    static let options: [OptionSpec] =
+        [.value("repo"), .flag("allow-lift"), .value("at"), .value("plan")] + LogKeyOption.options
     static let help = """
-        usage: pinion publish --repo DIR ENVELOPE... [--allow-lift] [--at TIME]
+        usage: pinion publish --repo DIR ENVELOPE... [--allow-lift] [--at TIME] [--plan FILE]
                               [--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]]
 
         Adds the ENVELOPEs (roots and manifests of one scope, told apart by payloadType)
@@ -39,6 +40,8 @@ struct PublishCommand: Command {
           --repo DIR        the tree (created if missing)
           --allow-lift      accept lifting a revocation (the auditor flags it)
           --at TIME         RFC 3339 time for the expiry checks (default: now)
+          --plan FILE       after the publish, write the upload plan of what it changed
+                            (outside DIR/v1/; see pinion plan and docs/PUBLISHING.md)
         \(LogKeyOption.help)
 
         When the newest root lists a transparency log (docs/DESIGN.md §12), --log-key is
@@ -70,6 +73,8 @@ struct PublishCommand: Command {
             envelopes.append(bytes)
         }
         let log = try LogKeyOption.context(arguments, context: context)
+        let planPath = arguments.value("plan")
+        if let planPath { try UploadPlanOutput.checkDestination(planPath, repo: repo) }
         let outcome: PublishOutcome
         do {
             outcome = try Publisher.publish(
@@ -101,6 +106,7 @@ struct PublishCommand: Command {
             context.warn(
                 "--log-key: the newest root of scope \(outcome.scope) lists no transparency log; the key was not used")
         }
+        if let planPath { try UploadPlanOutput.afterPublish(outcome, repo: repo, path: planPath, context: context) }
     }
 
     /// The exit code and message of a refused publish: the envelope's file named first.
