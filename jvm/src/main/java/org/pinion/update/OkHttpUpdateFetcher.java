@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509TrustManager;
+import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -34,7 +35,7 @@ import org.pinion.trust.UpdateRequest;
  *
  * <p>Stale connections: a server may close a kept-alive connection without saying so (HTTP/1.0 style,
  * or an idle timeout), and OkHttp's own retry is off on this client. A GET that fails with an I/O error
- * other than a TLS or certificate failure or a timeout is sent once more on a new connection, within
+ * other than a TLS or certificate failure, a timeout or a cancellation is sent once more on a new connection, within
  * what is left of the call timeout. These GETs are idempotent reads of signed files; nothing else (the
  * pin failure report's POST) goes through this class.
  */
@@ -88,16 +89,18 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
         if (request.file.kind == TreeFile.Kind.MANIFEST_PROOF) http.header("Cache-Control", "no-cache");
         Request built = http.build();
         long start = System.nanoTime();
+        Call call = client.newCall(built);
         try {
-            return execute(client, built, request.maxBytes);
+            return execute(call, request.maxBytes);
         } catch (IOException first) {
-            if (!retryable(first)) throw failure(first);
+            // A cancelled call (Updater.stop) is never sent again.
+            if (call.isCanceled() || !retryable(first)) throw failure(first);
             OkHttpClient retry = retryClient(start);
             if (retry == null) throw failure(first);
             // The other idle connections are as old as the one that died: close them all, so the retry dials anew.
             client.connectionPool().evictAll();
             try {
-                return execute(retry, built, request.maxBytes);
+                return execute(retry.newCall(built), request.maxBytes);
             } catch (IOException second) {
                 throw failure(second);
             }
@@ -150,8 +153,8 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
         }
     }
 
-    private static UpdateAnswer execute(OkHttpClient client, Request request, int maxBytes) throws IOException {
-        try (Response response = client.newCall(request).execute()) {
+    private static UpdateAnswer execute(Call call, int maxBytes) throws IOException {
+        try (Response response = call.execute()) {
             int code = response.code();
             String etag = response.header("ETag");
             long maxAge = maxAge(response.header("Cache-Control"));
