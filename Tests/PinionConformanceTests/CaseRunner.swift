@@ -159,9 +159,14 @@ final class CaseRunner {
     private func refresh(at t0: Timestamp, expect: [String: Any]) throws {
         let result = core.refresh(
             state, startTime: t0,
+            // The status table of docs/ARCHITECTURE.md "The update-channel seam": 404 and 410 end the
+            // root walk, a redirect is refused, a 304 is "not modified" only to a request that sent
+            // If-None-Match.
             fetchRoot: { version in
                 switch self.roots[version] {
-                case nil, .status(404)?: return .notFound
+                case nil, .status(404)?, .status(410)?: return .notFound
+                case .status(let status)? where (300..<400).contains(status):
+                    return .refused("HTTP \(status) redirect not followed")
                 case .status(let status)?: return .failed("HTTP \(status)")
                 case .file(let bytes, _)?: return .found(bytes)
                 }
@@ -169,7 +174,10 @@ final class CaseRunner {
             fetchManifest: { sent in
                 switch self.manifest {
                 case nil: return .failed("HTTP 404")
-                case .status(304)?: return .notModified
+                case .status(304)? where sent != nil: return .notModified
+                case .status(304)?: return .refused("a 304 Not Modified to a request that sent no If-None-Match")
+                case .status(let status)? where (300..<400).contains(status):
+                    return .refused("HTTP \(status) redirect not followed")
                 case .status(let status)?: return .failed("HTTP \(status)")
                 case .file(let bytes, let etag)?:
                     if let sent, sent == etag { return .notModified }
@@ -179,6 +187,8 @@ final class CaseRunner {
             fetchProof: {
                 switch self.proof {
                 case nil, .status(404)?, .status(410)?: return .notFound
+                case .status(let status)? where (300..<400).contains(status):
+                    return .refused("HTTP \(status) redirect not followed")
                 case .status(let status)?: return .failed("HTTP \(status)")
                 case .file(let bytes, _)?:
                     let limit = TlogProofLimits.standard.maxBytes
