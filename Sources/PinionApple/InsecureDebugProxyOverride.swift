@@ -8,7 +8,7 @@
     import PinionTrust
     import Security
 
-    /// An UNSAFE bypass of the pins for connections through a debugging proxy (Charles,
+    /// An UNSAFE (insecure by design) bypass of the pins for connections through a debugging proxy (Charles,
     /// Proxyman, mitmproxy). Create it only in the app's debug configuration (`#if DEBUG`): the
     /// SDK cannot tell a debug build by itself, and an override in a release build would let
     /// that proxy's CA read the app's traffic on every device that trusts it.
@@ -17,7 +17,7 @@
     /// other CA, including one an MDM profile installed, keeps the pins' verdict, and so does
     /// every pinned domain's real chain (docs/APPLE.md "Debugging through a proxy"). Every
     /// bypassed connection calls `onUse` and writes a log line (`NSLog`).
-    public struct UnsafeDebugProxyOverride: Sendable {
+    public struct InsecureDebugProxyOverride: Sendable {
         /// The decision (PinionTrust, tested on Linux).
         public let decision: DebugProxyOverride
         /// Called on every bypassed connection, on the thread of the trust evaluation.
@@ -65,7 +65,7 @@
         /// - Returns: the decision, `.verdict(.notPinned)` for a bypassed connection.
         public static func evaluate(
             _ trust: SecTrust, host: String, port: UInt16 = 443, client: PinningClient,
-            unsafeDebugProxyOverride: UnsafeDebugProxyOverride?
+            unsafeDebugProxyOverride: InsecureDebugProxyOverride?
         ) -> ServerTrustDecision {
             let chain: [[UInt8]]
             do { chain = try verifiedChainDER(of: trust) } catch { return .refused(error) }
@@ -99,7 +99,7 @@
         /// - Returns: the disposition and credential to pass to the completion handler.
         public static func disposition(
             for challenge: URLAuthenticationChallenge, client: PinningClient,
-            unsafeDebugProxyOverride: UnsafeDebugProxyOverride?
+            unsafeDebugProxyOverride: InsecureDebugProxyOverride?
         ) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
             let space = challenge.protectionSpace
             guard space.authenticationMethod == NSURLAuthenticationMethodServerTrust else {
