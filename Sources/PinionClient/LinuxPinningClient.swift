@@ -20,12 +20,20 @@ extension PinningClient {
     ///     container); tests inject failing storage through it.
     ///   - onEvent: every refresh and start-up event.
     ///   - onPinFailure: RFC 7469 §3 reports of pin failures.
-    /// - Throws: `ClientSetupError` for an invalid embedded root or an unusable state directory.
+    /// - Throws: `ClientSetupError` for an invalid embedded root, an unusable state directory, or a CA
+    ///   file that cannot be read or holds no certificate (`.configuration`).
     public convenience init(
         configuration: ClientConfiguration, storage: (any StateStorage)? = nil,
         onEvent: @escaping @Sendable (ClientEvent) -> Void = { _ in },
         onPinFailure: @escaping @Sendable (PinFailureReport) -> Void = { _ in }
     ) throws(ClientSetupError) {
+        // A CA file is read once here, so a bad one is a configuration error at start-up (as in the
+        // JVM SDK), not a network failure at every refresh.
+        if let caFile = configuration.caFile {
+            do { try PinnedHTTPSClient.checkTrustAnchors(caFile: caFile) } catch {
+                throw .configuration(reason: error.description)
+            }
+        }
         let backing: any StateStorage
         if let storage {
             backing = storage

@@ -83,11 +83,15 @@ public enum ClientSetupError: Error, Sendable, Equatable, CustomStringConvertibl
     case trust(ClientError)
     /// The state directory cannot be used.
     case storage(StorageError)
+    /// The configuration cannot be used (a CA file that cannot be read or holds no certificate):
+    /// a build or deployment defect, never a state problem.
+    case configuration(reason: String)
 
     public var description: String {
         switch self {
         case .trust(let error): return error.description
         case .storage(let error): return error.description
+        case .configuration(let reason): return "configuration: \(reason)"
         }
     }
 }

@@ -96,9 +96,10 @@ public enum UpdateStatus {
     /// | status | root/N.json | manifest.json | manifest.proof |
     /// |---|---|---|---|
     /// | 200 | document | document + ETag | document (refused past `maxBytes`) |
-    /// | 304 | failed | not modified if `If-None-Match` was sent, else refused | failed |
+    /// | 304 | refused | not modified if `If-None-Match` was sent, else refused | refused |
     /// | 404, 410 | absent | failed | absent |
-    /// | other (a 3xx the transport did not follow included) | failed | failed | failed |
+    /// | 3xx the transport did not follow | refused | refused | refused |
+    /// | other | failed | failed | failed |
     ///
     /// - Parameters:
     ///   - request: the request that was sent.
@@ -126,6 +127,10 @@ public enum UpdateStatus {
             return .notModified
         case 404 where request.file != .manifest, 410 where request.file != .manifest:
             return .absent
+        case 300..<400:
+            // The transport follows https redirects on the publisher's host; one it returns was
+            // not followed (no Location, too many, another scheme): not a document.
+            return .refused("refused HTTP \(response.status): a redirect the update channel did not follow")
         default:
             return .failed("HTTP \(response.status)")
         }

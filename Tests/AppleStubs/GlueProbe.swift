@@ -22,6 +22,17 @@
         let _: any HTTPSTransport = URLSessionTransport(hasher: CryptoKitProvider.provider.hasher, maxResponseBytes: 1)
         let _: any StateStorage = try AppleFileStorage.applicationSupport(subdirectory: "pinion")
     }
+
+    func appleDebugProxyProbe(
+        _ client: PinningClient, _ ca: SecCertificate, _ trust: SecTrust, _ challenge: URLAuthenticationChallenge
+    ) throws {
+        let byCertificate = try InsecureDebugProxyOverride(proxyCA: ca, domains: .all) { _ in }
+        let byPin = try InsecureDebugProxyOverride(proxyCAPins: [], domains: .only(["example.test"])) { _ in }
+        let _: ServerTrustDecision = PinionServerTrust.evaluate(
+            trust, host: "example.test", client: client, unsafeDebugProxyOverride: byCertificate)
+        let _: (URLSession.AuthChallengeDisposition, URLCredential?) = PinionServerTrust.disposition(
+            for: challenge, client: client, unsafeDebugProxyOverride: byPin)
+    }
 #else
     #error("the Apple glue was not type-checked: CryptoKit and Security stubs not found")
 #endif

@@ -32,3 +32,10 @@ public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutableP
 /// `func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray?` (iOS 15, macOS 12): the evaluated
 /// chain, leaf first, as `SecCertificate` values.
 public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? { nil }
+
+/// `class CFAllocator`: an opaque Core Foundation type (nil selects the default allocator).
+public final class CFAllocator {}
+
+/// `func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate?`:
+/// a certificate from its DER, nil when the bytes are not one.
+public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? { nil }

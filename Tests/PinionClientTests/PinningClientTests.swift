@@ -70,6 +70,31 @@ final class Recorded: @unchecked Sendable {
     /// The wall clock, only to sign a manifest valid while the test's certificates are.
     var now: Timestamp { Timestamp(Date()) }
 
+    @Test func aBadCAFileIsAConfigurationErrorAtStartAndNothingIsWritten() throws {
+        let directory = try makeTemporaryDirectory(prefix: "pinion-sdk-ca")
+        let notPEM = directory + "/not-a-ca.pem"
+        let empty = directory + "/empty.pem"
+        try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: notPEM))
+        try Data().write(to: URL(fileURLWithPath: empty))
+        for caFile in [notPEM, empty, directory + "/no-such-ca.pem"] {
+            let state = directory + "/state"
+            let configuration = ClientConfiguration(
+                scope: "com.example.app", baseURL: URL(string: "https://127.0.0.1:1/"),
+                embeddedRoot: setup.rootEnvelope.serialized(), stateDirectory: state, caFile: caFile)
+            do {
+                _ = try PinningClient(configuration: configuration)
+                Issue.record("\(caFile) was accepted as a CA file")
+            } catch {
+                guard case .configuration(let reason) = error else {
+                    Issue.record("\(caFile): \(error) is not a configuration error")
+                    continue
+                }
+                #expect(reason.contains(caFile), "\(reason)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: state), "state written for \(caFile)")
+        }
+    }
+
     @Test func refreshPersistsAndPinsConnections() throws {
         let now = self.now
         let publisher = try publisher(try manifest(pinning: [.leaf], issuedAt: now))

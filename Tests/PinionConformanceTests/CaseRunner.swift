@@ -169,7 +169,8 @@ final class CaseRunner {
     private func refresh(at t0: Timestamp, expect: [String: Any]) throws {
         let result = core.refresh(
             state, startTime: t0,
-            // Raw answers: UpdateStatus.classify maps them, as for every transport.
+            // Raw answers: UpdateStatus.classify maps them (the status table of docs/ARCHITECTURE.md
+            // "The update-channel seam"), as for every transport.
             fetchRoot: { version in self.served(self.roots[version]) },
             fetchManifest: { sent in
                 if case .file(_, let etag)? = self.manifest, let sent, sent == etag { return .notModified }

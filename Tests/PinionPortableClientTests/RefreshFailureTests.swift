@@ -34,11 +34,27 @@ import Testing
         #expect(harness.storage.snapshot == stored)
     }
 
-    @Test(arguments: [500, 403, 302])
+    @Test(arguments: [500, 403])
     func anUnexpectedManifestStatusIsANetworkFailure(status: Int) throws {
         let client = try refreshedClient()
         harness.transport.answer("manifest.json", status: status)
         expectNetworkFailureChangingNothing(client, at: t0.adding(seconds: 60))
+    }
+
+    @Test(arguments: [302, 307])
+    func aRedirectTheTransportDidNotFollowIsRefusedChangingNothing(status: Int) throws {
+        let client = try refreshedClient()
+        let state = client.trustedState
+        let stored = harness.storage.snapshot
+        harness.transport.answer("manifest.json", status: status)
+        harness.clock.set(t0.adding(seconds: 60))
+        guard case .rejected(.fetchRefused(let resource, _)) = client.refresh().outcome else {
+            Issue.record("HTTP \(status) on manifest.json was not refused")
+            return
+        }
+        #expect(resource == "manifest.json")
+        #expect(client.trustedState == state)
+        #expect(harness.storage.snapshot == stored)
     }
 
     @Test func anUnexpectedRootStatusEndsTheWalk() throws {

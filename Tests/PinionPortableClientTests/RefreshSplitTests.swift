@@ -1,7 +1,9 @@
 // The refresh over the update-channel seam decides exactly as the closure-driven refresh it
 // replaced: both run on generated trees and fetch outcomes (SplitMix, fixed seeds) and must
 // return equal results. The former refresh, and the status mapping PinningClient did before
-// `UpdateStatus.classify`, are kept here as the reference.
+// `UpdateStatus.classify`, are kept here as the reference, with the one deliberate change of the
+// seam's table: a 3xx the transport returned (and a 304 to a root or proof request) is refused,
+// as in the JVM SDK, where it was a network failure.
 
 import PinionCore
 import PinionTrustTestSupport
@@ -40,11 +42,16 @@ private struct ReferenceRefresh {
         switch script.answer(.root(version)) {
         case .answer(let a) where a.status == 200: return .found(a.body)
         case .answer(let a) where a.status == 404 || a.status == 410: return .notFound
+        case .answer(let a) where (300..<400).contains(a.status): return .refused(Self.redirect(a.status))
         case .answer(let a): return .failed("HTTP \(a.status)")
         case .failure(.refused(let r)): return .refused(r)
         case .failure(.failed(let r)): return .failed(r)
         case .failure(.tooLarge(let limit)): return .failed("tooLarge \(limit)")
         }
+    }
+
+    static func redirect(_ status: Int) -> String {
+        "refused HTTP \(status): a redirect the update channel did not follow"
     }
 
     func mapManifest(_ etag: String?) -> OldManifestFetch {
@@ -55,6 +62,7 @@ private struct ReferenceRefresh {
                 return .refused("refused a 304 Not Modified to a request that sent no If-None-Match")
             }
             return .notModified
+        case .answer(let a) where (300..<400).contains(a.status): return .refused(Self.redirect(a.status))
         case .answer(let a): return .failed("HTTP \(a.status)")
         case .failure(.refused(let r)): return .refused(r)
         case .failure(.failed(let r)): return .failed(r)
@@ -68,6 +76,7 @@ private struct ReferenceRefresh {
         case .answer(let a) where a.status == 200:
             return a.body.count <= limit ? .found(a.body) : .tooLarge(limit: limit)
         case .answer(let a) where a.status == 404 || a.status == 410: return .notFound
+        case .answer(let a) where (300..<400).contains(a.status): return .refused(Self.redirect(a.status))
         case .answer(let a): return .failed("HTTP \(a.status)")
         case .failure(.refused(let r)): return .refused(r)
         case .failure(.tooLarge): return .tooLarge(limit: limit)

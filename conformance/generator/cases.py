@@ -210,6 +210,34 @@ def case_network(b):
     ])
 
 
+def case_update_channel_statuses(b):
+    standard_root(b)
+    b.sign("manifest-1.json", manifest_payload(1, M1_DOMAINS), ["pins1"])
+    b.write_steps("The update channel's status table (docs/DESIGN.md §6, docs/ARCHITECTURE.md): 404 and 410 on "
+                  "root/N+1.json end the root walk; a redirect (never followed) and a 304 to a request that sent "
+                  "no If-None-Match are refused (fetch-refused); 404 and 410 on manifest.json are failures", [
+        serve(roots={"2": 410}, manifest="manifest-1.json"),
+        refresh(T_START, "updated", [1, 1], True),
+        serve(roots={"2": 301}, manifest="manifest-1.json"),
+        refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
+        serve(roots={"2": 410}, manifest=302),
+        refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
+        serve(roots={"2": 410}, manifest=308),
+        refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
+        # manifest-1.json was served without an ETag: the client holds none and sends no If-None-Match.
+        serve(roots={"2": 410}, manifest=304),
+        refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
+        serve(roots={"2": 410}, manifest=410),
+        refresh(T_START, "network", [1, 1], False, "network"),
+        serve(manifest=404),
+        refresh(T_START, "network", [1, 1], False, "network"),
+        serve(roots={"2": 500}, manifest="manifest-1.json"),
+        refresh(T_START, "network", [1, 1], False, "network"),
+        serve(manifest="manifest-1.json"),
+        refresh(T_START, "unchanged", [1, 1], False),
+    ])
+
+
 def case_rotation(b):
     standard_root(b)
     # root 2: root role root1 -> root2, pins role pins1 -> pins2 (a changed pins role).
@@ -511,6 +539,7 @@ CASES = [
     ("root-expiry-lifetime-cap", case_root_expired_and_cap),
     ("format-and-scope", case_format_and_scope),
     ("network", case_network),
+    ("update-channel-statuses", case_update_channel_statuses),
     ("rotation", case_rotation),
     ("rotation-cap", case_rotation_cap),
     ("revocation", case_revocation),

@@ -62,6 +62,8 @@ enum ClientSetup {
             switch error {
             case .trust(let trust): throw CLIError.failure("\(rootPath): \(trust)")
             case .storage(let storage): throw CLIError.io("\(stateDirectory): \(storage)")
+            // An unreadable CA file keeps the exit code of the CA file's I/O (3), as the JVM CLI does.
+            case .configuration(let reason): throw CLIError.io(reason)
             }
         }
     }

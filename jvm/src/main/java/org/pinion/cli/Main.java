@@ -209,6 +209,8 @@ public final class Main {
             return new PinningClient(c, events::add, null);
         } catch (ClientException e) {
             if (e.kind() == ClientException.Kind.STORAGE) throw new Failure(IO, e.getMessage());
+            // An unreadable CA file keeps the exit code of the CA file's I/O (3), as the Swift CLI does.
+            if (e.kind() == ClientException.Kind.CONFIGURATION) throw new Failure(IO, e.getMessage());
             throw new Failure(FAILURE, rootPath + ": " + e.getMessage());
         }
     }

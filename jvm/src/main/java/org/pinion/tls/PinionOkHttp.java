@@ -101,7 +101,7 @@ public final class PinionOkHttp {
                 PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
                 if (evaluation.verdict == PinEvaluation.Verdict.REJECTED) {
                     connection.socket().close();
-                    throw new IOException(new PinningException(evaluation).getMessage());
+                    throw new IOException(new PinningException(evaluation, digests).getMessage());
                 }
             }
             return chain.proceed(chain.request());

@@ -113,7 +113,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
                 policy.onPinFailure(evaluation, port, Arrays.asList(chain), verified);
             }
             if (evaluation.verdict == PinEvaluation.Verdict.REJECTED) {
-                throw new PinningException(evaluation);
+                throw new PinningException(evaluation, digests);
             }
         }
         session.putValue(SESSION_KEY, new DigestList(digests));

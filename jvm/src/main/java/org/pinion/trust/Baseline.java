@@ -13,12 +13,20 @@ public final class Baseline {
     /** The document type. */
     public static final String DOCUMENT_TYPE = "pinion.baseline";
     /** A baseline pinning nothing. */
-    public static final Baseline EMPTY = new Baseline(List.of());
+    public static final Baseline EMPTY = new Baseline(Collections.<PinnedDomain>emptyList(), null);
 
     /** The domains in file order, unique names. */
     public final List<PinnedDomain> domains;
+    /** The document's bytes as parsed (the poll token digests them), or null for {@link #EMPTY}. */
+    private final byte[] document;
 
-    private Baseline(List<PinnedDomain> domains) { this.domains = Collections.unmodifiableList(new ArrayList<>(domains)); }
+    private Baseline(List<PinnedDomain> domains, byte[] document) {
+        this.domains = Collections.unmodifiableList(new ArrayList<>(domains));
+        this.document = document;
+    }
+
+    /** @return a copy of the document's bytes, or null for {@link #EMPTY} (no baseline document) */
+    public byte[] documentBytes() { return document == null ? null : document.clone(); }
 
     /**
      * @param bytes the file (UTF-8 JSON)
@@ -32,6 +40,6 @@ public final class Baseline {
         reader.documentHeader(DOCUMENT_TYPE);
         List<JsonValue> values = reader.array("domains", limits.maxDomains);
         reader.finish();
-        return new Baseline(ManifestPayload.parseDomains(values, "domains", limits));
+        return new Baseline(ManifestPayload.parseDomains(values, "domains", limits), bytes.clone());
     }
 }

@@ -19,8 +19,12 @@ public final class ClientException extends Exception {
         TOO_MANY_ROTATIONS,
         /** A fetch failed (status or network). */
         FETCH_FAILED,
+        /** The update channel refused what the server did (a redirect, a 304 without If-None-Match, publisher pins). */
+        FETCH_REFUSED,
         /** Reading or writing the state failed. */
         STORAGE,
+        /** The app's configuration cannot be used (an unreadable CA file, one without a certificate): fix the build. */
+        CONFIGURATION,
         /** manifest.proof is missing or fails a check of docs/DESIGN.md §12 ({@link #log()} has it). */
         LOG
     }
@@ -80,6 +84,14 @@ public final class ClientException extends Exception {
     public static ClientException fetchFailed(String resource, String reason) {
         return new ClientException(Kind.FETCH_FAILED, resource + ": " + reason, null, null);
     }
+
+    /** @param resource the file @param reason what was refused @return FETCH_REFUSED */
+    public static ClientException fetchRefused(String resource, String reason) {
+        return new ClientException(Kind.FETCH_REFUSED, resource + ": refused: " + reason, null, null);
+    }
+
+    /** @param reason what is wrong with the configuration @return CONFIGURATION */
+    public static ClientException configuration(String reason) { return new ClientException(Kind.CONFIGURATION, reason, null, null); }
 
     /** @param reason the storage failure @return a STORAGE error */
     public static ClientException storage(String reason) { return new ClientException(Kind.STORAGE, reason, null, null); }

@@ -1,16 +1,21 @@
 // What one fetch of the update channel returned, as the trust core sees it (no I/O here).
 package org.pinion.trust;
 
-/** A fetch result: 200 with body and ETag, 404, 304, or a failure with its reason. */
+/**
+ * A fetch result as {@link UpdateStatus#classify} gives it: the document (with the manifest's ETag),
+ * absent (404 or 410), not modified, refused by the update channel, or a failure with its reason.
+ */
 public final class Fetch {
     /** The outcome of a fetch. */
     public enum Status {
         /** 200 with a body. */
         FOUND,
-        /** 404: the end of the root chain (for manifest.json a failure). */
+        /** 404 or 410: the end of the root chain, or no manifest.proof (never for manifest.json). */
         NOT_FOUND,
         /** 304 to a conditional GET. */
         NOT_MODIFIED,
+        /** The update channel refused the answer (a redirect, a 304 without If-None-Match, publisher pins, a compressed body). */
+        REFUSED,
         /** Any other status, or a network error. */
         FAILED
     }
@@ -39,11 +44,23 @@ public final class Fetch {
     /** @param body the body @return FOUND without ETag */
     public static Fetch found(byte[] body) { return found(body, null, -1); }
 
+    /** FOUND over a body the caller no longer touches (no copy: the megabyte envelope is copied once less). */
+    static Fetch foundOwned(byte[] body, String etag, long maxAge) { return new Fetch(Status.FOUND, body, etag, null, maxAge); }
+
     /** @return NOT_FOUND */
-    public static Fetch notFound() { return new Fetch(Status.NOT_FOUND, null, null, "HTTP 404", -1); }
+    public static Fetch notFound() { return notFound(404); }
+
+    /** @param status 404 or 410 @return NOT_FOUND naming the status */
+    public static Fetch notFound(int status) { return new Fetch(Status.NOT_FOUND, null, null, "HTTP " + status, -1); }
 
     /** @return NOT_MODIFIED */
-    public static Fetch notModified() { return new Fetch(Status.NOT_MODIFIED, null, null, null, -1); }
+    public static Fetch notModified() { return notModified(-1); }
+
+    /** @param maxAge max-age seconds of the 304, or -1 @return NOT_MODIFIED */
+    public static Fetch notModified(long maxAge) { return new Fetch(Status.NOT_MODIFIED, null, null, null, maxAge); }
+
+    /** @param reason what the update channel refused @return REFUSED */
+    public static Fetch refused(String reason) { return new Fetch(Status.REFUSED, null, null, reason, -1); }
 
     /** @param reason what failed @return FAILED */
     public static Fetch failed(String reason) { return new Fetch(Status.FAILED, null, null, reason, -1); }

@@ -373,10 +373,8 @@ public final class TrustCore {
             Fetch fetch = source.root(version);
             if (fetch.status == Fetch.Status.NOT_FOUND) break;
             if (fetch.status != Fetch.Status.FOUND) {
-                ClientException error = ClientException.fetchFailed("root/" + version + ".json",
-                        fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
-                events.add(ClientEvent.networkFailure(error.getMessage()));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+                ClientException error = fetchError("root/" + version + ".json", fetch);
+                return fetchFailure(state, current, error, events);
             }
             if (rotations >= RootChain.MAX_ROTATIONS_PER_WALK) {
                 ClientException error = ClientException.tooManyRotations(RootChain.MAX_ROTATIONS_PER_WALK);
@@ -423,14 +421,27 @@ public final class TrustCore {
     private static RefreshResult logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
             ClientException error, long maxAge) {
         List<ClientEvent> events = new ArrayList<>(walkEvents);
-        if (error.kind() != ClientException.Kind.LOG) {
-            events.add(ClientEvent.networkFailure(error.getMessage()));
-            return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
-        }
+        if (error.kind() != ClientException.Kind.LOG) return fetchFailure(start, afterWalk, error, events);
         Equivocation evidence = error.log().equivocation();
         if (evidence != null) events.add(ClientEvent.logEquivocation(evidence));
         events.add(ClientEvent.rejected(error));
         return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+    }
+
+    /** A fetch that failed (a network failure) or that the update channel refused (rejected, as the Swift SDK does). */
+    private static RefreshResult fetchFailure(TrustedState start, TrustedState current, ClientException error, List<ClientEvent> events) {
+        if (error.kind() == ClientException.Kind.FETCH_REFUSED) {
+            events.add(ClientEvent.rejected(error));
+            return RefreshResult.of(start, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+        }
+        events.add(ClientEvent.networkFailure(error.getMessage()));
+        return RefreshResult.of(start, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+    }
+
+    /** @return FETCH_REFUSED for a refused fetch, else FETCH_FAILED with the fetch's reason */
+    private static ClientException fetchError(String resource, Fetch fetch) {
+        if (fetch.status == Fetch.Status.REFUSED) return ClientException.fetchRefused(resource, fetch.reason);
+        return ClientException.fetchFailed(resource, fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
     }
 
     /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
@@ -453,9 +464,8 @@ public final class TrustCore {
                     return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
                 }
             default: {
-                ClientException error = ClientException.fetchFailed("manifest.json", fetch.reason);
-                events.add(ClientEvent.networkFailure(error.getMessage()));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+                ClientException error = fetchError("manifest.json", fetch);
+                return fetchFailure(state, current, error, events);
             }
         }
     }
@@ -482,7 +492,7 @@ public final class TrustCore {
             throw ClientException.log(new LogException(LogException.Reason.PROOF_MISSING, "the publisher serves no manifest.proof (404)"));
         }
         if (fetch.status != Fetch.Status.FOUND) {
-            throw ClientException.fetchFailed("manifest.proof", fetch.status == Fetch.Status.NOT_MODIFIED ? "HTTP 304" : fetch.reason);
+            throw fetchError("manifest.proof", fetch);
         }
         StoredCheckpoint stored = null;
         if (persisted.logCheckpoint != null) {

@@ -10,7 +10,6 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import javax.net.ssl.X509TrustManager;
 import okhttp3.HttpUrl;
@@ -23,6 +22,7 @@ import org.pinion.tls.PolicySource;
 import org.pinion.tls.TrustManagers;
 import org.pinion.trust.ClientEvent;
 import org.pinion.trust.ClientException;
+import org.pinion.trust.CryptoProvider;
 import org.pinion.trust.Codec;
 import org.pinion.trust.FormatException;
 import org.pinion.trust.JsonLimits;
@@ -32,11 +32,14 @@ import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
 import org.pinion.trust.PinnedDomain;
 import org.pinion.trust.PolicySnapshot;
+import org.pinion.trust.PollToken;
 import org.pinion.trust.RefreshResult;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
 import org.pinion.trust.StrictJsonParser;
 import org.pinion.trust.TrustedState;
+import org.pinion.trust.UpdateChannel;
+import org.pinion.trust.UpdateFetcher;
 import org.pinion.trust.log.LogFreshness;
 
 /**
@@ -88,6 +91,8 @@ public final class PinningClient implements PolicySource {
 
     private final ClientConfiguration config;
     private final TrustCore core;
+    private final CryptoProvider crypto;
+    private final UpdateFetcher transport;
     private final StateStore store;
     private final Consumer<ClientEvent> onEvent;
     private final PinFailureListener onPinFailure;
@@ -99,28 +104,52 @@ public final class PinningClient implements PolicySource {
     private final Object updateClientLock = new Object();
 
     /**
-     * Loads the stored state and re-verifies it from the embedded root.
+     * Loads the stored state and re-verifies it from the embedded root, with this platform's seams:
+     * libsodium-equal strict Ed25519 ({@link StrictEd25519}), the OkHttp update channel
+     * ({@link OkHttpUpdateFetcher}: X.509 with {@code config.caFile} or the system store, the publisher
+     * pins) and the two-copy {@link StateStore} in {@code config.stateDirectory}.
      *
      * @param config the configuration
      * @param onEvent receives every event (may be null)
      * @param onPinFailure receives pin failures (may be null)
-     * @throws ClientException INVALID_EMBEDDED_ROOT, or STORAGE when the CA file cannot be read
+     * @throws ClientException INVALID_EMBEDDED_ROOT, or CONFIGURATION when the CA file cannot be read or holds no certificate
      */
     public PinningClient(ClientConfiguration config, Consumer<ClientEvent> onEvent, PinFailureListener onPinFailure) throws ClientException {
+        this(config, StrictEd25519.INSTANCE, null, new StateStore(config.stateDirectory, config.scope, config.limits), onEvent, onPinFailure);
+    }
+
+    /**
+     * Loads the stored state from {@code storage} and re-verifies it from the embedded root, with the
+     * given seams (docs/ARCHITECTURE.md "Where a new platform plugs in"), as the Swift
+     * {@code PinningClient(configuration:crypto:transport:storage:)} does.
+     *
+     * @param config the configuration (its CA file still serves {@link #pinnedOkHttp} and the report POST)
+     * @param crypto strict Ed25519 and SHA-256
+     * @param transport the update channel, or null for the OkHttp one built from {@code config}
+     * @param storage the state store
+     * @param onEvent receives every event (may be null)
+     * @param onPinFailure receives pin failures (may be null)
+     * @throws ClientException INVALID_EMBEDDED_ROOT, or CONFIGURATION when the CA file cannot be read or holds no certificate
+     */
+    public PinningClient(ClientConfiguration config, CryptoProvider crypto, UpdateFetcher transport, StateStore storage,
+            Consumer<ClientEvent> onEvent, PinFailureListener onPinFailure) throws ClientException {
         this.config = config;
+        this.crypto = crypto;
         this.onEvent = onEvent == null ? e -> { } : onEvent;
         this.onPinFailure = onPinFailure;
-        this.core = new TrustCore(config.scope, config.embeddedRoot, StrictEd25519.INSTANCE, config.limits);
-        this.store = new StateStore(config.stateDirectory, config.scope, config.limits);
+        this.core = new TrustCore(config.scope, config.embeddedRoot, crypto, config.limits);
+        this.store = storage;
         try {
             this.platform = TrustManagers.platform(config.caFile);
         } catch (IOException | GeneralSecurityException e) {
-            throw ClientException.storage("CA file: " + e.getMessage());
+            throw ClientException.configuration("CA file " + config.caFile + ": " + e.getMessage());
         }
+        HttpUrl base = config.baseUrl == null ? null : HttpUrl.parse(config.baseUrl);
+        this.transport = transport != null ? transport : base == null ? null : new OkHttpUpdateFetcher(updateClient(), base, config.scope);
         List<ClientEvent> events = new ArrayList<>();
         TrustedState loaded = loadState(events);
         // Unreadable (not lost) state: start from the embedded root; refreshes are skipped until it reads.
-        TrustedState state = loaded != null ? loaded : core.initialState(List.of());
+        TrustedState state = loaded != null ? loaded : core.initialState(java.util.Collections.<String>emptyList());
         this.view = new View(state, state.snapshot(config.baseline, config.staleGrace));
         for (ClientEvent e : events) this.onEvent.accept(e);
     }
@@ -150,13 +179,13 @@ public final class PinningClient implements PolicySource {
                 events.add(ClientEvent.storageUnavailable(String.join("; ", load.notes)));
                 return null;
             default:
-                return core.initialState(List.of());
+                return core.initialState(java.util.Collections.<String>emptyList());
         }
     }
 
     private TrustedState loadOrInitial(List<ClientEvent> events) {
         TrustedState state = loadLocked(events);
-        return state != null ? state : view == null ? core.initialState(List.of()) : null;
+        return state != null ? state : view == null ? core.initialState(java.util.Collections.<String>emptyList()) : null;
     }
 
     /** @return the effective time: {@code max(wall clock, lastKnownTime)} */
@@ -243,11 +272,8 @@ public final class PinningClient implements PolicySource {
     private OkHttpClient makeUpdateClient() {
         if (updateClient != null) return updateClient;
         HttpUrl base = HttpUrl.parse(config.baseUrl);
-        OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(config.timeoutSeconds, TimeUnit.SECONDS)
-                .readTimeout(config.timeoutSeconds, TimeUnit.SECONDS).callTimeout(config.timeoutSeconds * 2, TimeUnit.SECONDS)
-                .followRedirects(false).followSslRedirects(false).retryOnConnectionFailure(false);
+        OkHttpClient.Builder builder = OkHttpUpdateFetcher.clientBuilder(config.timeoutSeconds, platform, config.publisherPins);
         if (config.publisherConnectTo != null && base != null) builder.dns(connectTo(base.host(), config.publisherConnectTo));
-        PinionOkHttp.installUpdateChannel(builder, platform, config.publisherPins);
         updateClient = builder.build();
         return updateClient;
     }
@@ -290,11 +316,10 @@ public final class PinningClient implements PolicySource {
      * @return what happened
      */
     public synchronized Report refresh() {
-        if (config.baseUrl == null || HttpUrl.parse(config.baseUrl) == null) {
+        if (transport == null) {
             ClientException error = ClientException.fetchFailed("publisher", "no base URL configured");
             return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
         }
-        HttpFetcher fetcher = new HttpFetcher(updateClient(), HttpUrl.parse(config.baseUrl), config.scope, config.limits.maxEnvelopeBytes);
         Timestamp t0 = new Timestamp(config.clock.getAsLong());
         try (StateStore.Held held = store.lock()) {
             List<ClientEvent> events = new ArrayList<>();
@@ -304,7 +329,8 @@ public final class PinningClient implements PolicySource {
                 ClientException error = ClientException.storage("the stored state is unavailable; refresh skipped");
                 return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
             }
-            RefreshResult result = core.refresh(start, t0, fetcher);
+            PollToken token = PollToken.of(start.manifest == null ? 0 : start.manifest.version, config.baseline.documentBytes(), crypto);
+            RefreshResult result = core.refresh(start, t0, new UpdateChannel(transport, token, config.limits.maxEnvelopeBytes));
             if (result.stateChanged && config.persist) {
                 try {
                     store.save(result.state.persisted());

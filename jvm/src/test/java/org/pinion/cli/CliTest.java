@@ -85,6 +85,18 @@ public class CliTest {
     }
 
     @Test
+    public void aCaFileThatIsNotACertificateExitsThreeNamingItAndWritesNoState() throws IOException {
+        Path bad = Files.write(work.resolve("not-a-ca.pem"), "not a certificate".getBytes(StandardCharsets.UTF_8));
+        Path state = work.resolve("state-bad-ca");
+        String[] args = refreshArgs(1, state);
+        args[args.length - 1] = bad.toString();
+        Run r = run(args);
+        assertEquals(r.err, 3, r.code);
+        assertTrue(r.err, r.err.contains("CA file " + bad));
+        assertTrue("no state written", !Files.exists(state.resolve("state-a")));
+    }
+
+    @Test
     public void usageErrorsExitTwoWithASeeLine() {
         Run missing = run("client", "refresh", "--scope", "x");
         assertEquals(2, missing.code);

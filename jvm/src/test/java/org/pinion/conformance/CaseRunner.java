@@ -1,4 +1,4 @@
-// Runs one conformance case (conformance/README.md) against the JVM SDK: the trust core driven with bytes, no network.
+// Runs one conformance case (conformance/README.md) against the JVM SDK: the trust core driven through the update-channel seam.
 package org.pinion.conformance;
 
 import java.io.IOException;
@@ -27,6 +27,11 @@ import org.pinion.trust.StrictJsonParser;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
 import org.pinion.trust.TrustedState;
+import org.pinion.trust.PollToken;
+import org.pinion.trust.TreeFile;
+import org.pinion.trust.UpdateAnswer;
+import org.pinion.trust.UpdateChannel;
+import org.pinion.trust.UpdateFetcher;
 
 /** One case directory: fixtures plus steps.json, run step by step against a real two-copy StateStore. */
 final class CaseRunner {
@@ -62,6 +67,9 @@ final class CaseRunner {
     private final Map<Long, Served> roots = new HashMap<>();
     private Served manifest;
     private Served proof;
+    private PollToken expectedToken;
+    /** The update channel: in memory by default, or an HTTP fetcher against a publisher whose answers are {@link #answer}. */
+    private UpdateFetcher transport = request -> answer(request.file, request.ifNoneMatch, request.pollToken == null ? null : request.pollToken.query());
 
     CaseRunner(Path directory, Path stateDirectory) throws Exception {
         this.directory = directory;
@@ -75,6 +83,36 @@ final class CaseRunner {
                 : Baseline.parse(fixture(baselineName.text()), Limits.STANDARD);
         store = new StateStore(stateDirectory, scope, Limits.STANDARD);
         start();
+    }
+
+    /** @param transport the update channel to refresh through (its publisher answers with {@link #answer}) */
+    void useTransport(UpdateFetcher transport) { this.transport = transport; }
+
+    /**
+     * What the case's publisher answers (conformance/README.md, {@code serve}): root/N.json not listed
+     * is 404; manifest.json absent is 404, a listed ETag equal to If-None-Match is 304, a listed status
+     * is answered as it is; manifest.proof absent is 404. A manifest request whose poll token is not
+     * {@code have=V&base=B} for the state held is answered 400, which fails the step.
+     *
+     * @param file the file asked for
+     * @param ifNoneMatch the request's If-None-Match, or null
+     * @param query the manifest request's query, or null
+     * @return the raw answer
+     */
+    UpdateAnswer answer(TreeFile file, String ifNoneMatch, String query) {
+        Served s;
+        switch (file.kind) {
+            case ROOT: s = roots.get(file.version); break;
+            case MANIFEST:
+                if (expectedToken == null || !expectedToken.query().equals(query)) return new UpdateAnswer(400, null, null, -1);
+                s = manifest;
+                break;
+            default: s = proof; break;
+        }
+        if (s == null) return new UpdateAnswer(404, null, null, -1);
+        if (s.body == null) return new UpdateAnswer(s.status, null, null, -1);
+        if (s.etag != null && s.etag.equals(ifNoneMatch)) return new UpdateAnswer(304, s.etag, null, -1);
+        return new UpdateAnswer(200, s.etag, s.body, -1);
     }
 
     /** @return whether a pending case lists the JVM SDK in {@code supportedBy} (it must then pass) */
@@ -182,34 +220,8 @@ final class CaseRunner {
     }
 
     private void refresh(Timestamp t0, JsonValue expect) throws Exception {
-        Fetch.Source source = new Fetch.Source() {
-            @Override
-            public Fetch root(long version) {
-                Served s = roots.get(version);
-                if (s == null || s.status == 404) return Fetch.notFound();
-                if (s.body == null) return Fetch.failed("HTTP " + s.status);
-                return Fetch.found(s.body);
-            }
-
-            @Override
-            public Fetch manifest(String sent) {
-                // A served 304 reaches the trust core as it is, sent If-None-Match or not.
-                if (manifest == null) return Fetch.failed("HTTP 404");
-                if (manifest.body == null) {
-                    if (manifest.status == 304) return Fetch.notModified();
-                    return Fetch.failed("HTTP " + manifest.status);
-                }
-                if (sent != null && sent.equals(manifest.etag)) return Fetch.notModified();
-                return Fetch.found(manifest.body, manifest.etag, -1);
-            }
-
-            @Override
-            public Fetch proof() {
-                if (proof == null || proof.status == 404) return Fetch.notFound();
-                if (proof.body == null) return Fetch.failed("HTTP " + proof.status);
-                return Fetch.found(proof.body);
-            }
-        };
+        expectedToken = PollToken.of(state.manifest == null ? 0 : state.manifest.version, baseline.documentBytes(), StrictEd25519.INSTANCE);
+        Fetch.Source source = new UpdateChannel(transport, expectedToken, Limits.STANDARD.maxEnvelopeBytes);
         RefreshResult result = core.refresh(state, t0, source);
         if (result.stateChanged) store.save(result.state.persisted());
         state = result.state;

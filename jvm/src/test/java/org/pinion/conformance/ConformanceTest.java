@@ -16,6 +16,17 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.Test;
+import java.util.Collections;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import org.pinion.tls.TestPki;
+import org.pinion.tls.TrustManagers;
+import org.pinion.trust.Pin;
+import org.pinion.trust.TreeFile;
+import org.pinion.trust.UpdateAnswer;
+import org.pinion.trust.UpdateFetcher;
+import org.pinion.update.OkHttpUpdateFetcher;
+import org.pinion.update.TestPublisher;
 import org.pinion.trust.FormatException;
 import org.pinion.trust.JsonValue;
 import org.pinion.trust.Limits;
@@ -48,9 +59,16 @@ public class ConformanceTest {
     }
 
     private static int runCase(Path directory, boolean pending, List<String> failures, boolean[] supported) throws Exception {
+        return runCase(directory, pending, failures, supported, null);
+    }
+
+    /** @param publisher null to run in memory, else the HTTPS publisher the case is served by (through OkHttp) */
+    private static int runCase(Path directory, boolean pending, List<String> failures, boolean[] supported, Publisher publisher)
+            throws Exception {
         Path state = Files.createTempDirectory("pinion-conformance-");
         try {
             CaseRunner runner = new CaseRunner(directory, state.resolve("state"));
+            if (publisher != null) publisher.serve(runner);
             if (pending) assertNotNull(directory + " has no pending note", runner.pendingNote());
             else assertNull(directory + " is marked pending but sits in cases/", runner.pendingNote());
             supported[0] = runner.supportedByJvm();
@@ -74,6 +92,79 @@ public class ConformanceTest {
         assertEquals("failing conformance steps", List.of(), failures);
         assertTrue("only " + steps + " steps", steps >= 120);
         System.out.println("conformance: " + directories.size() + " cases, " + steps + " steps passed");
+    }
+
+    /**
+     * A case's publisher over HTTPS (conformance/README.md, "Publisher modes"): the case's answers, on
+     * connections the server closes after every response without saying so, or drops whenever idle.
+     * The client is the SDK's own update channel ({@link OkHttpUpdateFetcher} on the update channel's client).
+     */
+    private static final class Publisher implements AutoCloseable {
+        final TestPublisher server;
+        volatile CaseRunner runner;
+
+        Publisher(TestPki pki, TestPublisher.Mode mode, boolean dropIdle) throws Exception {
+            server = new TestPublisher(pki, mode, request -> {
+                String target = request.target;
+                int q = target.indexOf('?');
+                String path = q < 0 ? target : target.substring(0, q);
+                String query = q < 0 ? null : target.substring(q + 1);
+                String file = path.substring(path.indexOf('/', "/v1/".length()) + 1);
+                TreeFile tree = file.equals("manifest.json") ? TreeFile.MANIFEST : file.equals("manifest.proof") ? TreeFile.MANIFEST_PROOF
+                        : TreeFile.root(Long.parseLong(file.substring("root/".length(), file.length() - ".json".length())));
+                UpdateAnswer answer = runner.answer(tree, request.headers.get("if-none-match"), query);
+                return answer;
+            });
+            OkHttpClient client = OkHttpUpdateFetcher.clientBuilder(20, TrustManagers.platform(pki.path("root.pem")),
+                    Collections.<Pin>emptyList()).build();
+            UpdateFetcher http = new OkHttpUpdateFetcher(client, HttpUrl.parse("https://127.0.0.1:" + server.port() + "/"),
+                    "conformance.test");
+            // The publisher's idle timeout fires between refreshes: every refresh starts with a root request.
+            this.http = dropIdle ? request -> {
+                if (request.file.kind == TreeFile.Kind.ROOT) server.dropIdleConnections();
+                return http.fetch(request);
+            } : http;
+        }
+
+        final UpdateFetcher http;
+
+        void serve(CaseRunner runner) {
+            this.runner = runner;
+            runner.useTransport(http);
+        }
+
+        @Override
+        public void close() throws IOException { server.close(); }
+    }
+
+    private static void everyCaseOverHttp(TestPublisher.Mode mode, boolean dropIdle) throws Exception {
+        Path pkiDir = Files.createTempDirectory("pinion-conformance-pki-");
+        try (Publisher publisher = new Publisher(new TestPki(pkiDir), mode, dropIdle)) {
+            List<String> failures = new ArrayList<>();
+            int steps = 0;
+            List<Path> directories = cases("cases");
+            for (Path directory : directories) steps += runCase(directory, false, failures, new boolean[1], publisher);
+            assertEquals("failing conformance steps over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + ")",
+                    Collections.emptyList(), failures);
+            assertTrue("only " + publisher.server.requests.size() + " requests", publisher.server.requests.size() > steps);
+            System.out.println("conformance over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + "): " + directories.size()
+                    + " cases, " + steps + " steps, " + publisher.server.requests.size() + " requests, "
+                    + publisher.server.connections() + " connections");
+        } finally {
+            deleteTree(pkiDir);
+        }
+    }
+
+    /** Every case passes through the SDK's OkHttp update channel against a publisher that closes every connection after one response, unannounced. */
+    @Test
+    public void everyCasePassesAgainstAPublisherThatClosesEveryConnection() throws Exception {
+        everyCaseOverHttp(TestPublisher.Mode.CLOSE_SILENTLY, false);
+    }
+
+    /** Every case passes against a keep-alive publisher that drops its idle connections between refreshes. */
+    @Test
+    public void everyCasePassesAgainstAPublisherThatDropsIdleConnections() throws Exception {
+        everyCaseOverHttp(TestPublisher.Mode.KEEP_ALIVE, true);
     }
 
     /**

@@ -19,6 +19,8 @@ final class ReasonCodes {
             case INVALID_EMBEDDED_ROOT: return "invalid-embedded-root";
             case TOO_MANY_ROTATIONS: return "too-many-rotations";
             case FETCH_FAILED: return "network";
+            case FETCH_REFUSED: return "fetch-refused";
+            case CONFIGURATION: return "configuration";
             case STORAGE: return "storage";
             case LOG: return error.log().code();
             default: throw new IllegalStateException("unmapped " + error.kind());

@@ -97,7 +97,8 @@ public final class StaticHttpsServer implements AutoCloseable {
                     continue;
                 }
                 requests.add(requestLine + (ifNoneMatch == null ? "" : " If-None-Match: " + ifNoneMatch));
-                String path = requestLine.split(" ")[1];
+                String target = requestLine.split(" ")[1];
+                String path = target.indexOf('?') < 0 ? target : target.substring(0, target.indexOf('?'));
                 Path file = root.resolve(path.substring(1)).normalize();
                 byte[] body = new byte[0];
                 String status;

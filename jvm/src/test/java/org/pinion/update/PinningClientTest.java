@@ -41,6 +41,12 @@ public class PinningClientTest {
 
     @BeforeClass
     public static void setUp() throws Exception {
+        setUpOnce();
+    }
+
+    /** Makes the shared PKI and root once per JVM (also for PinningClientSeamTest). */
+    static synchronized void setUpOnce() throws Exception {
+        if (work != null && Files.isDirectory(work)) return;
         work = Files.createTempDirectory("pinion-client");
         pki = new TestPki(Files.createDirectories(work.resolve("pki")));
         root1 = SignedChain.envelope(PayloadKind.ROOT, SignedChain.rootPayload(S, 1, 0, 2_592_000, new int[] {1}, new int[] {2}), 1);

@@ -1,0 +1,204 @@
+// The update channel's transport over OkHttp: one GET per request, size-limited, with one retry on a stale connection.
+package org.pinion.update;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.security.cert.CertificateException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.X509TrustManager;
+import okhttp3.Call;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import org.pinion.tls.PinionOkHttp;
+import org.pinion.tls.PinningException;
+import org.pinion.trust.Pin;
+import org.pinion.trust.TreeFile;
+import org.pinion.trust.UpdateAnswer;
+import org.pinion.trust.UpdateFetchError;
+import org.pinion.trust.UpdateFetcher;
+import org.pinion.trust.UpdateRequest;
+
+/**
+ * GETs {@code {base}v1/{scope}/{file}} (docs/DESIGN.md §6, §9, §12) with the update channel's own client
+ * (X.509 plus the publisher pins; manifest pins never apply; redirects not followed). The manifest
+ * request carries the poll token as its query ({@code manifest.json?have=V&base=B}) and
+ * {@code If-None-Match} when an ETag is held; the proof request {@code Cache-Control: no-cache}. A body
+ * is read up to the request's limit and refused past it; a compressed body is refused.
+ *
+ * <p>Stale connections: a server may close a kept-alive connection without saying so (HTTP/1.0 style,
+ * or an idle timeout), and OkHttp's own retry is off on this client. A GET that fails with an I/O error
+ * other than a TLS or certificate failure, a timeout or a cancellation is sent once more on a new connection, within
+ * what is left of the call timeout. These GETs are idempotent reads of signed files; nothing else (the
+ * pin failure report's POST) goes through this class.
+ */
+public final class OkHttpUpdateFetcher implements UpdateFetcher {
+    private final OkHttpClient client;
+    private final HttpUrl scopeUrl;
+    private final long callTimeoutMillis;
+
+    /**
+     * @param client the update channel's client (its call timeout bounds both attempts of a request)
+     * @param baseUrl the publisher's server root (https)
+     * @param scope the scope
+     */
+    public OkHttpUpdateFetcher(OkHttpClient client, HttpUrl baseUrl, String scope) {
+        this.client = client;
+        this.scopeUrl = baseUrl.newBuilder().addPathSegment("v1").addPathSegment(scope).build();
+        this.callTimeoutMillis = client.callTimeoutMillis();
+    }
+
+    /**
+     * The update channel's client: X.509 with {@code platform} plus the publisher pins (never manifest
+     * pins), a fresh TLS context per connection, no redirect followed, OkHttp's own retry off (this class
+     * retries GETs itself; the report POST must not be repeated).
+     *
+     * @param timeoutSeconds the connect and read timeout; the call timeout is twice it
+     * @param platform the X.509 trust manager (system store or the app's CA file)
+     * @param publisherPins the publisher pins, or empty
+     * @return the builder, for a resolver or other additions
+     */
+    public static OkHttpClient.Builder clientBuilder(long timeoutSeconds, X509TrustManager platform, List<Pin> publisherPins) {
+        OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(timeoutSeconds, TimeUnit.SECONDS)
+                .readTimeout(timeoutSeconds, TimeUnit.SECONDS).callTimeout(timeoutSeconds * 2, TimeUnit.SECONDS)
+                .followRedirects(false).followSslRedirects(false).retryOnConnectionFailure(false);
+        PinionOkHttp.installUpdateChannel(builder, platform, publisherPins);
+        return builder;
+    }
+
+    /** @param request the request @return its URL: the scope URL, the file's path, the poll token's query for the manifest */
+    HttpUrl url(UpdateRequest request) {
+        HttpUrl.Builder url = scopeUrl.newBuilder();
+        if (request.file.kind == TreeFile.Kind.ROOT) url.addPathSegment("root");
+        url.addPathSegment(request.file.kind == TreeFile.Kind.ROOT ? request.file.version + ".json" : request.file.path());
+        if (request.pollToken != null) url.encodedQuery(request.pollToken.query());
+        return url.build();
+    }
+
+    @Override
+    public UpdateAnswer fetch(UpdateRequest request) throws UpdateFetchError {
+        Request.Builder http = new Request.Builder().url(url(request)).get().header("Accept-Encoding", "identity");
+        if (request.ifNoneMatch != null) http.header("If-None-Match", request.ifNoneMatch);
+        if (request.file.kind == TreeFile.Kind.MANIFEST_PROOF) http.header("Cache-Control", "no-cache");
+        Request built = http.build();
+        long start = System.nanoTime();
+        Call call = client.newCall(built);
+        try {
+            return execute(call, request.maxBytes);
+        } catch (IOException first) {
+            // A cancelled call (Updater.stop) is never sent again.
+            if (call.isCanceled() || !retryable(first)) throw failure(first);
+            OkHttpClient retry = retryClient(start);
+            if (retry == null) throw failure(first);
+            // The other idle connections are as old as the one that died: close them all, so the retry dials anew.
+            client.connectionPool().evictAll();
+            try {
+                return execute(retry.newCall(built), request.maxBytes);
+            } catch (IOException second) {
+                throw failure(second);
+            }
+        }
+    }
+
+    /**
+     * @return this client (same pool, which the caller empties first) with a call timeout of what is left
+     *     of the first attempt's; null when none is left
+     */
+    private OkHttpClient retryClient(long startNanos) {
+        OkHttpClient.Builder builder = client.newBuilder();
+        if (callTimeoutMillis > 0) {
+            long left = callTimeoutMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+            if (left <= 0) return null;
+            builder.callTimeout(left, TimeUnit.MILLISECONDS);
+        }
+        return builder.build();
+    }
+
+    /**
+     * @param e the first attempt's failure
+     * @return whether a stale connection may explain it: not a TLS or certificate failure (never retried:
+     *     a handshake that failed once is refused, not retried), not a timeout, not a refusal of this class
+     */
+    static boolean retryable(IOException e) {
+        if (e instanceof InterruptedIOException || e instanceof Refusal) return false;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SSLException || t instanceof CertificateException) return false;
+        }
+        return true;
+    }
+
+    private static UpdateFetchError failure(IOException e) {
+        if (e instanceof Refusal) return ((Refusal) e).error;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof PinningException) return UpdateFetchError.refused("publisher pins: " + t.getMessage());
+        }
+        return UpdateFetchError.network(e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+
+    /** Carries a refusal of this class out of {@link #execute} without a retry. */
+    private static final class Refusal extends IOException {
+        private static final long serialVersionUID = 1L;
+        final transient UpdateFetchError error;
+
+        Refusal(UpdateFetchError error) {
+            super(error.getMessage());
+            this.error = error;
+        }
+    }
+
+    private static UpdateAnswer execute(Call call, int maxBytes) throws IOException {
+        try (Response response = call.execute()) {
+            int code = response.code();
+            String etag = response.header("ETag");
+            long maxAge = maxAge(response.header("Cache-Control"));
+            if (code != 200) return new UpdateAnswer(code, etag, new byte[0], maxAge);
+            String encoding = response.header("Content-Encoding");
+            if (encoding != null && !encoding.equalsIgnoreCase("identity")) {
+                throw new Refusal(UpdateFetchError.refused("compressed body (Content-Encoding " + encoding + ")"));
+            }
+            ResponseBody body = response.body();
+            if (body == null) return new UpdateAnswer(code, etag, new byte[0], maxAge);
+            if (body.contentLength() > maxBytes) throw new Refusal(UpdateFetchError.tooLarge(maxBytes));
+            byte[] bytes = readLimited(body.byteStream(), maxBytes);
+            if (bytes == null) throw new Refusal(UpdateFetchError.tooLarge(maxBytes));
+            return new UpdateAnswer(code, etag, bytes, maxAge);
+        }
+    }
+
+    /** @return the body, or null past maxBytes (the rest is not read) */
+    private static byte[] readLimited(InputStream in, int maxBytes) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buffer = new byte[16384];
+        int total = 0;
+        int n;
+        while ((n = in.read(buffer)) >= 0) {
+            total += n;
+            if (total > maxBytes) return null;
+            out.write(buffer, 0, n);
+        }
+        return out.toByteArray();
+    }
+
+    /** @param cacheControl the header @return max-age seconds, or -1 */
+    static long maxAge(String cacheControl) {
+        if (cacheControl == null) return -1;
+        for (String part : cacheControl.toLowerCase(Locale.ROOT).split(",")) {
+            String p = part.trim();
+            if (p.startsWith("max-age=")) {
+                try {
+                    return Math.max(0, Long.parseLong(p.substring(8).trim()));
+                } catch (NumberFormatException e) {
+                    return -1;
+                }
+            }
+        }
+        return -1;
+    }
+}
