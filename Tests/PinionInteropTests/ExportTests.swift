@@ -215,6 +215,27 @@ private let expectedEnforced: [(String, Bool, [String])] = [
             ])
     }
 
+    @Test func baselineIsTheFileTheSDKsRead() throws {
+        let workspace = try Workspace.interop()
+        workspace.exportFixture()
+        let result = workspace.export("baseline")
+        #expect(result.status == 0, "\(result.err)")
+        let baseline = try Baseline.parse(Array(result.out.utf8))
+        #expect(baseline.domains.map(\.name) == ["api.example.com", "static.example.com", "beta.example.org"])
+        #expect(baseline.domains.map(\.enforce) == [true, true, false])
+        // The written file is accepted where the client reads a baseline.
+        let written = workspace.export("baseline", ["-o", "@baseline.json"])
+        #expect(written.status == 0, "\(written.err)")
+        #expect(try Baseline.parse(workspace.readBytes("baseline.json")) == baseline)
+        // Nothing is written from an envelope that does not verify.
+        var tampered = try workspace.readBytes("manifest.json")
+        tampered[tampered.count / 2] ^= 0x01
+        try workspace.writeBytes("tampered.json", tampered)
+        let refused = workspace.run(["export", "baseline", "--root", "@root.json", "@tampered.json", "-o", "@out.json"])
+        #expect(refused.status != 0)
+        #expect(!workspace.exists("out.json"))
+    }
+
     @Test func aDomainWithEveryPinRevokedIsNotExpressible() throws {
         let workspace = try Workspace.interop()
         workspace.standardRoot()

@@ -6,7 +6,8 @@ import PinionInterop
 
 struct ExportCommand: Command {
     static let path = ["export"]
-    static let summary = "write a verified manifest's pins as Android NSC, Apple plist, OkHttp or Swift baseline"
+    static let summary =
+        "write a verified manifest's pins as Android NSC, Apple plist, OkHttp, the SDKs' baseline file or Swift"
     static let options: [OptionSpec] =
         VerifiedManifestFile.options + [
             .value("out", short: "o"), .flag("force"), .flag("lossy"), .value("certs", repeatable: true),
@@ -28,6 +29,8 @@ struct ExportCommand: Command {
                           pins came from; repeat --certs per file) or --assume; report-only
                           domains go to TrustKit's TSKConfiguration (kTSKEnforcePinning false)
           okhttp-kotlin   a Kotlin CertificatePinner (includeSubdomains as **.name)
+          baseline        the SDKs' pinion.baseline JSON (pinion client --baseline, the
+                          Apple loader's baseline.json, the JVM SDK's Baseline.parse)
           swift-baseline  Swift source embedding the SDK's pinion.baseline file
 
         NSC and OkHttp cannot express report-only domains, and no format can express a
@@ -37,7 +40,7 @@ struct ExportCommand: Command {
 
         """
 
-    static let formats = ["android-nsc", "apple-plist", "okhttp-kotlin", "swift-baseline"]
+    static let formats = ["android-nsc", "apple-plist", "okhttp-kotlin", "baseline", "swift-baseline"]
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws {
         let positional = try arguments.positional(["FORMAT", "ENVELOPE"])
@@ -72,7 +75,7 @@ struct ExportCommand: Command {
 
         let manifest = try VerifiedManifestFile.load(file, arguments: arguments, context: context)
         let payload = manifest.payload
-        let reportOnly = format == "apple-plist" || format == "swift-baseline"
+        let reportOnly = format == "apple-plist" || format == "swift-baseline" || format == "baseline"
         let selection: ExportSelection
         do { selection = try ExportSelection(payload, reportOnly: reportOnly, lossy: arguments.flag("lossy")) } catch {
             throw CLIError.failure("\(file): \(error)")
@@ -110,6 +113,9 @@ struct ExportCommand: Command {
                     selection.domains, comment: comment, packageName: arguments.value("package"))
                 text = export.text
                 warnings = export.warnings
+            case "baseline":
+                // JSON has no comments; the file is exactly what Baseline.parse reads.
+                text = String(decoding: SwiftBaseline.json(selection.domains), as: UTF8.self)
             default:
                 text = SwiftBaseline.export(selection.domains, comment: comment)
             }
