@@ -2,14 +2,20 @@
 package org.pinion.update;
 
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.net.SocketException;
 import java.security.cert.CertificateException;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLKeyException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLProtocolException;
 import javax.net.ssl.X509TrustManager;
 import okhttp3.Call;
 import okhttp3.HttpUrl;
@@ -123,15 +129,25 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
 
     /**
      * @param e the first attempt's failure
-     * @return whether a stale connection may explain it: not a TLS or certificate failure (never retried:
-     *     a handshake that failed once is refused, not retried), not a timeout, not a refusal of this class
+     * @return whether a stale connection may explain it: never a timeout or a refusal of this class, never
+     *     a handshake, certificate, key or TLS protocol failure (a handshake that failed once is refused, not
+     *     retried), never another TLS failure unless it is a reset or end of stream of the socket under an
+     *     established connection (how a dropped connection surfaces through the TLS layer)
      */
     static boolean retryable(IOException e) {
         if (e instanceof InterruptedIOException || e instanceof Refusal) return false;
+        boolean tls = false;
+        boolean socket = false;
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SSLException || t instanceof CertificateException) return false;
+            if (t instanceof SSLHandshakeException || t instanceof SSLPeerUnverifiedException || t instanceof SSLKeyException
+                    || t instanceof SSLProtocolException || t instanceof CertificateException) {
+                return false;
+            }
+            if (t instanceof SSLException) tls = true;
+            if (t instanceof SocketException || t instanceof EOFException) socket = true;
+            if (t.getCause() == t) break;
         }
-        return true;
+        return !tls || socket;
     }
 
     private static UpdateFetchError failure(IOException e) {

@@ -113,6 +113,21 @@ public class StaleConnectionRetryTest {
     }
 
     @Test
+    public void onlyFailuresAStaleConnectionCanExplainAreRetried() {
+        assertTrue(OkHttpUpdateFetcher.retryable(new IOException("unexpected end of stream on Connection{...}")));
+        assertTrue(OkHttpUpdateFetcher.retryable(new java.net.SocketException("Connection reset")));
+        assertTrue(OkHttpUpdateFetcher.retryable(new javax.net.ssl.SSLException("Connection reset", new java.net.SocketException("Connection reset"))));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new javax.net.ssl.SSLHandshakeException("PKIX path building failed")));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new javax.net.ssl.SSLPeerUnverifiedException("Hostname not verified")));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new javax.net.ssl.SSLProtocolException("bad record")));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new javax.net.ssl.SSLException("bad MAC")));
+        IOException wrapped = new IOException(new java.security.cert.CertificateException("no publisher pin"));
+        assertTrue(!OkHttpUpdateFetcher.retryable(wrapped));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new java.net.SocketTimeoutException("timeout")));
+        assertTrue(!OkHttpUpdateFetcher.retryable(new java.io.InterruptedIOException("timeout")));
+    }
+
+    @Test
     public void aBodyOverTheLimitIsRefusedAsTooLarge() throws Exception {
         try (TestPublisher server = publisher(TestPublisher.Mode.KEEP_ALIVE)) {
             OkHttpUpdateFetcher fetcher = fetcher(server, "root.pem", Collections.<Pin>emptyList());
