@@ -86,6 +86,34 @@ struct LoggedAuditWorld {
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: since))) == savedNote)
     }
 
+    /// The monitor's alerting: with --save-checkpoint, warnings only exit 4 (unreachable
+    /// witnesses here) and the Prometheus file says level 1; bad --publish-grace and
+    /// --prometheus values exit 2 before anything is written.
+    @Test func theMonitorExitsFourOnWarningsAndWritesThePrometheusFile() throws {
+        let world = try LoggedAuditWorld(try cleanLoggedTree(3))
+        let state = try TemporaryDirectory()
+        let saved = state.path + "/seen.checkpoint"
+        let metrics = state.path + "/audit.prom"
+        let warned = world.audit(["--save-checkpoint", saved, "--prometheus", metrics])
+        #expect(warned.status == 4, "\(warned.out)\(warned.err)")
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: metrics)), as: UTF8.self)
+        #expect(text.contains("pinion_audit_level{scope=\"\(world.tree.fixture.scope)\"} 1"), "\(text)")
+        #expect(text.contains("rule=\"log-witness-unavailable\"} 3"), "\(text)")
+        #expect(text.contains("pinion_audit_log_size{scope=\"\(world.tree.fixture.scope)\"} 3"), "\(text)")
+        // Without --save-checkpoint an audit keeps its exit 0 for warnings.
+        #expect(world.audit([]).status == 0)
+        let clean = world.audit(["--no-witnesses", "--save-checkpoint", saved, "--prometheus", metrics])
+        #expect(clean.status == 0, "\(clean.out)\(clean.err)")
+        #expect(
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: metrics)), as: UTF8.self).contains(
+                "pinion_audit_level{scope=\"\(world.tree.fixture.scope)\"} 0"))
+        for bad in [["--publish-grace", "soon"], ["--publish-grace", "-1h"], ["--prometheus", state.path]] {
+            let result = world.audit(["--no-witnesses"] + bad)
+            #expect(result.status == 2 || result.status == 1, "\(bad): \(result.status) \(result.err)")
+            #expect(result.out.isEmpty, "\(bad): refused before the audit: \(result.out)")
+        }
+    }
+
     @Test func unreachableWitnessesAreWarningsAndExitZero() throws {
         // The default witness URLs are 127.0.0.1 port 1, where nothing listens.
         let world = try LoggedAuditWorld(try cleanLoggedTree(3))
