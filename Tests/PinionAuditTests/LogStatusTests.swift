@@ -156,6 +156,32 @@ func logStatus(_ tree: LoggedTree, repo: String, at: Timestamp? = nil, warnCheck
         #expect(try logStatus(tree, repo: directory.path).health == .healthy)
     }
 
+    /// An upload in progress (docs/DESIGN.md §9): manifest.proof or log/checkpoint already
+    /// name a later manifest than manifest.json serves. Clients refuse the proof and keep
+    /// their state until manifest.json lands: a warning, not broken.
+    @Test func aProofOrCheckpointAheadOfManifestJSONIsAPublishInProgress() throws {
+        let tree = try cleanLoggedTree(4)
+        let directory = try TemporaryDirectory()
+        let files = try tree.write(to: directory.path)
+        // manifest.json still serves version 3; the proof is cosigned for version 4.
+        try files.write(.manifest, tree.fixture.manifests[2].envelope.serialized())
+        var status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems.map(\.code) == ["publish-in-progress"], "\(status.problems)")
+        #expect(status.health == .warning)
+        #expect(
+            status.problems.first?.description.contains("manifest.proof is cosigned for manifest version 4") == true)
+
+        // log/checkpoint of a larger tree than manifest.proof's: uploaded first within its phase.
+        let files2 = try tree.write(to: directory.path)
+        let ahead = try tree.note(
+            try Checkpoint(origin: LogKeys.origin, size: 5, rootHash: [UInt8](repeating: 7, count: 32)),
+            cosignedBy: [(0, tree.cosignTime)])
+        try files2.writeLog(.logCheckpoint, ahead.bytes)
+        status = try logStatus(tree, repo: directory.path)
+        #expect(status.problems.map(\.code) == ["publish-in-progress"], "\(status.problems)")
+        #expect(status.health == .warning)
+    }
+
     @Test func statusCommandPrintsTheCheckpointInTextJSONAndPrometheus() throws {
         let tree = try cleanLoggedTree(3)
         let world = try LoggedAuditWorld(tree)

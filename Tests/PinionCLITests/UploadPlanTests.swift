@@ -121,6 +121,39 @@ import Testing
         #expect(window["lastPhase"] == .string("roots"))
     }
 
+    /// A mirror half-way through the rotation's plan (manifest.json uploaded, root/2.json not
+    /// yet) is a publish in progress; a manifest naming any other root version stays broken.
+    @Test func statusNamesOnlyTheNextRootsManifestAPublishInProgress() throws {
+        let w = try world()
+        w.quickKey("pins-2")
+        w.ok([
+            "root", "rotate", "--previous", "@root.json", "--add-pins-key", "@pins-2.pub", "--remove-pins-key",
+            "@pins.pub", "-o", "@r2.json",
+        ])
+        w.ok(["sign", "--key", "@root.key", "@r2.json", "-o", "@root2.json"])
+        manifest2(w, root: "root2.json", key: "pins-2")
+        w.ok(["publish", "--repo", "@tree", "@root2.json", "@m2.json"])
+        try w.copy("tree", to: "mirror")
+        try FileManager.default.removeItem(atPath: w.path("mirror/v1/com.example.app/root/2.json"))
+        let window = w.run(["status", "--root", "@root.json", "@mirror"])
+        #expect(window.status == 4, "\(window.out)")
+        #expect(window.out.contains("publish in progress"), "\(window.out)")
+        #expect(window.out.contains("root/2.json is not served yet"))
+
+        // rootVersion 3 is not the next root: clients refuse it as they would any bad manifest.
+        let payload = try w.read("p2.json").replacingOccurrences(of: "\"rootVersion\": 2", with: "\"rootVersion\": 3")
+        try w.write("p3.json", payload)
+        _ = w.run(["sign", "--key", "@pins-2.key", "@p3.json", "-o", "@m3.json"])
+        try w.copy("m3.json", to: "mirror/v1/com.example.app/manifest.json.new")
+        try FileManager.default.removeItem(atPath: w.path("mirror/v1/com.example.app/manifest.json"))
+        try FileManager.default.moveItem(
+            atPath: w.path("mirror/v1/com.example.app/manifest.json.new"),
+            toPath: w.path("mirror/v1/com.example.app/manifest.json"))
+        let skipped = w.run(["status", "--root", "@root.json", "@mirror"])
+        #expect(skipped.status == 1, "\(skipped.out)")
+        #expect(!skipped.out.contains("publish in progress"))
+    }
+
     @Test func planSinceCoversEveryStepFromThatSequenceNumber() throws {
         let w = try world()
         manifest2(w)

@@ -201,7 +201,7 @@ extension UploadScriptTests {
             s3Upload,
             [
                 "@all.json", "pins", "--endpoint-url", s3.endpoint, "--public-url", s3.endpoint + "/pins/", "--wait",
-                "20",
+                "20", "--acl", "public-read",
             ],
             environment: env)
         #expect(first.status == 0, "\(first.err)")
@@ -230,7 +230,7 @@ extension UploadScriptTests {
         let other = try w.exec(s3Upload, ["@all.json", "other", "--endpoint-url", s3.endpoint], environment: env)
         #expect(other.status == 1)
         #expect(other.err.contains("holds another tree"))
-        let listed = try aws(w, s3, ["s3api", "list-objects-v2", "--bucket", "other", "--query", "KeyCount"])
+        let listed = try aws(w, s3, ["s3api", "list-objects-v2", "--bucket", "other", "--query", "length(Contents)"])
         #expect(listed.out.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
 
         // An immutable object with other bytes is never replaced.

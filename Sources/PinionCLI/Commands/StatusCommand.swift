@@ -40,6 +40,11 @@ struct StatusCommand: Command {
         checkpointGrace, is broken; t_q past maxCheckpointAge or --warn-checkpoint-age is a
         warning.
 
+        An upload in progress (docs/PUBLISHING.md "Upload plans") is a warning named
+        publish-in-progress, not broken: manifest.proof or log/checkpoint naming a later
+        manifest than manifest.json, or manifest.json signed under the root right after the
+        newest served. Clients keep their state meanwhile.
+
         options:
           --root F             the trusted root envelope (e.g. the root an app embeds)
           --warn-before D      warn when an expiry is within D (default 7d)
