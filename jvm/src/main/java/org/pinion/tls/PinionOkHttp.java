@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
+import java.util.Collections;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
@@ -97,7 +98,7 @@ public final class PinionOkHttp {
                 SSLSession session = ((SSLSocket) connection.socket()).getSession();
                 Object stored = session.getValue(PinionTrustManager.SESSION_KEY);
                 String host = chain.request().url().host();
-                List<byte[]> digests = stored instanceof PinionTrustManager.DigestList ? ((PinionTrustManager.DigestList) stored).digests : List.of();
+                List<byte[]> digests = stored instanceof PinionTrustManager.DigestList ? ((PinionTrustManager.DigestList) stored).digests : Collections.emptyList();
                 PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
                 if (evaluation.verdict == PinEvaluation.Verdict.REJECTED) {
                     connection.socket().close();

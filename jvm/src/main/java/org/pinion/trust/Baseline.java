@@ -13,7 +13,7 @@ public final class Baseline {
     /** The document type. */
     public static final String DOCUMENT_TYPE = "pinion.baseline";
     /** A baseline pinning nothing. */
-    public static final Baseline EMPTY = new Baseline(List.of());
+    public static final Baseline EMPTY = new Baseline(Collections.emptyList());
 
     /** The domains in file order, unique names. */
     public final List<PinnedDomain> domains;

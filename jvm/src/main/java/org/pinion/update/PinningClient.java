@@ -8,6 +8,8 @@ import java.net.UnknownHostException;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -120,7 +122,7 @@ public final class PinningClient implements PolicySource {
         List<ClientEvent> events = new ArrayList<>();
         TrustedState loaded = loadState(events);
         // Unreadable (not lost) state: start from the embedded root; refreshes are skipped until it reads.
-        TrustedState state = loaded != null ? loaded : core.initialState(List.of());
+        TrustedState state = loaded != null ? loaded : core.initialState(Collections.emptyList());
         this.view = new View(state, state.snapshot(config.baseline, config.staleGrace));
         for (ClientEvent e : events) this.onEvent.accept(e);
     }
@@ -150,13 +152,13 @@ public final class PinningClient implements PolicySource {
                 events.add(ClientEvent.storageUnavailable(String.join("; ", load.notes)));
                 return null;
             default:
-                return core.initialState(List.of());
+                return core.initialState(Collections.emptyList());
         }
     }
 
     private TrustedState loadOrInitial(List<ClientEvent> events) {
         TrustedState state = loadLocked(events);
-        return state != null ? state : view == null ? core.initialState(List.of()) : null;
+        return state != null ? state : view == null ? core.initialState(Collections.emptyList()) : null;
     }
 
     /** @return the effective time: {@code max(wall clock, lastKnownTime)} */
@@ -261,7 +263,7 @@ public final class PinningClient implements PolicySource {
         return name -> {
             if (!name.equalsIgnoreCase(host)) return okhttp3.Dns.SYSTEM.lookup(name);
             try {
-                return List.of(InetAddress.getByName(address));
+                return Collections.singletonList(InetAddress.getByName(address));
             } catch (UnknownHostException e) {
                 throw e;
             }
@@ -340,7 +342,7 @@ public final class PinningClient implements PolicySource {
      */
     private void keepEquivocationEvidence(org.pinion.trust.log.Equivocation evidence) {
         if (Files.exists(store.directory().resolve(EQUIVOCATION_FILE))) return;
-        JsonValue doc = JsonValue.object(List.of(
+        JsonValue doc = JsonValue.object(Arrays.asList(
                 new JsonValue.Member("storedNote", JsonValue.string(Codec.base64(evidence.storedNote()))),
                 new JsonValue.Member("receivedNote", JsonValue.string(Codec.base64(evidence.receivedNote())))));
         try {
@@ -357,7 +359,7 @@ public final class PinningClient implements PolicySource {
     public byte[][] logEquivocationEvidence() {
         try {
             byte[] bytes = Files.readAllBytes(store.directory().resolve(EQUIVOCATION_FILE));
-            JsonValue doc = StrictJsonParser.parse(bytes, new JsonLimits(256 * 1024, 4, 16, java.util.Map.of()));
+            JsonValue doc = StrictJsonParser.parse(bytes, new JsonLimits(256 * 1024, 4, 16, Collections.emptyMap()));
             byte[] stored = Codec.decodeBase64Canonical(doc.get("storedNote").text());
             byte[] received = Codec.decodeBase64Canonical(doc.get("receivedNote").text());
             return stored == null || received == null ? null : new byte[][] {stored, received};
