@@ -12,12 +12,11 @@ import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
-import okhttp3.internal.tls.OkHostnameVerifier;
 import org.pinion.trust.PinEvaluation;
 
 /**
  * Wraps the platform {@link X509TrustManager}: (1) the platform's own validation, (2) the host name
- * (RFC 6125, OkHttp's verifier), (3) the pins of the effective policy on the chain PKIX
+ * (RFC 6125, {@link HostNames}), (3) the pins of the effective policy on the chain PKIX
  * {@code CertPathBuilder} verifies from the served certificates to the platform's anchors (never the
  * chain as sent). The verified chain's SPKI digests are stored in the TLS session
  * ({@link #SESSION_KEY}) so that {@link PinionOkHttp}'s interceptor re-checks them on every request
@@ -95,7 +94,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
         String host = session == null ? null : session.getPeerHost();
         if (host == null || host.isEmpty()) throw new CertificateException("no host name for the pin check");
         platform.checkServerTrusted(chain, authType);
-        if (!OkHostnameVerifier.INSTANCE.verify(host, chain[0])) {
+        if (!HostNames.matches(host, chain[0])) {
             throw new CertificateException("the certificate is not valid for " + host);
         }
         List<X509Certificate> verified = VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
