@@ -98,6 +98,18 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
             throw new CertificateException("the certificate is not valid for " + host);
         }
         List<X509Certificate> verified = VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
+        checkPins(host, chain, verified, port, fixedPins, policy, session);
+    }
+
+    /**
+     * The pin half of every Pinion trust manager, run on a chain the platform has verified: the
+     * publisher pins when {@code fixedPins} is not empty, else the policy's pins for {@code host};
+     * failures go to the policy's sink; the verified digests are stored in {@code session}.
+     *
+     * @throws CertificateException no publisher pin on the chain, or a {@link PinningException}
+     */
+    static void checkPins(String host, X509Certificate[] chain, List<X509Certificate> verified, int port,
+            List<org.pinion.trust.Pin> fixedPins, PolicySource policy, SSLSession session) throws CertificateException {
         List<byte[]> digests = VerifiedChain.spkiDigests(verified);
         if (fixedPins != null && !fixedPins.isEmpty()) {
             boolean found = false;
