@@ -25,7 +25,7 @@ import javax.net.ssl.X509TrustManager;
  * <p>Compiled against a stub of {@code X509TrustManagerExtensions} and tested on the JVM with that
  * stub backed by PKIX; it has not been run on an Android device or emulator.
  */
-public final class PinionAndroidTrustManager extends X509ExtendedTrustManager {
+public final class PinionAndroidTrustManager extends X509ExtendedTrustManager implements PinCheckingTrustManager {
     private final X509TrustManager platform;
     private final X509TrustManagerExtensions extensions;
     private final PolicySource policy;
@@ -76,6 +76,9 @@ public final class PinionAndroidTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
+
+    @Override
+    public PolicySource policySource() { return policy; }
 
     private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
         if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");

@@ -23,7 +23,7 @@ import org.pinion.trust.PinEvaluation;
  * over a reused connection. The host comes from the handshake session (SNI host); without one the
  * connection is refused.
  */
-public final class PinionTrustManager extends X509ExtendedTrustManager {
+public final class PinionTrustManager extends X509ExtendedTrustManager implements PinCheckingTrustManager {
     /** SSLSession value: the {@code List<byte[]>} of verified SPKI digests, leaf first. */
     public static final String SESSION_KEY = "org.pinion.verified-spki";
 
@@ -88,6 +88,9 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
+
+    @Override
+    public PolicySource policySource() { return policy; }
 
     private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
         if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");

@@ -123,4 +123,24 @@ public class AndroidTrustManagerTest {
             }
         }
     }
+
+    @Test
+    public void okHttpThroughThePublicInstallRechecksAPooledConnection() throws Exception {
+        try (KeepAliveServer server = new KeepAliveServer(OkHttpPinningTest.pki)) {
+            MutablePolicy policy = new MutablePolicy(OkHttpPinningTest.entry("api.example.test", false, true,
+                    OkHttpPinningTest.pinOf("leaf"), OkHttpPinningTest.pinOf("leaf2")));
+            okhttp3.OkHttpClient.Builder builder = new okhttp3.OkHttpClient.Builder().retryOnConnectionFailure(false)
+                    .dns(host -> java.util.Collections.singletonList(java.net.InetAddress.getByName("127.0.0.1")));
+            PinionOkHttp.Installed installed = PinionOkHttp.install(builder, manager(policy));
+            assertTrue(installed.trustManager instanceof PinionAndroidTrustManager);
+            okhttp3.OkHttpClient client = builder.build();
+            assertEquals(200, OkHttpPinningTest.get(client, "api.example.test", server.port()));
+            assertEquals(200, OkHttpPinningTest.get(client, "api.example.test", server.port()));
+            assertEquals("the second request reused the pooled connection", 1, server.handshakes());
+            policy.policy = new org.pinion.trust.MergedPolicy(java.util.Arrays.asList(
+                    OkHttpPinningTest.entry("api.example.test", false, true, OkHttpPinningTest.pinOf("leaf2"))));
+            OkHttpPinningTest.refused(client, "api.example.test", server.port(), "leaf was revoked while the connection was pooled");
+            assertEquals("refused before a request was written", 2, server.requests());
+        }
+    }
 }
