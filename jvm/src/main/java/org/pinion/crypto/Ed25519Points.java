@@ -10,10 +10,10 @@ import java.math.BigInteger;
 
 /** Checks on 32-byte Ed25519 point encodings (RFC 8032 §5.1.3). */
 final class Ed25519Points {
-    static final BigInteger P = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
-    static final BigInteger L = BigInteger.TWO.pow(252).add(new BigInteger("27742317777372353535851937790883648493"));
+    static final BigInteger P = BigInteger.valueOf(2).pow(255).subtract(BigInteger.valueOf(19));
+    static final BigInteger L = BigInteger.valueOf(2).pow(252).add(new BigInteger("27742317777372353535851937790883648493"));
     private static final BigInteger D = BigInteger.valueOf(-121665).multiply(BigInteger.valueOf(121666).modInverse(P)).mod(P);
-    private static final BigInteger SQRT_M1 = BigInteger.TWO.modPow(P.subtract(BigInteger.ONE).shiftRight(2), P);
+    private static final BigInteger SQRT_M1 = BigInteger.valueOf(2).modPow(P.subtract(BigInteger.ONE).shiftRight(2), P);
 
     private Ed25519Points() {}
 

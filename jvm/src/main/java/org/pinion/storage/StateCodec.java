@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -58,7 +59,7 @@ public final class StateCodec {
         for (byte[] root : state.acceptedRoots) roots.add(JsonValue.string(Codec.base64(root)));
         m.add(member("acceptedRoots", JsonValue.array(roots)));
         m.add(member("manifest", state.manifest == null ? JsonValue.NULL : JsonValue.string(Codec.base64(state.manifest))));
-        m.add(member("floor", state.floor == null ? JsonValue.NULL : JsonValue.object(List.of(
+        m.add(member("floor", state.floor == null ? JsonValue.NULL : JsonValue.object(Arrays.asList(
                 member("rootVersion", JsonValue.number(state.floor.rootVersion)), member("version", JsonValue.number(state.floor.version))))));
         m.add(member("floorPayloadSHA256", state.floorPayloadSha256 == null ? JsonValue.NULL : JsonValue.string(Codec.hex(state.floorPayloadSha256))));
         m.add(member("lastKnownTime", state.lastKnownTime == null ? JsonValue.NULL : JsonValue.string(state.lastKnownTime.toString())));
@@ -72,7 +73,7 @@ public final class StateCodec {
         m.add(member("manifestETag", state.manifestETag == null ? JsonValue.NULL : JsonValue.string(state.manifestETag)));
         // Written only when there is one, so a state without a log encodes as format version 1 always did.
         if (state.logCheckpoint != null) {
-            m.add(member("logCheckpoint", JsonValue.object(List.of(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
+            m.add(member("logCheckpoint", JsonValue.object(Arrays.asList(member("note", JsonValue.string(Codec.base64(state.logCheckpoint))),
                     member("quorumTime", JsonValue.number(state.logQuorumTime))))));
         }
         byte[] body = JsonWriter.write(JsonValue.object(m));
@@ -123,7 +124,7 @@ public final class StateCodec {
         for (int cut : new int[] {bytes.length - TRAILER, bytes.length}) {
             if (cut <= 0) continue;
             try {
-                JsonValue value = StrictJsonParser.parse(Arrays.copyOf(bytes, cut), new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, java.util.Map.of()));
+                JsonValue value = StrictJsonParser.parse(Arrays.copyOf(bytes, cut), new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, Collections.emptyMap()));
                 JsonValue list = value.get("manifestDomainNames");
                 if (list == null) continue;
                 for (JsonValue v : list.elements()) {
@@ -144,9 +145,9 @@ public final class StateCodec {
     }
 
     private static ClientState decodeBody(byte[] body, Limits limits) throws FormatException {
-        JsonValue root = StrictJsonParser.parse(body, new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, java.util.Map.of()));
+        JsonValue root = StrictJsonParser.parse(body, new JsonLimits(MAX_STATE_BYTES, 8, 1 << 20, Collections.emptyMap()));
         if (root.kind() != JsonValue.Kind.OBJECT) throw new FormatException("", FormatRule.WRONG_TYPE, "expected an object");
-        Set<String> known = new HashSet<>(List.of("type", "formatVersion", "scope", "acceptedRoots", "manifest", "floor", "floorPayloadSHA256",
+        Set<String> known = new HashSet<>(Arrays.asList("type", "formatVersion", "scope", "acceptedRoots", "manifest", "floor", "floorPayloadSHA256",
                 "lastKnownTime", "revokedPins", "revokedSince", "manifestDomainNames", "manifestETag", "logCheckpoint"));
         for (JsonValue.Member member : root.members()) {
             if (!known.contains(member.name)) {

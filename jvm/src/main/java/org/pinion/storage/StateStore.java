@@ -194,12 +194,12 @@ public final class StateStore {
             b = read(COPY_B);
         } catch (IOException e) {
             notes.add(String.valueOf(e.getMessage()));
-            return new Load(Load.Status.UNAVAILABLE, null, List.of(), notes);
+            return new Load(Load.Status.UNAVAILABLE, null, Collections.emptyList(), notes);
         }
         boolean aMissing = a.state == null && a.salvaged.isEmpty() && a.lostReason != null && a.lostReason.endsWith("is missing");
         boolean bMissing = b.state == null && b.salvaged.isEmpty() && b.lostReason != null && b.lostReason.endsWith("is missing");
         if (a.state == null && b.state == null) {
-            if (aMissing && bMissing) return new Load(Load.Status.FRESH, null, List.of(), notes);
+            if (aMissing && bMissing) return new Load(Load.Status.FRESH, null, Collections.emptyList(), notes);
             List<String> names = new ArrayList<>(a.salvaged);
             for (String n : b.salvaged) {
                 if (!names.contains(n)) names.add(n);

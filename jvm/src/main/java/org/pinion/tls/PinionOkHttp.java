@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
+import java.util.Collections;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
@@ -32,11 +33,11 @@ public final class PinionOkHttp {
     /** What {@link #install} set up. */
     public static final class Installed {
         /** The trust manager in use. */
-        public final PinionTrustManager trustManager;
+        public final PinCheckingTrustManager trustManager;
         /** The connection pool the builder was given. */
         public final ConnectionPool pool;
 
-        Installed(PinionTrustManager trustManager, ConnectionPool pool) {
+        Installed(PinCheckingTrustManager trustManager, ConnectionPool pool) {
             this.trustManager = trustManager;
             this.pool = pool;
         }
@@ -52,7 +53,21 @@ public final class PinionOkHttp {
      * @return the pieces, for eviction
      */
     public static Installed install(OkHttpClient.Builder builder, X509TrustManager platform, PolicySource policy) {
-        PinionTrustManager trustManager = new PinionTrustManager(platform, policy);
+        return install(builder, new PinionTrustManager(platform, policy));
+    }
+
+    /**
+     * Installs any Pinion trust manager (the JVM's or Android's): a fresh {@link SSLContext} per
+     * connection, a new connection pool, and the request-time re-check against its policy.
+     *
+     * @param builder the app's OkHttp builder (its SSL socket factory and pool are replaced, an interceptor added)
+     * @param trustManager the trust manager; its {@link PinCheckingTrustManager#policySource()} must not be null
+     * @return the pieces, for eviction
+     * @throws IllegalArgumentException the trust manager checks no policy
+     */
+    public static Installed install(OkHttpClient.Builder builder, PinCheckingTrustManager trustManager) {
+        PolicySource policy = trustManager.policySource();
+        if (policy == null) throw new IllegalArgumentException("the trust manager checks no policy (an update-channel trust manager?)");
         ConnectionPool pool = new ConnectionPool();
         builder.sslSocketFactory(new FreshContextSocketFactory(trustManager), trustManager);
         builder.connectionPool(pool);
@@ -80,7 +95,7 @@ public final class PinionOkHttp {
      * @param trustManager the trust manager
      * @return the factory
      */
-    public static SSLSocketFactory freshContextSocketFactory(PinionTrustManager trustManager) {
+    public static SSLSocketFactory freshContextSocketFactory(PinCheckingTrustManager trustManager) {
         return new FreshContextSocketFactory(trustManager);
     }
 
@@ -97,7 +112,7 @@ public final class PinionOkHttp {
                 SSLSession session = ((SSLSocket) connection.socket()).getSession();
                 Object stored = session.getValue(PinionTrustManager.SESSION_KEY);
                 String host = chain.request().url().host();
-                List<byte[]> digests = stored instanceof PinionTrustManager.DigestList ? ((PinionTrustManager.DigestList) stored).digests : List.of();
+                List<byte[]> digests = stored instanceof PinionTrustManager.DigestList ? ((PinionTrustManager.DigestList) stored).digests : Collections.emptyList();
                 PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
                 if (evaluation.verdict == PinEvaluation.Verdict.REJECTED) {
                     connection.socket().close();
@@ -110,9 +125,9 @@ public final class PinionOkHttp {
 
     /** Creates each TLS socket from a new SSLContext: nothing is ever resumed across connections. */
     static final class FreshContextSocketFactory extends SSLSocketFactory {
-        private final PinionTrustManager trustManager;
+        private final PinCheckingTrustManager trustManager;
 
-        FreshContextSocketFactory(PinionTrustManager trustManager) { this.trustManager = trustManager; }
+        FreshContextSocketFactory(PinCheckingTrustManager trustManager) { this.trustManager = trustManager; }
 
         private SSLSocketFactory fresh() throws IOException {
             try {

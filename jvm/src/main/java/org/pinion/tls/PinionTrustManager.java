@@ -12,19 +12,18 @@ import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
-import okhttp3.internal.tls.OkHostnameVerifier;
 import org.pinion.trust.PinEvaluation;
 
 /**
  * Wraps the platform {@link X509TrustManager}: (1) the platform's own validation, (2) the host name
- * (RFC 6125, OkHttp's verifier), (3) the pins of the effective policy on the chain PKIX
+ * (RFC 6125, {@link HostNames}), (3) the pins of the effective policy on the chain PKIX
  * {@code CertPathBuilder} verifies from the served certificates to the platform's anchors (never the
  * chain as sent). The verified chain's SPKI digests are stored in the TLS session
  * ({@link #SESSION_KEY}) so that {@link PinionOkHttp}'s interceptor re-checks them on every request
  * over a reused connection. The host comes from the handshake session (SNI host); without one the
  * connection is refused.
  */
-public final class PinionTrustManager extends X509ExtendedTrustManager {
+public final class PinionTrustManager extends X509ExtendedTrustManager implements PinCheckingTrustManager {
     /** SSLSession value: the {@code List<byte[]>} of verified SPKI digests, leaf first. */
     public static final String SESSION_KEY = "org.pinion.verified-spki";
 
@@ -90,15 +89,30 @@ public final class PinionTrustManager extends X509ExtendedTrustManager {
     @Override
     public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
 
+    @Override
+    public PolicySource policySource() { return policy; }
+
     private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
         if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");
         String host = session == null ? null : session.getPeerHost();
         if (host == null || host.isEmpty()) throw new CertificateException("no host name for the pin check");
         platform.checkServerTrusted(chain, authType);
-        if (!OkHostnameVerifier.INSTANCE.verify(host, chain[0])) {
+        if (!HostNames.matches(host, chain[0])) {
             throw new CertificateException("the certificate is not valid for " + host);
         }
         List<X509Certificate> verified = VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
+        checkPins(host, chain, verified, port, fixedPins, policy, session);
+    }
+
+    /**
+     * The pin half of every Pinion trust manager, run on a chain the platform has verified: the
+     * publisher pins when {@code fixedPins} is not empty, else the policy's pins for {@code host};
+     * failures go to the policy's sink; the verified digests are stored in {@code session}.
+     *
+     * @throws CertificateException no publisher pin on the chain, or a {@link PinningException}
+     */
+    static void checkPins(String host, X509Certificate[] chain, List<X509Certificate> verified, int port,
+            List<org.pinion.trust.Pin> fixedPins, PolicySource policy, SSLSession session) throws CertificateException {
         List<byte[]> digests = VerifiedChain.spkiDigests(verified);
         if (fixedPins != null && !fixedPins.isEmpty()) {
             boolean found = false;

@@ -134,10 +134,10 @@ public final class JsonValue {
     public boolean flag() { return flag; }
 
     /** @return the array elements; empty for other kinds */
-    public List<JsonValue> elements() { return elements == null ? List.of() : elements; }
+    public List<JsonValue> elements() { return elements == null ? Collections.emptyList() : elements; }
 
     /** @return the object members in order; empty for other kinds */
-    public List<Member> members() { return members == null ? List.of() : members; }
+    public List<Member> members() { return members == null ? Collections.emptyList() : members; }
 
     /** @param name member name @return the member's value, or null when absent or not an object */
     public JsonValue get(String name) {

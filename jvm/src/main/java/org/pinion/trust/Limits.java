@@ -1,6 +1,8 @@
 // Size and count limits on untrusted documents, with the defaults of DESIGN.md §5.
 package org.pinion.trust;
 
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
 
 /** Limits on untrusted documents; defaults follow DESIGN.md §5 and are configurable. */
@@ -41,7 +43,15 @@ public final class Limits {
     /** @return the parser limits: over-long lists are refused while they are read */
     public JsonLimits json() {
         return new JsonLimits(maxEnvelopeBytes, maxDepth, Math.max(maxDomains, Math.max(maxPinsPerDomain, maxSignatures)),
-                Map.of("signatures", maxSignatures, "pins", maxPinsPerDomain, "domains", maxDomains));
+                namedListLimits());
+    }
+
+    private Map<String, Integer> namedListLimits() {
+        Map<String, Integer> limits = new HashMap<>();
+        limits.put("signatures", maxSignatures);
+        limits.put("pins", maxPinsPerDomain);
+        limits.put("domains", maxDomains);
+        return Collections.unmodifiableMap(limits);
     }
 
     /** @param bytes new envelope limit @return a copy with that envelope limit */

@@ -93,7 +93,7 @@ public final class ManifestPayload {
         Map<String, PinnedDomain> byName = new HashMap<>(Math.max(16, domainValues.size() * 2));
         List<PinnedDomain> domains = parseDomains(domainValues, "domains", limits, byName);
         List<JsonValue> revokedValues = reader.optionalArray("revokedPins", Integer.MAX_VALUE);
-        List<Pin> revoked = parsePins(revokedValues == null ? List.of() : revokedValues, reader, "revokedPins");
+        List<Pin> revoked = parsePins(revokedValues == null ? Collections.emptyList() : revokedValues, reader, "revokedPins");
         reader.finish();
         return new ManifestPayload(scope, rootVersion, version, issuedAt, expiresAt, domains, byName, revoked);
     }

@@ -2,6 +2,7 @@
 package org.pinion.trust;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -12,7 +13,7 @@ import java.util.Set;
 /** Entries by exact name; an enforced entry with no pins refuses every connection. Immutable. */
 public final class MergedPolicy {
     /** A policy that pins nothing. */
-    public static final MergedPolicy EMPTY = new MergedPolicy(List.of());
+    public static final MergedPolicy EMPTY = new MergedPolicy(Collections.emptyList());
 
     private final Map<String, PinnedDomain> entries;
 

@@ -2,6 +2,7 @@
 package org.pinion.trust;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -36,8 +37,8 @@ public final class PolicySnapshot {
         Map<String, PinnedDomain> base = index(baseline.domains);
         // A parsed manifest's names are unique (ManifestPayload.parse refuses a duplicate domain and is
         // the only way to make one), and the parse kept its table of them.
-        List<PinnedDomain> fromManifest = manifest == null ? List.of() : manifest.domains;
-        Map<String, PinnedDomain> manifestByName = manifest == null ? Map.of() : manifest.byName();
+        List<PinnedDomain> fromManifest = manifest == null ? Collections.emptyList() : manifest.domains;
+        Map<String, PinnedDomain> manifestByName = manifest == null ? Collections.emptyMap() : manifest.byName();
         this.expired = merge(base, fromManifest, manifestByName, false, revoked, forcedDomains);
         if (manifest != null && manifestValid) {
             this.current = merge(base, fromManifest, manifestByName, true, revoked, forcedDomains);
@@ -89,7 +90,7 @@ public final class PolicySnapshot {
         for (Map.Entry<String, PinnedDomain> entry : base.entrySet()) {
             byName.put(entry.getKey(), entry(entry.getValue(), manifestByName.get(entry.getKey()), manifestCurrent, revoked));
         }
-        for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, List.of()));
+        for (String name : forced) byName.put(name, new PinnedDomain(name, true, true, Collections.emptyList()));
         return MergedPolicy.owning(byName);
     }
 

@@ -5,9 +5,6 @@
 // integers. Limits are enforced while reading, so hostile input cannot cause unbounded work.
 package org.pinion.trust;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
 import java.util.ArrayList;
@@ -47,12 +44,20 @@ public final class StrictJsonParser {
 
     /**
      * Reads 8 bytes of a {@code byte[]} at any offset as one little-endian long, to skip runs of plain
-     * characters: the JIT compiles it to one load (a ByteBuffer's getLong kept its bounds and scope
-     * checks out of line in the profile). Offsets are always checked {@code i + 8 <= length} first.
+     * characters. Written with shifts rather than a byte-array view {@code VarHandle}, which Android
+     * lacks before API 33; HotSpot and ART both merge the loads. Offsets are always checked
+     * {@code i + 8 <= length} first, and an out-of-range offset still throws.
      */
-    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-
-    private static long word(byte[] bytes, int offset) { return (long) WORDS.get(bytes, offset); }
+    private static long word(byte[] bytes, int offset) {
+        return (bytes[offset] & 0xFFL)
+                | (bytes[offset + 1] & 0xFFL) << 8
+                | (bytes[offset + 2] & 0xFFL) << 16
+                | (bytes[offset + 3] & 0xFFL) << 24
+                | (bytes[offset + 4] & 0xFFL) << 32
+                | (bytes[offset + 5] & 0xFFL) << 40
+                | (bytes[offset + 6] & 0xFFL) << 48
+                | (bytes[offset + 7] & 0xFFL) << 56;
+    }
 
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGH_BITS = 0x8080808080808080L;

@@ -3,6 +3,7 @@ package org.pinion.trust;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import org.pinion.trust.log.Equivocation;
 import org.pinion.trust.log.LogException;
@@ -173,7 +174,7 @@ public final class TrustCore {
             persisted.floor = order;
             persisted.floorPayloadSha256 = payloadHash(stored.manifest);
         }
-        return new Restored(new TrustedState(persisted, chain, payload, valid, List.of()), events);
+        return new Restored(new TrustedState(persisted, chain, payload, valid, Collections.emptyList()), events);
     }
 
     /** The payload of a stored manifest that verifies under the root it names, or names one older than the chain. */
@@ -300,7 +301,7 @@ public final class TrustCore {
                         } catch (TrustException e) {
                             throw ClientException.trust(e);
                         }
-                        return new ManifestStep(null, List.of());
+                        return new ManifestStep(null, Collections.emptyList());
                     }
                     throw ClientException.equivocation(order);
                 }
@@ -334,7 +335,7 @@ public final class TrustCore {
         for (PinnedDomain domain : payload.domains) names.add(domain.name);
         next.manifestDomainNames = names;
         events.add(ClientEvent.updated(order));
-        return new ManifestStep(new TrustedState(next, state.chain, payload, true, List.of()), events);
+        return new ManifestStep(new TrustedState(next, state.chain, payload, true, Collections.emptyList()), events);
     }
 
     /**

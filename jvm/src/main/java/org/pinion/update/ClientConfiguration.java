@@ -2,6 +2,7 @@
 package org.pinion.update;
 
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.LongSupplier;
 import org.pinion.trust.Baseline;
@@ -23,7 +24,7 @@ public final class ClientConfiguration {
     /** A PEM CA file for both channels, or null for the system trust store. */
     public Path caFile;
     /** Optional pins for the publisher host (update channel only). */
-    public List<Pin> publisherPins = List.of();
+    public List<Pin> publisherPins = Collections.emptyList();
     /** Seconds a manifest counts as current after its expiry (default 0). */
     public long staleGrace;
     /** Document limits. */

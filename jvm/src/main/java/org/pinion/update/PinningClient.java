@@ -8,6 +8,8 @@ import java.net.UnknownHostException;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -287,7 +289,7 @@ public final class PinningClient implements PolicySource {
         return name -> {
             if (!name.equalsIgnoreCase(host)) return okhttp3.Dns.SYSTEM.lookup(name);
             try {
-                return List.of(InetAddress.getByName(address));
+                return Collections.singletonList(InetAddress.getByName(address));
             } catch (UnknownHostException e) {
                 throw e;
             }
@@ -366,7 +368,7 @@ public final class PinningClient implements PolicySource {
      */
     private void keepEquivocationEvidence(org.pinion.trust.log.Equivocation evidence) {
         if (Files.exists(store.directory().resolve(EQUIVOCATION_FILE))) return;
-        JsonValue doc = JsonValue.object(List.of(
+        JsonValue doc = JsonValue.object(Arrays.asList(
                 new JsonValue.Member("storedNote", JsonValue.string(Codec.base64(evidence.storedNote()))),
                 new JsonValue.Member("receivedNote", JsonValue.string(Codec.base64(evidence.receivedNote())))));
         try {
@@ -383,7 +385,7 @@ public final class PinningClient implements PolicySource {
     public byte[][] logEquivocationEvidence() {
         try {
             byte[] bytes = Files.readAllBytes(store.directory().resolve(EQUIVOCATION_FILE));
-            JsonValue doc = StrictJsonParser.parse(bytes, new JsonLimits(256 * 1024, 4, 16, java.util.Map.of()));
+            JsonValue doc = StrictJsonParser.parse(bytes, new JsonLimits(256 * 1024, 4, 16, Collections.emptyMap()));
             byte[] stored = Codec.decodeBase64Canonical(doc.get("storedNote").text());
             byte[] received = Codec.decodeBase64Canonical(doc.get("receivedNote").text());
             return stored == null || received == null ? null : new byte[][] {stored, received};

@@ -78,7 +78,7 @@ public final class LogVerification {
         for (LogPolicy.Witness witness : policy.witnesses) {
             List<SignedNote.Verified> valid;
             try {
-                valid = note.verify(List.of(witness.key), crypto);
+                valid = note.verify(Collections.singletonList(witness.key), crypto);
             } catch (NoteException e) {
                 throw new LogException(LogException.Reason.COSIGNATURE_INVALID, "witness " + witness.name() + "'s cosignature does not verify");
             }
@@ -164,7 +164,7 @@ public final class LogVerification {
         }
         List<SignedNote.Verified> valid;
         try {
-            valid = note.verify(List.of(policy.logKey), crypto);
+            valid = note.verify(Collections.singletonList(policy.logKey), crypto);
         } catch (NoteException e) {
             throw new LogException(LogException.Reason.SIGNATURE_INVALID, "the log key's signature on the checkpoint does not verify");
         }
