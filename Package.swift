@@ -151,7 +151,9 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCLITests",
-            dependencies: ["PinionCLI", "PinionCore", "PinionCrypto", "PinionSystem", "PinionTestSupport"],
+            dependencies: [
+                "PinionCLI", "PinionAudit", "PinionCore", "PinionCrypto", "PinionSystem", "PinionTestSupport",
+            ],
             exclude: ["testdata"]),
         // The slow CLI suites, apart so `swift test --filter PinionCLITests` stays quick: the main
         // job (scripts/demo with the built `pinion`, its servers on 127.0.0.1) and every shell

@@ -140,6 +140,99 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     case logCosignatureFuture = "log-cosignature-future"
 
     public var description: String { rawValue }
+
+    /// One plain-language sentence for a finding of this rule: what it means for clients and
+    /// what to do next.
+    public var advice: String {
+        switch self {
+        case .rootMissing, .rootGap:
+            return "A root version is missing from the tree: ask the publisher to restore root/ from the signed copies."
+        case .rootFormat:
+            return "A root file is damaged or is not a root: compare it with the signed original and restore it."
+        case .rootSignature, .rootRotation:
+            return "A root is not signed by enough root keys: treat it as forged until its signers confirm it."
+        case .rootFileName:
+            return "A root file holds another version than its name says: restore the right file."
+        case .rootEquivocation:
+            return
+                "The tree's root differs from the root you gave: check that you gave the root your app embeds, then ask the publisher which one is real."
+        case .scope:
+            return "A document belongs to another app's scope: it must not be published here; remove it."
+        case .indexMissing, .indexFormat, .indexOrder, .indexEntryMismatch, .historyNotInIndex, .historyMissing:
+            return
+                "index.json and history/ disagree: republish with pinion publish so every version is listed once, with its hash."
+        case .manifestFormat:
+            return
+                "A manifest file breaks the format: restore the signed file; if its signature also fails, it was changed after signing."
+        case .manifestSignature:
+            return
+                "The signature does not verify (the file was changed after signing, or signed by another key): do not trust this version; find who changed it."
+        case .manifestRootMissing:
+            return
+                "A manifest names a root the tree does not hold: publish that root, or re-sign the manifest under a published root."
+        case .lifetimeCap:
+            return "A manifest lives longer than its root allows: clients refuse it; re-sign it with a shorter expiry."
+        case .historyFileName:
+            return "A history file holds another version than its name says: restore the right file."
+        case .versionGap:
+            return "Versions are missing from the history: restore them, or find out why they were removed."
+        case .versionPublishedTwice:
+            return
+                "Two different manifests claim the same version: someone published two views; find out which one clients got."
+        case .previousLink, .issuedAtBackwards, .rootVersionBackwards:
+            return
+                "A version does not follow the one before it: the history was rewritten or a version is not the real successor; compare it with the signers' records."
+        case .manifestMissing, .manifestNotLatest, .manifestNotIdentical, .manifestAheadOfIndex:
+            return
+                "manifest.json is not the latest published version: run the publish again so clients get the current pins."
+        case .treeChanged:
+            return "Files changed while they were read: audit again when no publish is running."
+        case .fileRefused:
+            return "A file is not a plain file or is too large: replace it with the published file."
+        case .latestExpired:
+            return "The latest manifest has expired: clients have no current pins; sign and publish a new version now."
+        case .rootExpired:
+            return "The newest root has expired: clients accept no manifest; rotate the root now."
+        case .latestNotUnderNewestRoot:
+            return
+                "The latest manifest does not verify under the newest root: re-sign it with the newest root's pins keys and publish."
+        case .logCheckpoint, .logSignature, .logTile:
+            return
+                "The transparency log is missing or damaged: run pinion log refresh, and restore the log files if that fails."
+        case .logCosignature, .logQuorum:
+            return
+                "Not enough witnesses cosigned the log: run pinion log refresh and check that the witnesses are reachable."
+        case .logDocumentNotLogged, .logHeadWithoutDocuments, .logProof:
+            return
+                "The log and the published manifests disagree: republish with pinion publish, and find out what was logged without being published."
+        case .logSplitView:
+            return
+                "A witness saw another version of the log: the publisher may have shown two views; stop and investigate before signing anything."
+        case .logRollback, .logSince:
+            return
+                "The log went back to an older state: the tree may be stale or rolled back; compare with the latest copy you trust."
+        case .logCheckpointExpired:
+            return "The log checkpoint is too old: clients treat the manifest as expired; run pinion log refresh now."
+        case .revocationLifted:
+            return "A revoked pin is accepted again: confirm that lifting the revocation was intended."
+        case .invalidSignature:
+            return "A signature did not verify and was not counted: re-sign with that key if it should count."
+        case .duplicateSignature:
+            return "A key signed twice; it counts once: nothing to do unless the threshold relies on it."
+        case .historyBeyondIndex:
+            return "A history file is beyond index.json: if a publish was interrupted, run the same publish again."
+        case .strayFile:
+            return "An unexpected file is in the tree: remove it if nobody knows what it is."
+        case .logWitnessUnavailable:
+            return "A witness could not be reached: check its URL and try again later."
+        case .logWitnessAhead:
+            return "A witness cosigned a newer checkpoint than the tree serves: run pinion log refresh."
+        case .logCheckpointStale:
+            return "The log checkpoint is getting old: run pinion log refresh soon."
+        case .logCosignatureFuture:
+            return "A witness dated its cosignature in the future: check the witness's clock."
+        }
+    }
 }
 
 /// One violation or warning: the rule, where (file, version) and what was found.
@@ -152,6 +245,9 @@ public struct AuditFinding: Sendable, Equatable, CustomStringConvertible {
     public var file: String
     /// What was found, in words (untrusted text is escaped when printed).
     public var message: String
+    /// One sentence a non-expert can act on: what it means and what to do (the rule's
+    /// `advice` unless a finding says more).
+    public var advice: String
 
     /// - Parameters:
     ///   - rule: the rule broken.
@@ -163,6 +259,7 @@ public struct AuditFinding: Sendable, Equatable, CustomStringConvertible {
         self.version = version
         self.file = file
         self.message = message
+        self.advice = rule.advice
     }
 
     /// `file: [rule] message`, with the version when known.

@@ -77,6 +77,8 @@ public struct ManifestDiff: Sendable, Equatable {
     public var revocationsAdded: [Pin]
     /// Pins the old manifest revoked that the new one no longer does (the auditor flags these).
     public var revocationsLifted: [Pin]
+    /// Changes that lower protection or widen trust, in words.
+    public var concerns: [ReviewConcern]
 
     /// Whether the payloads differ in any compared member.
     public var hasChanges: Bool {
@@ -125,7 +127,7 @@ public struct ManifestDiff: Sendable, Equatable {
             previous: Change(old: old.previous, new: new.previous), domainsAdded: added,
             domainsRemoved: old.domains.filter { !newNames.contains($0.name) }, domainsChanged: changed,
             revocationsAdded: new.revokedPins.filter { !oldRevoked.contains($0) },
-            revocationsLifted: HistoryRules.liftedRevocations(new, of: old))
+            revocationsLifted: HistoryRules.liftedRevocations(new, of: old), concerns: ReviewConcern.between(old, new))
     }
 }
 
@@ -163,11 +165,18 @@ public struct RootDiff: Sendable, Equatable {
     public var keysRemoved: [String]
     public var rootRole: RoleChange
     public var pinsRole: RoleChange
+    /// `pinsRoleSince` as written (nil when absent, meaning the root's own version).
+    public var pinsRoleSince: Change<Int64?>
+    /// The transparency log policy (nil when the root has none).
+    public var log: Change<LogPolicy?>
+    /// Changes that lower protection or widen trust, in words.
+    public var concerns: [ReviewConcern]
 
     /// Whether the payloads differ in any compared member.
     public var hasChanges: Bool {
         version.changed || issuedAt.changed || expiresAt.changed || maxManifestLifetime.changed
             || !keysAdded.isEmpty || !keysRemoved.isEmpty || !rootRole.isEmpty || !pinsRole.isEmpty
+            || pinsRoleSince.changed || log.changed
     }
 
     /// Compares two roots.
@@ -185,7 +194,10 @@ public struct RootDiff: Sendable, Equatable {
             keysAdded: new.keys.map(\.keyID).filter { !oldKeys.contains($0) },
             keysRemoved: old.keys.map(\.keyID).filter { !newKeys.contains($0) },
             rootRole: RoleChange.between(old.rootRole, new.rootRole),
-            pinsRole: RoleChange.between(old.pinsRole, new.pinsRole))
+            pinsRole: RoleChange.between(old.pinsRole, new.pinsRole),
+            pinsRoleSince: Change(old: old.pinsRoleSince, new: new.pinsRoleSince),
+            log: Change(old: old.log, new: new.log),
+            concerns: ReviewConcern.between(old, new))
     }
 }
 

@@ -24,6 +24,7 @@ extension AuditReport {
                     .init("rule", .string(finding.rule.rawValue)),
                     .init("version", finding.version.map(number) ?? .null),
                     .init("file", .string(finding.file)), .init("message", .string(finding.message)),
+                    .init("advice", .string(finding.advice)),
                 ]))
         }
         let rootValues: [JSONValue] = roots.map { root in
@@ -166,7 +167,7 @@ extension ManifestDiff {
                 .init("domainsAdded", .array(domainsAdded.map(domain))),
                 .init("domainsRemoved", .array(domainsRemoved.map { .string($0.name) })),
                 .init("domainsChanged", .array(changed)), .init("revocationsAdded", pins(revocationsAdded)),
-                .init("revocationsLifted", pins(revocationsLifted)),
+                .init("revocationsLifted", pins(revocationsLifted)), .init("concerns", ReviewJSON.concerns(concerns)),
             ]))
     }
 }
@@ -194,7 +195,64 @@ extension RootDiff {
                 .init("keysAdded", .array(keysAdded.map { .string($0) })),
                 .init("keysRemoved", .array(keysRemoved.map { .string($0) })), .init("rootRole", role(rootRole)),
                 .init("pinsRole", role(pinsRole)),
+                .init(
+                    "pinsRoleSince",
+                    .object(
+                        JSONObject([
+                            .init("old", pinsRoleSince.old.map { .number(String($0)) } ?? .null),
+                            .init("new", pinsRoleSince.new.map { .number(String($0)) } ?? .null),
+                        ]))),
+                .init(
+                    "log",
+                    .object(JSONObject([.init("old", ReviewJSON.log(log.old)), .init("new", ReviewJSON.log(log.new))]))),
+                .init("concerns", ReviewJSON.concerns(concerns)),
             ]))
+    }
+}
+
+/// JSON forms shared by `pinion diff` and `pinion manifest show`.
+public enum ReviewJSON {
+    /// A root's `log` member: origin, log key (text and key id), witnesses (name, key id,
+    /// URL), quorum, maxCheckpointAge and checkpointGrace in seconds; `null` without a log.
+    public static func log(_ log: LogPolicy?) -> JSONValue {
+        guard let log else { return .null }
+        func key(_ key: NoteVerifierKey) -> [JSONObject.Member] {
+            [
+                .init("name", .string(key.name)),
+                .init("keyID", .string(Hex.encode(NoteVerifierKey.bigEndian(key.keyID)))),
+                .init("key", .string(key.text)),
+            ]
+        }
+        return .object(
+            JSONObject([
+                .init("origin", .string(log.origin)), .init("key", .object(JSONObject(key(log.logKey)))),
+                .init(
+                    "witnesses",
+                    .array(log.witnesses.map { .object(JSONObject(key($0.key) + [.init("url", .string($0.url))])) })),
+                .init("quorum", .number(String(log.quorum))),
+                .init("maxCheckpointAge", .number(String(log.maxCheckpointAge))),
+                .init("checkpointGrace", .number(String(log.checkpointGrace))),
+            ]))
+    }
+
+    /// Concerns as `[{kind, text}]`.
+    public static func concerns(_ concerns: [ReviewConcern]) -> JSONValue {
+        .array(
+            concerns.map { (concern) -> JSONValue in
+                .object(
+                    JSONObject([.init("kind", .string(concern.kind.rawValue)), .init("text", .string(concern.text))]))
+            })
+    }
+
+    /// Member changes as `[{path, old, new}]` (`null` where absent).
+    public static func changes(_ changes: [MemberChange]) -> JSONValue {
+        .array(
+            changes.map { (change) -> JSONValue in
+                let old: JSONValue = change.old.map { .string($0) } ?? .null
+                let new: JSONValue = change.new.map { .string($0) } ?? .null
+                return .object(
+                    JSONObject([.init("path", .string(change.path)), .init("old", old), .init("new", new)]))
+            })
     }
 }
 

@@ -11,12 +11,13 @@ struct SignCommand: Command {
         .value("key", repeatable: true), .value("out", short: "o"), .flag("force"),
         .flag("allow-single-pin"),
         .value("passphrase-file", repeatable: true), .value("root"), HardwareModule.option,
-        .value("pkcs11-max-message"),
+        .value("pkcs11-max-message"), .value("previous"),
     ]
     static let help = """
         usage: pinion sign --key K.key|URI [--key K2.key|URI ...] IN -o OUT [--force]
                            [--allow-single-pin] [--passphrase-file F ...] [--root ROOT_ENVELOPE]
                            [--pkcs11-module M.so] [--pkcs11-max-message BYTES]
+                           [--previous OLD]
 
         IN is a payload (a new DSSE envelope is made) or an envelope (signatures are added,
         for co-signing by several people in turn; the payload bytes never change).
@@ -32,7 +33,10 @@ struct SignCommand: Command {
         pin-source=file:/PATH, PINION_PKCS11_PIN or the terminal (one try, never retried),
         and its signature is verified before anything is written. The whole PAE is sent to
         the token, which caps its size: at most --pkcs11-max-message bytes (default 2000).
-        Review what you sign first: pinion manifest show IN.
+        Before any passphrase or PIN is asked, every member of the document is printed
+        (as pinion manifest show prints it); with --previous OLD (the version this one
+        replaces, payload or envelope) the marked comparison of pinion diff OLD IN is
+        printed too, changes that lower protection or widen trust first.
         With --root (the root the document will be checked against), a manifest whose
         scope or lifetime breaks that root's rules is refused, and a key outside the role
         that must sign (pins role for a manifest; the given or the new root role for a
@@ -54,28 +58,16 @@ struct SignCommand: Command {
                 "\(out) already exists; refusing to overwrite it (use --force to replace it)")
         }
 
-        var envelope: Envelope
+        // The payload inside an envelope passes the same strict checks as a bare one.
+        let document = try ReviewedDocument.load(input)
+        var envelope = document.envelope ?? Envelope(kind: document.kind, payload: document.payload)
         let summary: String
-        var manifest: ManifestPayload?
-        var root: RootPayload?
-        do {
-            switch try Load.document(input) {
-            case .envelope(let existing, _):
-                envelope = existing
-                // The payload inside must pass the same strict checks as a bare one.
-                switch existing.kind {
-                case .root: root = try RootPayload.parse(existing.payload, crypto: crypto)
-                case .pins: manifest = try ManifestPayload.parse(existing.payload)
-                }
-            case .rootPayload(let payload, let bytes):
-                envelope = Envelope(kind: .root, payload: bytes)
-                root = payload
-            case .manifestPayload(let payload, let bytes):
-                envelope = Envelope(kind: .pins, payload: bytes)
-                manifest = payload
-            }
-        } catch let error as FormatError {
-            throw CLIError.failure(Load.located(error, input).description)
+        let manifest = document.manifest
+        let root = document.root
+        var review = ["review      every member of \(input):"] + ManifestShowCommand.lines(document).map { "  " + $0 }
+        if let previousPath = arguments.value("previous") {
+            let (lines, _) = try DiffCommand.compare(try ReviewedDocument.load(previousPath), document)
+            review += ["review      changes from \(previousPath):"] + lines.map { "  " + $0 }
         }
         if let manifest {
             try checkBackupPins(manifest, arguments: arguments)
@@ -115,6 +107,7 @@ struct SignCommand: Command {
             }
         }
 
+        for line in review { context.print(TerminalText.escape(line)) }
         let references = try keyPaths.map { (text) throws(CLIError) in try KeyReference.parse(text) }
         let passphraseFiles = arguments.values("passphrase-file")
         let fileKeyCount = references.filter { if case .file = $0 { return true } else { return false } }.count
