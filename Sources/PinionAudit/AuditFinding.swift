@@ -211,6 +211,9 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
         case .logRollback, .logSince:
             return
                 "The log went back to an older state: the tree may be stale or rolled back; compare with the latest copy you trust."
+        case .logUnpublishedEntries:
+            return
+                "The log key signed entries that were never published: treat the pins key and the log key as stolen and follow the incident runbook (docs/TRANSPARENCY.md)."
         case .logCheckpointExpired:
             return "The log checkpoint is too old: clients treat the manifest as expired; run pinion log refresh now."
         case .revocationLifted:
