@@ -47,15 +47,19 @@ public enum DocumentMembers {
     ]
 
     /// Member patterns the manifest table and manifest diff render by name (docs/DESIGN.md §5).
-    public static let manifestRendered: Set<String> = [
+    public static let manifestRendered: Set<String> = Set<String>([
         "type", "specVersion", "scope", "rootVersion", "version", "issuedAt", "expiresAt", "previous",
         "domains[].name", "domains[].includeSubdomains", "domains[].enforce", "domains[].pins[]", "revokedPins[]",
-    ]
+    ]).union(emptyLists)
 
     /// Envelope member patterns rendered by name (DSSE: the payload is rendered as a document).
-    public static let envelopeRendered: Set<String> = [
+    public static let envelopeRendered: Set<String> = Set<String>([
         "payloadType", "payload", "signatures[].keyid", "signatures[].sig",
-    ]
+    ]).union(emptyLists)
+
+    /// Lists that may be empty, rendered by the tables' counts ("domains 0", "revokedPins 0",
+    /// "signatures none"): an empty list is a leaf of its own, and no other member.
+    public static let emptyLists: Set<String> = ["domains", "revokedPins", "signatures"]
 
     /// The leaves of `value` in document order.
     ///
