@@ -163,7 +163,7 @@ import Testing
             "sign", "--key", "@alice.key", "--key", "@bob.key", "--key", "@carol.key", "@r1.json", "-o", "@root.json",
         ])
         let anchor = w.ok(["verify", "--root", "@root.json", "@root.json"]).out
-        #expect(anchor.contains("2 of 2 needed (3 valid) root-role signatures"))
+        #expect(anchor.contains("root role: 3 valid signatures, 2 needed, from 3 keys"))
         _ = try w.makeDirectory("chain")
         w.ok([
             "root", "rotate", "--previous", "@root.json", "--add-root-key", "@frank.pub", "--remove-root-key",
@@ -176,7 +176,7 @@ import Testing
         let rotated = w.ok(["verify", "--root", "@root.json", "@chain/2.json"]).out
         #expect(
             rotated.contains(
-                "2 of 2 needed from the old root role (version 1) and 2 of 2 needed (3 valid) from the new one"))
-        #expect(!rotated.contains("3 of 2"))
+                "old root role (version 1): 2 valid signatures, 2 needed, from 3 keys; new root role: 3 valid signatures, 2 needed, from 3 keys"
+            ))
     }
 }

@@ -28,7 +28,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             "verify", "--root", file("manifests/root-1.json"), file("manifests/root-1.json"), "--at",
             "2026-12-01T00:00:00Z",
         ])
-        #expect(result.out.contains("2 of 2 needed root-role signatures"))
+        #expect(result.out.contains("root role: 2 valid signatures, 2 needed, from 2 keys"))
         let id1 = w.ok(["key", "id", file("keys/demo-root-1.pub")]).out.trimmingCharacters(in: .whitespacesAndNewlines)
         let envelope = try Envelope.parse(
             [UInt8](try Data(contentsOf: URL(fileURLWithPath: file("manifests/root-1.json")))))

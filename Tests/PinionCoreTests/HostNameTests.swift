@@ -27,6 +27,15 @@ import Testing
         ("::1", "IP addresses cannot be pinned by name"), ("0x7f.0x1", "IP addresses cannot be pinned by name"),
         ("example.123", "IP addresses cannot be pinned by name"),
         (String(repeating: "a", count: 64) + ".example", "a label longer than 63 characters"),
+        (
+            "api.example.com:443",
+            "a port was given (:443); pins apply to every port of a name, give the host alone: api.example.com"
+        ),
+        ("https://api.example.com", "a URL was given (scheme https://); give the host name alone: api.example.com"),
+        (
+            "https://user@api.example.com:8443/v1?x=1",
+            "a URL was given (scheme https://); give the host name alone: api.example.com"
+        ),
     ])
     func refusesWithTheReason(_ name: String, _ reason: String) {
         #expect(throws: FormatRule.invalidHostName(reason)) { try HostName.validate(name) }

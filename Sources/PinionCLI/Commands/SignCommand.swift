@@ -9,13 +9,14 @@ struct SignCommand: Command {
     static let summary = "sign a payload (new envelope) or co-sign an envelope"
     static let options: [OptionSpec] = [
         .value("key", repeatable: true), .value("out", short: "o"), .flag("force"),
-        .flag("allow-single-pin"),
+        .flag("allow-single-pin"), .flag("allow-foreign-key"),
         .value("passphrase-file", repeatable: true), .value("root"), HardwareModule.option,
         .value("pkcs11-max-message"), .value("previous"),
     ]
     static let help = """
         usage: pinion sign --key K.key|URI [--key K2.key|URI ...] IN -o OUT [--force]
-                           [--allow-single-pin] [--passphrase-file F ...] [--root ROOT_ENVELOPE]
+                           [--allow-single-pin] [--passphrase-file F ...]
+                           [--root ROOT_ENVELOPE [--allow-foreign-key]]
                            [--pkcs11-module M.so] [--pkcs11-max-message BYTES]
                            [--previous OLD]
 
@@ -38,9 +39,11 @@ struct SignCommand: Command {
         replaces, payload or envelope) the marked comparison of pinion diff OLD IN is
         printed too, changes that lower protection or widen trust first.
         With --root (the root the document will be checked against), a manifest whose
-        scope or lifetime breaks that root's rules is refused, and a key outside the role
-        that must sign (pins role for a manifest; the given or the new root role for a
-        root) is warned about: its signature would not count.
+        scope or lifetime breaks that root's rules is refused, and so is a key outside the
+        roles that must sign (the pins role for a manifest; for a root, its own root role
+        and, for a rotation, the given root's root role), exit 1 with nothing written,
+        unless --allow-foreign-key (its signature would not count). After each signature
+        it says how many more each role needs. Without --root the role cannot be checked.
 
         """
 
@@ -84,8 +87,9 @@ struct SignCommand: Command {
         } else {
             summary = ""
         }
-        var signingRole: Set<String>?
-        if let rootPath = arguments.value("root") {
+        var roles: SigningRoles?
+        let rootPath = arguments.value("root")
+        if let rootPath {
             let (_, trusted) = try Load.rootEnvelope(rootPath, context: context)
             if let manifest {
                 guard manifest.scope == trusted.scope else {
@@ -101,10 +105,10 @@ struct SignCommand: Command {
                         "\(input): rootVersion \(manifest.rootVersion) is not the given root's version \(trusted.version)"
                     )
                 }
-                signingRole = Set(trusted.pinsRole.keyIDs)
-            } else if let root {
-                signingRole = Set(trusted.rootRole.keyIDs).union(root.rootRole.keyIDs)
             }
+            roles = SigningRoles(manifest: manifest, root: root, trusted: trusted)
+        } else {
+            context.warn("no --root given: the role that signs \(input) could not be checked")
         }
 
         for line in review { context.print(TerminalText.escape(line)) }
@@ -129,7 +133,7 @@ struct SignCommand: Command {
         }
         let hardware = HardwareModule(arguments)
         var fileIndex = 0
-        var added: [String] = []
+        var added: [(keyID: String, progress: String?)] = []
         for (keyPath, reference) in zip(keyPaths, references) {
             let publicKey: Ed25519PublicKey
             let signature: () throws -> [UInt8]
@@ -157,10 +161,8 @@ struct SignCommand: Command {
                 signature = { tokenSignature }
             }
             let keyID = publicKey.keyID
-            if let signingRole, !signingRole.contains(keyID) {
-                context.warn(
-                    "\(keyPath): key \(keyID) is not in the role that signs this document; its signature will not count"
-                )
+            if let roles, let rootPath, !roles.holds(keyID) {
+                try refuseForeignKey(keyPath, keyID: keyID, roles: roles, root: rootPath, arguments, context)
             }
             let existing = envelope.signatures.indices.filter { envelope.signatures[$0].keyID == keyID }
             if !existing.isEmpty {
@@ -182,13 +184,28 @@ struct SignCommand: Command {
                     "the envelope already has \(Limits.standard.maxSignatures) signatures (the limit)")
             }
             envelope.signatures.append(.init(keyID: keyID, signature: try signature()))
-            added.append(keyID)
+            added.append((keyID, roles?.progress(envelope, crypto: crypto)))
         }
         try Files.writeAtomically(
             envelope.serialized(), to: out, replace: arguments.flag("force") || inPlace)
         context.print("wrote \(out): \(summary)")
         context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
-        for id in added { context.print("  signed by \(id)") }
+        for (id, progress) in added {
+            context.print("  signed by \(id)" + (progress.map { ": " + $0 } ?? ""))
+        }
+    }
+
+    /// Refuses (exit 1, before anything is written) a key that no signing role holds, or
+    /// with --allow-foreign-key warns that its signature will not count.
+    static func refuseForeignKey(
+        _ keyPath: String, keyID: String, roles: SigningRoles, root: String, _ arguments: ParsedArguments,
+        _ context: CLIContext
+    ) throws(CLIError) {
+        let what = "\(keyPath): key \(keyID) is not in the \(roles.names) of \(root) that signs this document"
+        guard arguments.flag("allow-foreign-key") else {
+            throw .failure("\(what); its signature would not count (nothing written; --allow-foreign-key signs anyway)")
+        }
+        context.warn("\(what); its signature will not count (--allow-foreign-key)")
     }
 
     static func checkBackupPins(_ payload: ManifestPayload, arguments: ParsedArguments) throws {

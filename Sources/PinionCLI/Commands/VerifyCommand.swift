@@ -89,7 +89,7 @@ struct VerifyCommand: Command {
                     "OK: manifest version \(payload.version) (rootVersion \(payload.rootVersion)) of scope \(payload.scope), \(payload.domains.count) domain(s)"
                 )
                 context.print(
-                    "signed by \(SignatureCount.text(manifest.report.valid.count, of: chain.newest.payload.pinsRole.threshold)) pins-role key(s): \(manifest.report.valid.joined(separator: ", "))"
+                    "pins role: \(SignatureCount.text(manifest.report.valid.count, of: chain.newest.payload.pinsRole)): \(manifest.report.valid.joined(separator: ", "))"
                 )
                 context.print(
                     "payload sha256:\(Hex.encode(manifest.payloadSHA256)), expires \(payload.expiresAt)")

@@ -73,6 +73,7 @@ public enum HostName {
         if bytes.contains(UInt8(ascii: "*")) {
             throw .invalidHostName("wildcards are not allowed; use includeSubdomains")
         }
+        if let mistake = urlOrPortMistake(name) { throw .invalidHostName(mistake) }
         if bytes.contains(UInt8(ascii: ":")) || bytes.first == UInt8(ascii: "[") {
             throw .invalidHostName("IP addresses cannot be pinned by name")
         }
@@ -111,6 +112,36 @@ public enum HostName {
                 }
             if isDecimal || isHex { throw .invalidHostName("IP addresses cannot be pinned by name") }
         }
+    }
+
+    /// A URL (`https://api.example.com/path`) or a `host:port` (`api.example.com:443`)
+    /// given where a bare host name belongs: the reason, naming the host to use; nil when
+    /// the text is neither. Pins are per host name, for every port.
+    static func urlOrPortMistake(_ name: String) -> String? {
+        if let schemeEnd = name.range(of: "://") {
+            let scheme = name[..<schemeEnd.lowerBound]
+            var rest = name[schemeEnd.upperBound...]
+            if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+            if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+            let host = hostDroppingPort(rest) ?? rest
+            return "a URL was given (scheme \(scheme)://); give the host name alone: \(host)"
+        }
+        let text = name[...]
+        guard let host = hostDroppingPort(text) else { return nil }
+        let port = text[text.index(after: host.endIndex)...]
+        return "a port was given (:\(port)); pins apply to every port of a name, give the host alone: \(host)"
+    }
+
+    /// `host` of `host:port` when the text has exactly one colon followed by 1-5 digits
+    /// and the host is not empty or bracketed; nil otherwise (so IPv6 literals stay IPv6).
+    private static func hostDroppingPort(_ text: Substring) -> Substring? {
+        guard let colon = text.firstIndex(of: ":"), text.lastIndex(of: ":") == colon else { return nil }
+        let host = text[..<colon]
+        let port = text[text.index(after: colon)...]
+        guard !host.isEmpty, host.first != "[", (1...5).contains(port.count),
+            port.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return host
     }
 }
 
