@@ -107,8 +107,6 @@ struct SignCommand: Command {
                 }
             }
             roles = SigningRoles(manifest: manifest, root: root, trusted: trusted)
-        } else {
-            context.warn("no --root given: the role that signs \(input) could not be checked")
         }
 
         for line in review { context.print(TerminalText.escape(line)) }
@@ -192,6 +190,10 @@ struct SignCommand: Command {
         context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
         for (id, progress) in added {
             context.print("  signed by \(id)" + (progress.map { ": " + $0 } ?? ""))
+        }
+        if roles == nil {
+            // Said once the envelope is written, so a refusal before it carries no extra warning.
+            context.warn("no --root given: the role that signs \(input) could not be checked")
         }
     }
 
