@@ -49,26 +49,6 @@ import Testing
         }
     }
 
-    /// A small deterministic generator (SplitMix64) for the upload orders.
-    struct Seeded {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func shuffle(_ items: [String]) -> [String] {
-            var items = items
-            guard items.count > 1 else { return items }
-            for index in stride(from: items.count - 1, to: 0, by: -1) {
-                items.swapAt(index, Int(next() % UInt64(index + 1)))
-            }
-            return items
-        }
-    }
-
     /// Copies `path` from the tree to the mirror as one atomic rename (a mirror's upload).
     func upload(_ path: String, team: Team, mirror: String) throws {
         let target = mirror + "/" + path
@@ -85,7 +65,7 @@ import Testing
         _ plan: Plan, merged: Bool, seed: UInt64, team: Team, mirror: String, server: Server, devices: [Device],
         at time: Timestamp, newVersion: Int64
     ) throws -> [String] {
-        var random = Seeded(state: seed)
+        var random = SplitMix(state: seed)
         let phases = merged ? [(name: "all", paths: plan.phases.flatMap(\.paths))] : plan.phases
         var violations: [String] = []
         var floors = devices.map { $0.client.trustedState.persisted.floor }

@@ -36,7 +36,12 @@ import Testing
         #expect(result.out.contains("pinion serve: stopped"), "\(transcript)")
         // Step 7: two witnesses cosign, the fork is refused, the target refuses the unlogged manifest.
         #expect(result.out.contains("cosigned by witness-1, witness-2"), "\(transcript)")
-        #expect(result.out.contains("refused as expected (exit 1): 0 of the 2 witnesses cosigned"), "\(transcript)")
+        // The attacker's forked publish is stopped by the witnesses' signed evidence of our log.
+        #expect(
+            result.out.contains(
+                "refused as expected (exit 1): the log key signed a checkpoint this log never published"),
+            "\(transcript)")
+        #expect(result.out.contains("refused as expected (exit 1): an extension we never published"), "\(transcript)")
         #expect(result.out.contains("log reason  log-manifest-not-logged"), "\(transcript)")
         #expect(result.out.contains(": consistent (size 2)"), "the audit checked the witnesses:\n\(transcript)")
         // The EXIT trap removed the demo's temporary directory.

@@ -27,4 +27,14 @@ public struct SplitMix {
 
     /// `count` bytes.
     public mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+
+    /// `items` in an order drawn from this generator (Fisher-Yates).
+    public mutating func shuffle<T>(_ items: [T]) -> [T] {
+        var items = items
+        guard items.count > 1 else { return items }
+        for index in stride(from: items.count - 1, to: 0, by: -1) {
+            items.swapAt(index, below(index + 1))
+        }
+        return items
+    }
 }
