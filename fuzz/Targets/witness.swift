@@ -1,5 +1,5 @@
 // Fuzz target 8: `pinion witness`'s inputs: its configuration file (WitnessConfiguration.parse),
-// the percent-encoded origin of `GET /checkpoint/` (WitnessHandler.decodeOrigin), and
+// the monitoring route `<origin hash>/checkpoint` (WitnessCheckpointPath), and
 // add-checkpoint bodies through Witness.addCheckpoint on a real state directory (on /dev/shm
 // when it exists), both raw and as sequences of honest, forked, replayed and stale
 // checkpoints of a fixed-key log that the input steers.
@@ -222,13 +222,16 @@ public func fuzzWitness(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 "a configuration does not parse again from its own JSON")
         }
     case 1:
-        if let decoded = WitnessHandler.decodeOrigin(String(decoding: rest, as: UTF8.self)[...]) {
-            let encoded = decoded.utf8.map { byte -> String in
-                let hex = Array("0123456789ABCDEF".utf8)
-                return String(decoding: [0x25, hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
-            }.joined()
-            expect(WitnessHandler.decodeOrigin(encoded[...]) == decoded, "percent-encoding does not round-trip")
+        // The tlog-witness monitoring route: only `/<64 lowercase hex>/checkpoint` names a log,
+        // and the hash of any origin text reads back from the route made of it.
+        let route = String(decoding: rest, as: UTF8.self)
+        if let hash = WitnessCheckpointPath.originHash(ofRoute: route[...]) {
+            expect(route == "/" + hash + "/checkpoint", "a route other than /<hash>/checkpoint was accepted")
         }
+        let hash = WitnessCheckpointPath.originHash(route, hasher: crypto.hasher)
+        expect(
+            WitnessCheckpointPath.originHash(ofRoute: ("/" + hash + "/checkpoint")[...]) == hash,
+            "an origin hash does not read back from its route")
     case 2:
         let before = underTest.witness.latestCheckpoint(origin: origin)
         let outcome = underTest.witness.addCheckpoint(Array(rest), timestamp: underTest.time)
