@@ -58,6 +58,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // zlib: the gzip content coding of log tiles and entry bundles (`pinion serve`, the auditor).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Pure-Swift core: formats, strict parser, trust rules. Foundation only.
         .target(name: "PinionCore"),
         // libsodium and OpenSSL behind the core's protocols; all unsafe pointer work lives here.
@@ -80,7 +86,7 @@ let package = Package(
             name: "PinionSystem",
             dependencies: [
                 "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("COpenSSL"),
-                linuxOnly("CPinionShims"), linuxOnly("CSQLite"),
+                linuxOnly("CPinionShims"), linuxOnly("CSQLite"), linuxOnly("CZlib"),
             ]),
         // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.

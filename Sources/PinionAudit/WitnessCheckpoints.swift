@@ -76,13 +76,22 @@ public protocol WitnessCheckpointSource: Sendable {
             configuration.maxResponseBytes = limit
             let response: HTTPSResponse
             do {
-                response = try PinnedHTTPSClient(configuration: configuration).get(url) { _ in .proceed }
+                response = try PinnedHTTPSClient(configuration: configuration).get(
+                    url, headers: [ResponseBody.acceptGzip]
+                ) { _ in .proceed }
             } catch {
                 if case .responseTooLarge = error { throw .tooLarge(limit: limit) }
                 throw .unreachable(error.description)
             }
             switch response.status {
-            case 200: return response.body
+            case 200:
+                do {
+                    return try ResponseBody.decode(response, gzipAccepted: true, maxBytes: limit)
+                } catch .gzip(.tooLarge) {
+                    throw .tooLarge(limit: limit)
+                } catch {
+                    throw .unreachable("\(text): \(error)")
+                }
             case 404: throw .notFound
             default: throw .status(response.status)
             }

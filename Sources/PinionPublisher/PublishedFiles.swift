@@ -97,10 +97,27 @@ public struct PublishedFile: Sendable {
     /// per file version, not per response.
     public let lastModifiedText: String
 
-    init(body: [UInt8], etag: String, lastModified: Int64) {
+    /// The gzip-encoded representation (a log tile or entry bundle whose encoding is smaller
+    /// than `body`), served to a client that accepts gzip; nil for every other file.
+    public let gzipped: Encoded?
+
+    /// The bytes this file holds in memory: the body and its encoded representation.
+    var cachedBytes: Int { body.count + (gzipped?.body.count ?? 0) }
+
+    /// A content-coded representation of the file (RFC 9110 §8.4).
+    public struct Encoded: Sendable {
+        /// The encoded bytes.
+        public let body: [UInt8]
+        /// Its entity tag: the quoted lowercase hex SHA-256 of these bytes, so each
+        /// representation has its own strong validator (RFC 9110 §8.8.3).
+        public let etag: String
+    }
+
+    init(body: [UInt8], etag: String, lastModified: Int64, gzipped: Encoded? = nil) {
         self.body = body
         self.etag = etag
         self.lastModified = lastModified
+        self.gzipped = gzipped
         lastModifiedText = HTTPDate.format(lastModified)
     }
 }
@@ -188,17 +205,27 @@ public final class PublishedFiles: Sendable {
         }
         if let cached { return cached }
         guard let body = read.body, let digest = OpenSSLSupport.sha256(body) else { throw .readFailed(errno: EIO) }
+        var gzipped: PublishedFile.Encoded?
+        if path.isLogTile {
+            // Entry bundles (JSON heads) shrink; hash tiles are random bytes and do not, and
+            // are then served only as they are.
+            let encoded = Gzip.encode(body)
+            if encoded.count < body.count, let encodedDigest = OpenSSLSupport.sha256(encoded) {
+                gzipped = PublishedFile.Encoded(body: encoded, etag: "\"" + Hex.encode(encodedDigest) + "\"")
+            }
+        }
         let file = PublishedFile(
-            body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: read.identity.modifiedSeconds)
+            body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: read.identity.modifiedSeconds,
+            gzipped: gzipped)
         remember(Entry(identity: read.identity, file: file), for: path.components)
         return file
     }
 
     private func remember(_ entry: Entry, for key: [String]) {
-        let size = entry.file.body.count
+        let size = entry.file.cachedBytes
         guard size <= maxCacheBytes / 4 else { return }
         cache.withLock { cache in
-            if let old = cache.entries[key] { cache.bytes -= old.file.body.count }
+            if let old = cache.entries[key] { cache.bytes -= old.file.cachedBytes }
             if cache.bytes + size > maxCacheBytes {
                 // Simple and bounded: start over. The hot files (manifest.json, index.json)
                 // come back on their next request.

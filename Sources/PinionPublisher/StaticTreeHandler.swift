@@ -80,20 +80,26 @@ struct StaticTreeHandler: HTTPRequestHandler {
         } catch {
             return HTTPResponse.error(404, sendBody: sendBody, close: close, date: date, extra: cors + keepAlive)
         }
+        // A log tile or entry bundle goes gzip-encoded to a client that accepts it (C2SP
+        // tlog-tiles), with its own ETag; caches key tiles on Accept-Encoding either way.
+        let encoded = file.gzipped.flatMap { acceptsGzip(head.headers) ? $0 : nil }
+        let etag = encoded?.etag ?? file.etag
         // Field lines of a list header combine (RFC 9110 §5.3).
         var condition: String?
         for field in head.headers where field.name == "if-none-match" {
             condition = condition.map { $0 + ", " + field.value } ?? field.value
         }
         let notModified =
-            condition.map { ifNoneMatchMatches($0, etag: file.etag) }
+            condition.map { ifNoneMatchMatches($0, etag: etag) }
             ?? notModifiedSince(head.headers, lastModified: file.lastModified)
         // One array in the order sent: Content-Type (not in a 304, RFC 9110 §15.4.5), the
-        // validators and caching fields, CORS, keep-alive.
+        // coding, the validators and caching fields, CORS, keep-alive.
         var fields: [(String, String)] = []
-        fields.reserveCapacity(7)
+        fields.reserveCapacity(9)
         if !notModified { fields.append(("Content-Type", path.contentType)) }
-        fields.append(("ETag", file.etag))
+        if encoded != nil, !notModified { fields.append(("Content-Encoding", "gzip")) }
+        if path.isLogTile { fields.append(("Vary", "Accept-Encoding")) }
+        fields.append(("ETag", etag))
         fields.append(("Last-Modified", file.lastModifiedText))
         fields.append(("Cache-Control", path.cacheControl))
         fields.append(("X-Content-Type-Options", "nosniff"))
@@ -103,6 +109,7 @@ struct StaticTreeHandler: HTTPRequestHandler {
             return HTTPResponse.make(status: 304, headers: fields, body: [], sendBody: false, close: close, date: date)
         }
         return HTTPResponse.make(
-            status: 200, headers: fields, body: file.body, sendBody: sendBody, close: close, date: date)
+            status: 200, headers: fields, body: encoded?.body ?? file.body, sendBody: sendBody, close: close,
+            date: date)
     }
 }

@@ -6,6 +6,8 @@ import PinionTrust
 
 /// The files of `{baseURL}/v1/{scope}/` fetched with `PinnedHTTPSClient`, one GET per
 /// file. HTTP 200 is the file, 404 and 410 mean absent, any other status is an I/O error.
+/// Log tiles are asked for with `Accept-Encoding: gzip` and decoded within the read's limit;
+/// any other coding, or gzip on a file not asked for that way, is an I/O error.
 /// HTTPS cannot list a folder: `list` returns nil and the auditor probes numbered files.
 public struct HTTPSTreeSource: HeaderReportingTreeSource {
     /// The server root, as a client's base URL (`https://host[:port]/[path/]`).
@@ -43,11 +45,18 @@ public struct HTTPSTreeSource: HeaderReportingTreeSource {
         bytes: [UInt8]?, headers: PublisherHeaders
     ) {
         let url = url(for: file.path)
+        // Tiles and entry bundles may come gzip-encoded (C2SP tlog-tiles); every other file is
+        // a document read as sent. The encoded body may be slightly larger than the decoded
+        // limit (incompressible tiles), the decoded one never.
+        let gzipAccepted: Bool
+        if case .logTile = file { gzipAccepted = true } else { gzipAccepted = false }
         var configuration = configuration
-        configuration.maxResponseBytes = limit
+        configuration.maxResponseBytes = gzipAccepted ? limit + limit / 64 + 1024 : limit
         let response: HTTPSResponse
         do {
-            response = try PinnedHTTPSClient(configuration: configuration).get(url) { _ in .proceed }
+            response = try PinnedHTTPSClient(configuration: configuration).get(
+                url, headers: gzipAccepted ? [ResponseBody.acceptGzip] : []
+            ) { _ in .proceed }
         } catch {
             if case .responseTooLarge = error { throw .tooLarge(file: url.absoluteString, limit: limit) }
             throw .io(file: url.absoluteString, detail: error.description)
@@ -59,13 +68,13 @@ public struct HTTPSTreeSource: HeaderReportingTreeSource {
         case 404, 410: return (nil, headers)
         default: throw .io(file: url.absoluteString, detail: "HTTP status \(response.status)")
         }
-        // No Accept-Encoding is sent: a compressed body is a transport fault, not a document.
-        if let coding = response.value(forHeader: "content-encoding"),
-            coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
-        {
-            throw .io(file: url.absoluteString, detail: "unsupported Content-Encoding \(coding)")
+        do {
+            return (try ResponseBody.decode(response, gzipAccepted: gzipAccepted, maxBytes: limit), headers)
+        } catch .gzip(.tooLarge) {
+            throw .tooLarge(file: url.absoluteString, limit: limit)
+        } catch {
+            throw .io(file: url.absoluteString, detail: error.description)
         }
-        return (response.body, headers)
     }
 
     public func list(_ folder: TreeFolder) throws(TreeSourceError) -> TreeListing? { nil }

@@ -100,8 +100,9 @@ public struct HTTPSWitnessClient: WitnessClient {
         }
         do {
             let response = try client.post(
-                target, body: body, contentType: "text/plain", headers: [], connectTo: nil, pinCheck: { _ in .proceed })
-            return WitnessAnswer(status: response.status, body: response.body)
+                target, body: body, contentType: "text/plain", headers: [ResponseBody.acceptGzip], connectTo: nil,
+                pinCheck: { _ in .proceed })
+            return try Self.answer(response)
         } catch {
             throw WitnessClientError.exchange("\(prefix): \(error)")
         }
@@ -110,10 +111,17 @@ public struct HTTPSWitnessClient: WitnessClient {
     public func fetchCheckpoint(url: String) throws -> WitnessAnswer {
         guard let target = URL(string: url), target.scheme == "https" else { throw WitnessClientError.badURL(url) }
         do {
-            let response = try client.get(target) { _ in .proceed }
-            return WitnessAnswer(status: response.status, body: response.body)
+            let response = try client.get(target, headers: [ResponseBody.acceptGzip]) { _ in .proceed }
+            return try Self.answer(response)
         } catch {
             throw WitnessClientError.exchange("\(url): \(error)")
         }
+    }
+
+    /// The answer with its body decoded (a witness may gzip it), within the same limit as
+    /// the bytes on the wire.
+    private static func answer(_ response: HTTPSResponse) throws -> WitnessAnswer {
+        let body = try ResponseBody.decode(response, gzipAccepted: true, maxBytes: maxResponseBytes)
+        return WitnessAnswer(status: response.status, body: body)
     }
 }

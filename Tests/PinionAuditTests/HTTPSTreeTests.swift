@@ -33,9 +33,16 @@ final class TreeHTTPSServer: @unchecked Sendable {
     private let server: PythonServerProcess
 
     /// Starts the server with its files (config, script, port) in `work`.
-    init(root: String, certificate: String, key: String, changes: [String: String] = [:], work: String) throws {
+    /// `codings` serves a path from a file with a Content-Encoding field, whatever the request
+    /// asked for (a hostile or misconfigured server); every request's Accept-Encoding is
+    /// appended to `work/accept.log` as "path value".
+    init(
+        root: String, certificate: String, key: String, changes: [String: String] = [:],
+        codings: [String: (coding: String, file: String)] = [:], work: String
+    ) throws {
         let config: [String: Any] = [
             "root": root, "cert": certificate, "key": key, "changes": changes, "portFile": work + "/port",
+            "codings": codings.mapValues { [$0.coding, $0.file] }, "acceptLog": work + "/accept.log",
         ]
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: work + "/server.json"))
         server = try PythonServerProcess(script: Self.script, arguments: [work + "/server.json"], in: work)
@@ -56,10 +63,20 @@ final class TreeHTTPSServer: @unchecked Sendable {
                     if not chunk:
                         return
                     data += chunk
-                path = data.split(b"\r\n")[0].decode("latin-1").split(" ")[1]
+                lines = data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                accept = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("accept-encoding:")]
                 with lock:
                     counts[path] = counts.get(path, 0) + 1
                     count = counts[path]
+                    with open(config["acceptLog"], "a") as log:
+                        log.write("%s %s\n" % (path, ",".join(accept) or "-"))
+                if path in config["codings"]:
+                    coding, source = config["codings"][path]
+                    body = open(source, "rb").read()
+                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (coding, len(body))).encode() + body)
+                    conn.unwrap()
+                    return
                 target = os.path.join(config["root"], path.lstrip("/"))
                 if count > 1 and path in config["changes"]:
                     target = config["changes"][path]
@@ -138,5 +155,60 @@ final class TreeHTTPSServer: @unchecked Sendable {
         let untrusted = runPinion(["audit", "--root", world.rootFile, url, "--at", at])
         #expect(untrusted.status == 3)
         #expect(untrusted.err.contains("certificate verification failed"))
+    }
+
+    /// Tiles are asked for with `Accept-Encoding: gzip` and decoded within the read's limit;
+    /// documents are asked for without it. A gzip bomb, a broken member, a coding not asked
+    /// for or not known are each refused with the file named, never read as the file.
+    @Test func gzipFromTheServerIsDecodedWithinTheLimitOrRefused() throws {
+        let work = try makeTemporaryDirectory(prefix: "pinion-audit-gzip")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try makeServerPKI(in: work)
+        let line = Array("{\"version\":3}\n".utf8)
+        let bundle = (0..<5000).map { line[$0 % line.count] }
+        let files: [(String, [UInt8])] = [
+            ("bundle.gz", Gzip.encode(bundle)),
+            ("bomb.gz", Gzip.encode([UInt8](repeating: 0x20, count: 4 << 20))),
+            ("cut.gz", Array(Gzip.encode(bundle).dropLast(5))),
+            ("manifest.gz", Gzip.encode(Array("{}".utf8))),
+        ]
+        for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: work + "/" + name)) }
+        try FileManager.default.createDirectory(atPath: work + "/tree", withIntermediateDirectories: true)
+        let scope = "/v1/com.example.app/"
+        let server = try TreeHTTPSServer(
+            root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key",
+            codings: [
+                scope + "log/tile/entries/000": ("gzip", work + "/bundle.gz"),
+                scope + "log/tile/entries/001": ("gzip", work + "/bomb.gz"),
+                scope + "log/tile/entries/002": ("gzip", work + "/cut.gz"),
+                scope + "log/tile/entries/003": ("br", work + "/bundle.gz"),
+                scope + "log/tile/entries/004": ("gzip, gzip", work + "/bundle.gz"),
+                scope + "manifest.json": ("gzip", work + "/manifest.gz"),
+            ], work: work)
+        let source = HTTPSTreeSource(
+            baseURL: try #require(URL(string: "https://127.0.0.1:\(server.port)/")), scope: "com.example.app",
+            configuration: .init(caFile: work + "/ca.pem"))
+        func bundleFile(_ index: UInt64) throws -> TreeFile { .logTile(try TileID(path: "tile/entries/00\(index)")) }
+        #expect(try source.read(try bundleFile(0), limit: 65_536) == bundle)
+        #expect(throws: TreeSourceError.self) { try source.read(try bundleFile(0), limit: 4999) }
+        let refusals: [(TreeFile, String)] = [
+            (try bundleFile(1), "larger than"),
+            (try bundleFile(2), "malformed gzip data"),
+            (try bundleFile(3), "unsupported Content-Encoding \"br\""),
+            (try bundleFile(4), "unsupported Content-Encoding \"gzip, gzip\""),
+            (.manifest, "unsupported Content-Encoding \"gzip\""),
+        ]
+        for (file, expected) in refusals {
+            do {
+                let bytes = try source.read(file, limit: 65_536)
+                Issue.record("\(file): read \(bytes?.count ?? -1) bytes")
+            } catch {
+                #expect("\(error)".contains(expected), "\(file): \(error)")
+                #expect("\(error)".contains(source.url(for: file.path).absoluteString), "\(file): \(error)")
+            }
+        }
+        let asked = try String(contentsOfFile: work + "/accept.log", encoding: .utf8)
+        #expect(asked.contains(scope + "log/tile/entries/000 gzip\n"))
+        #expect(asked.contains(scope + "manifest.json -\n"), "documents ask for no coding")
     }
 }

@@ -1,7 +1,10 @@
 // nginx with the shipped deploy/nginx/pinion.conf serving a scope's transparency log files (manifest.proof, log/checkpoint, tiles) with the headers `pinion serve` sends.
 
 import Foundation
+import PinionCrypto
+import PinionSystem
 import PinionTestSupport
+import PinionTrust
 import Testing
 
 extension NginxPublisherTests {
@@ -40,6 +43,47 @@ extension NginxPublisherTests {
             let response = try get("/v1/com.example.app/" + file, port: nginx.port)
             #expect(response.status == 404, "\(file) is not a canonical log path")
             #expect(response.value(forHeader: "cache-control") == "no-store", "\(file)")
+        }
+    }
+
+    /// Entry bundles come gzip-encoded to a client that accepts gzip, with `Vary:
+    /// Accept-Encoding`, as `pinion serve` sends them; the auditor's tree source asks for gzip
+    /// and reads the bundle's bytes back; hash tiles stay as they are.
+    @Test func entryBundlesAreGzipEncodedForReadersThatAcceptIt() throws {
+        try publishFirstVersion()
+        let line = Array("{\"version\":1,\"manifest\":\"0f3a\"}\n".utf8)
+        let bundle = (0..<20_000).map { line[$0 % line.count] }
+        let hashes = try (0..<256).flatMap { try #require(OpenSSLSupport.sha256(Array("\($0)".utf8))) }
+        for (file, bytes) in [("log/tile/entries/000", bundle), ("log/tile/0/000", hashes)] {
+            let path = scopeDirectory + "/" + file
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        let nginx = try startNginx()
+        defer { nginx.stop() }
+        let encoded = try get(
+            "/v1/com.example.app/log/tile/entries/000", port: nginx.port, headers: [ResponseBody.acceptGzip])
+        #expect(encoded.status == 200, "\(nginx.errorLog)")
+        #expect(encoded.value(forHeader: "content-encoding") == "gzip")
+        #expect(encoded.value(forHeader: "vary") == "Accept-Encoding")
+        #expect(encoded.body.count < bundle.count / 10)
+        #expect(try ResponseBody.decode(encoded, gzipAccepted: true, maxBytes: bundle.count) == bundle)
+        let plain = try get("/v1/com.example.app/log/tile/entries/000", port: nginx.port)
+        #expect(plain.value(forHeader: "content-encoding") == nil)
+        #expect(plain.body == bundle)
+        let tile = try get("/v1/com.example.app/log/tile/0/000", port: nginx.port, headers: [ResponseBody.acceptGzip])
+        #expect(tile.value(forHeader: "content-encoding") == nil)
+        let sameBytes = tile.body == hashes
+        #expect(sameBytes)
+
+        let source = HTTPSTreeSource(
+            baseURL: try #require(URL(string: "https://127.0.0.1:\(nginx.port)/")), scope: "com.example.app",
+            configuration: .init(caFile: pki.path(.root)))
+        let read = try source.read(.logTile(try TileID(path: "tile/entries/000")), limit: bundle.count)
+        #expect(read == bundle)
+        #expect(throws: TreeSourceError.self) {
+            try source.read(.logTile(try TileID(path: "tile/entries/000")), limit: bundle.count - 1)
         }
     }
 }

@@ -543,8 +543,8 @@ final class NginxServer: @unchecked Sendable {
     @Test func theDocumentedCORSLinesAddAllowOrigin() throws {
         try publishFirstVersion()
         let shipped = try String(contentsOfFile: NginxServer.shippedConfiguration, encoding: .utf8)
-        #expect(shipped.components(separatedBy: "\n        #cors ").count - 1 == 5)
-        for file in ["manifest.proof", "log/tile/0/000.p/1"] {
+        #expect(shipped.components(separatedBy: "\n        #cors ").count - 1 == 6)
+        for file in ["manifest.proof", "log/tile/0/000.p/1", "log/tile/entries/000.p/1"] {
             let path = scopeDirectory + "/" + file
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -555,6 +555,7 @@ final class NginxServer: @unchecked Sendable {
         for path in [
             "/v1/com.example.app/manifest.json", "/v1/com.example.app/root/1.json", "/v1/com.example.app/root/2.json",
             "/v1/com.example.app/manifest.proof", "/v1/com.example.app/log/tile/0/000.p/1",
+            "/v1/com.example.app/log/tile/entries/000.p/1",
         ] {
             let response = try get(path, port: nginx.port)
             #expect(response.value(forHeader: "access-control-allow-origin") == "*", "\(path)")
