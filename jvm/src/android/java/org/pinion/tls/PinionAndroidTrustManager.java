@@ -2,14 +2,9 @@
 package org.pinion.tls;
 
 import android.net.http.X509TrustManagerExtensions;
-import java.net.Socket;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.List;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLSession;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 
 /**
@@ -18,77 +13,57 @@ import javax.net.ssl.X509TrustManager;
  * {@code X509TrustManagerExtensions.checkServerTrusted(chain, authType, host)} (X.509 and the app's
  * Network Security Config, the host-aware form a {@code <domain-config>} demands), checks the host
  * name itself ({@link HostNames}, RFC 6125: the platform call checks none), then the pins on that
- * verified chain (DESIGN.md §8), sending failures to the {@link PolicySource}. A call without a host
- * (the two-argument form, or a socket or engine with no handshake session) is refused with a
- * {@link CertificateException} saying so.
+ * verified chain (DESIGN.md §8), sending failures to the {@link PolicySource}. The public
+ * three-argument {@link #checkServerTrusted(X509Certificate[], String, String)} runs the same checks
+ * for a host the caller names. A call without a host (the two-argument form, a socket or engine
+ * with no handshake session, a null or empty host) is refused with a {@link CertificateException}
+ * saying so.
  *
  * <p>Compiled against a stub of {@code X509TrustManagerExtensions} and tested on the JVM with that
  * stub backed by PKIX; it has not been run on an Android device or emulator.
  */
-public final class PinionAndroidTrustManager extends X509ExtendedTrustManager implements PinCheckingTrustManager {
-    private final X509TrustManager platform;
+public final class PinionAndroidTrustManager extends HostAwareTrustManager {
     private final X509TrustManagerExtensions extensions;
-    private final PolicySource policy;
 
     /**
      * @param platform the platform's default trust manager (from {@code TrustManagerFactory} with a
      *     null key store), whose verdicts include the app's Network Security Config
      * @param policy the effective policy and the pin-failure sink; not null
+     * @throws IllegalArgumentException a null argument, or a platform trust manager that
+     *     {@code X509TrustManagerExtensions} does not accept
      */
     public PinionAndroidTrustManager(X509TrustManager platform, PolicySource policy) {
-        if (platform == null || policy == null) throw new IllegalArgumentException("platform trust manager and policy are required");
-        this.platform = platform;
+        super(requireNonNull(platform, policy), policy, null);
         this.extensions = new X509TrustManagerExtensions(platform);
-        this.policy = policy;
+    }
+
+    /**
+     * The host-aware check that Android's {@code X509TrustManagerExtensions} and Conscrypt look up by
+     * reflection on an app's trust manager (and that OkHttp's Android chain cleaner reaches through
+     * {@code X509TrustManagerExtensions}): the platform's verified chain for {@code host}, the host
+     * name (RFC 6125), then the pins on that chain. No session is at hand, so the verified digests are
+     * not stored and failure reports carry port -1. The consumer R8 rules in the AAR keep this
+     * method, which no app code calls by name.
+     *
+     * @param chain the chain the server sent, leaf first
+     * @param authType the key exchange algorithm (for example {@code "ECDHE_ECDSA"})
+     * @param host the host name connected to
+     * @return the platform's verified chain, leaf first, ending in a trust anchor (unmodifiable), as
+     *     the platform's own trust manager returns it
+     * @throws CertificateException a null or empty chain, authType or host, a chain the platform refuses,
+     *     a name mismatch, or a {@link PinningException}
+     */
+    public List<X509Certificate> checkServerTrusted(X509Certificate[] chain, String authType, String host) throws CertificateException {
+        return checkServerTrustedForHost(chain, authType, host);
     }
 
     @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        throw new CertificateException("Pinion's trust manager does not authenticate clients");
+    List<X509Certificate> platformVerifiedChain(X509Certificate[] chain, String authType, String host) throws CertificateException {
+        return extensions.checkServerTrusted(chain, authType, host);
     }
 
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        throw new CertificateException("no host name for the pin check: the two-argument checkServerTrusted carries none "
-                + "(connect through an SSLSocket or SSLEngine created with the peer host)");
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        SSLSession session = socket instanceof SSLSocket ? ((SSLSocket) socket).getHandshakeSession() : null;
-        check(chain, authType, session, socket == null ? -1 : socket.getPort());
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        check(chain, authType, engine == null ? null : engine.getHandshakeSession(), engine == null ? -1 : engine.getPeerPort());
-    }
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
-
-    @Override
-    public PolicySource policySource() { return policy; }
-
-    private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
-        if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");
-        String host = session == null ? null : session.getPeerHost();
-        if (host == null || host.isEmpty()) {
-            throw new CertificateException("no host name for the pin check: the handshake session names no peer host");
-        }
-        List<X509Certificate> verified = extensions.checkServerTrusted(chain, authType, host);
-        if (verified == null || verified.isEmpty()) throw new CertificateException("the platform returned no verified chain for " + host);
-        if (!HostNames.matches(host, chain[0])) throw new CertificateException("the certificate is not valid for " + host);
-        PinionTrustManager.checkPins(host, chain, verified, port, null, policy, session);
+    private static X509TrustManager requireNonNull(X509TrustManager platform, PolicySource policy) {
+        if (platform == null || policy == null) throw new IllegalArgumentException("platform trust manager and policy are required");
+        return platform;
     }
 }

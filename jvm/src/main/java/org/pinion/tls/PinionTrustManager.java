@@ -1,16 +1,12 @@
 // X509 trust manager that runs normal validation first, then checks pins on the PKIX-verified chain (DESIGN.md §8).
 package org.pinion.tls;
 
-import java.net.Socket;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.Arrays;
 import java.util.Date;
 import java.util.List;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLSession;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 import org.pinion.trust.PinEvaluation;
 
@@ -20,25 +16,20 @@ import org.pinion.trust.PinEvaluation;
  * {@code CertPathBuilder} verifies from the served certificates to the platform's anchors (never the
  * chain as sent). The verified chain's SPKI digests are stored in the TLS session
  * ({@link #SESSION_KEY}) so that {@link PinionOkHttp}'s interceptor re-checks them on every request
- * over a reused connection. The host comes from the handshake session (SNI host); without one the
+ * over a reused connection. The host comes from the handshake session (SNI host), or from the
+ * caller of {@link #checkServerTrusted(X509Certificate[], String, String)}; without one the
  * connection is refused.
  */
-public final class PinionTrustManager extends X509ExtendedTrustManager implements PinCheckingTrustManager {
+public final class PinionTrustManager extends HostAwareTrustManager {
     /** SSLSession value: the {@code List<byte[]>} of verified SPKI digests, leaf first. */
     public static final String SESSION_KEY = "org.pinion.verified-spki";
-
-    private final X509TrustManager platform;
-    private final PolicySource policy;
-    private final List<org.pinion.trust.Pin> fixedPins;
 
     /**
      * @param platform the platform trust manager (system store or the app's CA file)
      * @param policy the effective policy and failure sink; null checks X.509 and host name only
      */
     public PinionTrustManager(X509TrustManager platform, PolicySource policy) {
-        this.platform = platform;
-        this.policy = policy;
-        this.fixedPins = null;
+        super(platform, policy, null);
     }
 
     /**
@@ -50,64 +41,37 @@ public final class PinionTrustManager extends X509ExtendedTrustManager implement
      * @param publisherPins the app's publisher pins, possibly empty
      */
     public PinionTrustManager(X509TrustManager platform, List<org.pinion.trust.Pin> publisherPins) {
-        this.platform = platform;
-        this.policy = null;
-        this.fixedPins = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(publisherPins));
+        super(platform, null, publisherPins);
+    }
+
+    /**
+     * The host-aware check with the host name the caller gives, in the shape of Android's
+     * {@code X509TrustManagerExtensions.checkServerTrusted} (which looks this method up by reflection
+     * on the wrapped trust manager): the platform's X.509 check, the host name (RFC 6125), then the
+     * pins on the chain PKIX verifies. No session is at hand, so the verified digests are not stored
+     * and failure reports carry port -1.
+     *
+     * @param chain the chain the server sent, leaf first
+     * @param authType the key exchange algorithm (for example {@code "ECDHE_ECDSA"})
+     * @param host the host name connected to
+     * @return the verified chain, leaf first, ending with the trust anchor's certificate (unmodifiable)
+     * @throws CertificateException a null or empty chain, authType or host, a chain the platform refuses,
+     *     a name mismatch, or a {@link PinningException}
+     */
+    public List<X509Certificate> checkServerTrusted(X509Certificate[] chain, String authType, String host) throws CertificateException {
+        return checkServerTrustedForHost(chain, authType, host);
     }
 
     @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        throw new CertificateException("Pinion's trust manager does not authenticate clients");
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        throw new CertificateException("no host name for the pin check (use an SSLSocket with a peer host)");
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        SSLSession session = socket instanceof SSLSocket ? ((SSLSocket) socket).getHandshakeSession() : null;
-        check(chain, authType, session, socket == null ? -1 : socket.getPort());
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        check(chain, authType, engine == null ? null : engine.getHandshakeSession(), engine == null ? -1 : engine.getPeerPort());
-    }
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() { return platform.getAcceptedIssuers(); }
-
-    @Override
-    public PolicySource policySource() { return policy; }
-
-    private void check(X509Certificate[] chain, String authType, SSLSession session, int port) throws CertificateException {
-        if (chain == null || chain.length == 0) throw new CertificateException("the server sent no certificate");
-        String host = session == null ? null : session.getPeerHost();
-        if (host == null || host.isEmpty()) throw new CertificateException("no host name for the pin check");
+    List<X509Certificate> platformVerifiedChain(X509Certificate[] chain, String authType, String host) throws CertificateException {
         platform.checkServerTrusted(chain, authType);
-        if (!HostNames.matches(host, chain[0])) {
-            throw new CertificateException("the certificate is not valid for " + host);
-        }
-        List<X509Certificate> verified = VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
-        checkPins(host, chain, verified, port, fixedPins, policy, session);
+        return VerifiedChain.build(chain, platform.getAcceptedIssuers(), new Date());
     }
 
     /**
      * The pin half of every Pinion trust manager, run on a chain the platform has verified: the
      * publisher pins when {@code fixedPins} is not empty, else the policy's pins for {@code host};
-     * failures go to the policy's sink; the verified digests are stored in {@code session}.
+     * failures go to the policy's sink; the verified digests are stored in {@code session} when there is one.
      *
      * @throws CertificateException no publisher pin on the chain, or a {@link PinningException}
      */
@@ -130,7 +94,7 @@ public final class PinionTrustManager extends X509ExtendedTrustManager implement
                 throw new PinningException(evaluation, digests);
             }
         }
-        session.putValue(SESSION_KEY, new DigestList(digests));
+        if (session != null) session.putValue(SESSION_KEY, new DigestList(digests));
     }
 
     /** The verified digests as stored in a session (immutable). */
