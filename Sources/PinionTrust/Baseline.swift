@@ -35,6 +35,9 @@ public struct Baseline: Sendable, Equatable {
 
     /// The baseline domains, in file order, with unique names.
     public private(set) var domains: [PinnedDomain]
+    /// The document's bytes when the baseline was read by `parse`, nil when built in code:
+    /// the manifest request's poll token names the baseline by their SHA-256 (`PollToken`).
+    public private(set) var document: [UInt8]?
 
     /// Checks and stores baseline domains.
     ///
@@ -114,7 +117,9 @@ public struct Baseline: Sendable, Equatable {
         for member in object.members where !known.contains(member.name) && !member.name.hasPrefix("x-") {
             throw FormatError(path: "", rule: .unknownMember(member.name))
         }
-        return try Baseline(domains: manifestDomains(domainValues, limits: limits).map(PinnedDomain.init))
+        var baseline = try Baseline(domains: manifestDomains(domainValues, limits: limits).map(PinnedDomain.init))
+        baseline.document = bytes
+        return baseline
     }
 
     /// Runs the domain entries through `ManifestPayload.parse` inside a placeholder manifest,

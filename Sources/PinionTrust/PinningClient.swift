@@ -299,7 +299,8 @@ public final class PinningClient: Sendable {
                 DispatchTime.now().uptimeNanoseconds
                 + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
             let fetcher = TransportFetcher(client: self, scopeURL: scopeURL, deadline: deadline)
-            let result = core.refresh(start, startTime: t0, fetcher: fetcher)
+            let result = core.refresh(
+                start, startTime: t0, fetcher: fetcher, baselineDocument: configuration.baseline.document)
             var outcome = result.outcome
             var events = startEvents + result.events
             for case .logEquivocation(let evidence) in result.events { keepLogEquivocation(evidence) }
@@ -393,7 +394,11 @@ public final class PinningClient: Sendable {
             // manifest.proof is fetched every time, even after a 304 for manifest.json
             // (docs/DESIGN.md §12): no cache may answer for it.
             if request.file == .manifestProof { headers.append(("Cache-Control", "no-cache")) }
-            let url = scopeURL.appendingPathComponent(request.file.path)
+            // The poll token's query is letters, digits, `=` and `&`: nothing to escape.
+            var url = scopeURL.appendingPathComponent(request.file.path)
+            if let token = request.pollToken, let withQuery = URL(string: url.absoluteString + "?" + token.query) {
+                url = withQuery
+            }
             switch client.fetch(url, headers: headers, maxBytes: request.maxBytes, deadline: deadline) {
             case .success(let response):
                 if request.file == .manifest, response.status == 200 || response.status == 304 {

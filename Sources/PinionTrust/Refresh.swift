@@ -16,11 +16,16 @@ extension TrustCore {
     ///   - state: the current trusted state.
     ///   - t0: the start time (wall clock), read once by the caller.
     ///   - fetcher: the platform's update-channel fetcher.
+    ///   - baselineDocument: the app's baseline document bytes (nil: none), named in the
+    ///     manifest request's poll token together with the held manifest version.
     /// - Returns: the new state (persist it when `stateChanged`), the outcome and every event.
-    public func refresh(_ state: TrustedState, startTime t0: Timestamp, fetcher: some UpdateFetcher)
-        -> RefreshResult
-    {
-        var run = RefreshRun(core: self, start: state, startTime: t0, fetcher: fetcher)
+    public func refresh(
+        _ state: TrustedState, startTime t0: Timestamp, fetcher: some UpdateFetcher, baselineDocument: [UInt8]? = nil
+    ) -> RefreshResult {
+        let token = PollToken(
+            have: state.manifest.map { UInt64(clamping: $0.version) } ?? 0, baselineDocument: baselineDocument,
+            hasher: crypto.hasher)
+        var run = RefreshRun(core: self, start: state, startTime: t0, fetcher: fetcher, pollToken: token)
         return run.run()
     }
 }
@@ -35,8 +40,11 @@ struct RefreshRun<Fetcher: UpdateFetcher> {
     var current: TrustedState
     var events: [ClientEvent] = []
     var rotations = 0
+    /// Sent with every manifest request of this refresh.
+    let pollToken: PollToken
 
-    init(core: TrustCore, start: TrustedState, startTime t0: Timestamp, fetcher: Fetcher) {
+    init(core: TrustCore, start: TrustedState, startTime t0: Timestamp, fetcher: Fetcher, pollToken: PollToken) {
+        self.pollToken = pollToken
         self.core = core
         self.start = start
         self.t0 = t0
@@ -243,7 +251,7 @@ extension RefreshRun {
         let sent = current.persisted.manifestETag
         let bytes: [UInt8]
         let etag: String?
-        switch fetch(UpdateRequest(file: .manifest, ifNoneMatch: sent)) {
+        switch fetch(UpdateRequest(file: .manifest, ifNoneMatch: sent, pollToken: pollToken)) {
         case .notModified:
             return succeededUnchanged(etag: nil)
         case .document(let body, let tag):

@@ -14,16 +14,61 @@ public struct UpdateRequest: Sendable, Equatable {
     /// The largest body accepted, in bytes (the fetcher stops reading past it and answers
     /// `UpdateFetchError.tooLarge`), or nil for the transport's own limit.
     public var maxBytes: Int?
+    /// For `.manifest`: what the client holds, sent as the request's query. Nil for other files.
+    public var pollToken: PollToken?
 
     /// - Parameters:
     ///   - file: the tree file wanted.
     ///   - ifNoneMatch: the validator to send (manifest only).
     ///   - maxBytes: the body limit in bytes, or nil.
-    public init(file: TreeFile, ifNoneMatch: String? = nil, maxBytes: Int? = nil) {
+    ///   - pollToken: the poll token (manifest only).
+    public init(file: TreeFile, ifNoneMatch: String? = nil, maxBytes: Int? = nil, pollToken: PollToken? = nil) {
         self.file = file
         self.ifNoneMatch = ifNoneMatch
         self.maxBytes = maxBytes
+        self.pollToken = pollToken
     }
+
+    /// The path and query below `v1/{scope}/`: the file's path, and for a manifest request
+    /// with a poll token `?have=V&base=B`.
+    public var pathAndQuery: String {
+        pollToken.map { file.path + "?" + $0.query } ?? file.path
+    }
+}
+
+/// The poll token of the manifest request, `manifest.json?have=V&base=B` (docs/DESIGN.md §6,
+/// docs/ARCHITECTURE.md "The update-channel seam"; the JVM SDK renders the same bytes). It
+/// tells the publisher's access logs which manifest version and which baseline a client
+/// holds, so that `pinion serve`'s counters and log readers can measure adoption. It is
+/// never read for trust, and publishers ignore it when serving.
+public struct PollToken: Sendable, Equatable, CustomStringConvertible {
+    /// `base` of a client without a baseline document: 16 zeros.
+    public static let noBaseline = "0000000000000000"
+
+    /// The held manifest version, 0 when the client holds none.
+    public let have: UInt64
+    /// The first 16 lowercase hex digits of the SHA-256 of the app's baseline document bytes,
+    /// or `noBaseline`.
+    public let base: String
+
+    /// - Parameters:
+    ///   - have: the held manifest version, 0 for none.
+    ///   - baselineDocument: the baseline document's bytes exactly as shipped, or nil when
+    ///     the app has none (a baseline built in code has no document and counts as none).
+    ///   - hasher: SHA-256.
+    public init(have: UInt64, baselineDocument: [UInt8]?, hasher: some SHA256Hasher) {
+        self.have = have
+        guard let baselineDocument else {
+            base = Self.noBaseline
+            return
+        }
+        base = String(Hex.encode(hasher.sha256(baselineDocument)).prefix(16))
+    }
+
+    /// `have=V&base=B`, exactly that order and nothing else.
+    public var query: String { "have=\(have)&base=\(base)" }
+
+    public var description: String { query }
 }
 
 /// The raw HTTP answer of one update-channel GET, after the transport's own checks (X.509,

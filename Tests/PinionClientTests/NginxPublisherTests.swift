@@ -394,10 +394,15 @@ final class NginxServer: @unchecked Sendable {
         defer { nginx.stop() }
         let client = try client(port: nginx.port)
         let scope = "/v1/com.example.app"
+        // The manifest request carries the poll token (no baseline here), and nginx serves the
+        // file whatever the query.
+        func poll(have: Int) -> String { "manifest.json?have=\(have)&base=0000000000000000" }
 
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 1)), "\(nginx.errorLog)")
         #expect(
-            try nginx.accessLog(atLeast: 2) == ["404 GET \(scope)/root/2.json", "200 GET \(scope)/manifest.json"])
+            try nginx.accessLog(atLeast: 2) == [
+                "404 GET \(scope)/root/2.json", "200 GET \(scope)/\(poll(have: 0))",
+            ])
         let firstETag = try nginxETag(scopeDirectory + "/manifest.json")
         #expect(client.trustedState.persisted.manifestETag == firstETag)
 
@@ -405,7 +410,7 @@ final class NginxServer: @unchecked Sendable {
         #expect(client.refresh().outcome == .unchanged)
         #expect(
             try nginx.accessLog(atLeast: 4).suffix(2) == [
-                "404 GET \(scope)/root/2.json", "304 GET \(scope)/manifest.json",
+                "404 GET \(scope)/root/2.json", "304 GET \(scope)/\(poll(have: 1))",
             ])
 
         // Version 2 is larger (one more domain), so its ETag differs whatever the clock says.
@@ -415,7 +420,7 @@ final class NginxServer: @unchecked Sendable {
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 1, version: 2)))
         #expect(
             try nginx.accessLog(atLeast: 6).suffix(2) == [
-                "404 GET \(scope)/root/2.json", "200 GET \(scope)/manifest.json",
+                "404 GET \(scope)/root/2.json", "200 GET \(scope)/\(poll(have: 1))",
             ])
         #expect(client.trustedState.persisted.manifestETag == (try nginxETag(scopeDirectory + "/manifest.json")))
         #expect(client.trustedState.persisted.manifestETag != firstETag)
@@ -435,7 +440,7 @@ final class NginxServer: @unchecked Sendable {
         #expect(client.refresh().outcome == .updated(ManifestOrder(rootVersion: 2, version: 3)))
         #expect(
             try nginx.accessLog(atLeast: 9).suffix(3) == [
-                "200 GET \(scope)/root/2.json", "404 GET \(scope)/root/3.json", "200 GET \(scope)/manifest.json",
+                "200 GET \(scope)/root/2.json", "404 GET \(scope)/root/3.json", "200 GET \(scope)/\(poll(have: 2))",
             ])
         #expect(client.trustedState.chain.newest.version == 2)
         #expect(try nginx.accessLog(atLeast: 9).count == 9)

@@ -367,7 +367,9 @@ final class TestTLSServer: @unchecked Sendable {
                     return
                 path = data.split(b"\r\n")[0].decode("latin-1").split(" ")[1]
                 routes = config["routes"]
-                route = routes.get(path) or routes.get("*")
+                # A route names a path; like a static publisher, the query is ignored unless a
+                # route names the path with that query.
+                route = routes.get(path) or routes.get(path.split("?")[0]) or routes.get("*")
                 if route is None:
                     route = {"status": 404, "headers": [], "body": "no route", "framing": "length",
                              "endless": False, "closeNotify": True}
