@@ -89,7 +89,9 @@ struct PublishLiveCheck {
         let against =
             preview.replaced.map { "version \($0.version), the manifest being replaced" }
             ?? (baselines.isEmpty ? "no manifest (none is published yet)" : "the baseline alone")
-        if !changes.isEmpty {
+        // A first manifest with no baseline given: every domain is "newly pinned", which says
+        // nothing; what it replaces is each app's baseline, shown when --baseline names it.
+        if !changes.isEmpty, preview.replaced != nil || !baselines.isEmpty {
             context.print("manifest version \(new.version) changes the effective policy against \(against):")
             for change in changes { context.print("  " + change.description) }
             if baselines.isEmpty, changes.contains(where: { !$0.namedByManifest && $0.before != nil }) {
