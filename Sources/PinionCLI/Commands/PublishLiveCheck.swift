@@ -75,14 +75,19 @@ struct PublishLiveCheck {
     ///   - context: output.
     /// - Throws: `CLIError`: failure (`removed-pin-live`, a subdomain entry without targets,
     ///   a chain that fails X.509), I/O (a host that cannot be reached), usage (an
-    ///   --allow-unreachable host the step does not probe).
+    ///   --allow-unreachable host that no manifest, baseline or target names).
     func look(at preview: PublishPreview, paths: [String], context: CLIContext) throws {
-        guard let new = preview.published else {
-            if !allowUnreachable.isEmpty { throw CLIError.usage("--allow-unreachable: this publish probes no host") }
-            return
-        }
+        guard let new = preview.published else { return }
         let liveHosts = try targets.map { (target) throws(CLIError) in
             try SPKICommand.splitHostPort(target, option: "--live").0.lowercased()
+        }
+        // A name no manifest, baseline or target mentions is a typo: it would excuse nothing.
+        var known = Set(liveHosts + new.domains.map(\.name) + (preview.replaced?.domains.map(\.name) ?? []))
+        for (_, baseline) in baselines { known.formUnion(baseline.domains.map(\.name)) }
+        for host in allowUnreachable where !known.contains(host) {
+            throw CLIError.usage(
+                "--allow-unreachable \(host): no such host in manifest version \(new.version), the manifest it replaces, a --baseline or a --live target"
+            )
         }
         let changes = PolicyChanges.compare(
             from: preview.replaced, to: new, baselines: baselines, hosts: liveHosts)
@@ -102,10 +107,7 @@ struct PublishLiveCheck {
         }
         let removals = changes.filter { !$0.removed.isEmpty }
         let hosts = orderedUnique(removals.map(\.host))
-        guard !hosts.isEmpty else {
-            if !allowUnreachable.isEmpty { throw CLIError.usage("--allow-unreachable: this publish removes no pin") }
-            return
-        }
+        guard !hosts.isEmpty else { return }
         guard checkLive else {
             let file = preview.publishedInput.flatMap { paths.indices.contains($0) ? paths[$0] : nil } ?? "ENVELOPE"
             let previous = preview.replacedPath.map { " --previous \($0)" } ?? ""
@@ -126,11 +128,6 @@ struct PublishLiveCheck {
             }
         }
         let probedHosts = Set(hosts)
-        for host in allowUnreachable where !probedHosts.contains(host) {
-            throw CLIError.usage(
-                "--allow-unreachable \(host): this publish probes no such host (it probes \(hosts.joined(separator: ", ")))"
-            )
-        }
         for target in targets {
             let host = try SPKICommand.splitHostPort(target, option: "--live").0.lowercased()
             if !probedHosts.contains(host) { context.print("live \(target): no pin of \(host) is removed; not probed") }
