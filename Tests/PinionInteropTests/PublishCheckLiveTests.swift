@@ -263,6 +263,36 @@ private struct RemovalWorld {
         #expect(unpinned.err.contains("no --baseline given: a dropped domain falls back to each app's baseline pins"))
     }
 
+    @Test func aFirstManifestIsComparedWithTheBaselineItReplaces() throws {
+        let pki = try InteropPKI.shared()
+        let (pinA, pinB) = (try pki.pin("leafA.pem"), try pki.pin("leafB.pem"))
+        let workspace = try Workspace.interop()
+        workspace.standardRoot()
+        workspace.ok(["publish", "--repo", "@tree", "@root.json"])
+        workspace.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@v1.json"])
+        workspace.ok(["manifest", "set-domain", "@v1.json", "api.example.test", "--pin", pinB, "--pin", testPin(7)])
+        workspace.sign("v1.json", to: "v1.signed.json")
+        // The app shipped with the server's current key: the manifest's pins replace it.
+        try workspace.write(
+            "baseline.json",
+            """
+            {"type": "pinion.baseline", "specVersion": 1, "domains": [
+              {"name": "api.example.test", "pins": ["\(pinA)", "\(pinB)"]}]}
+            """)
+        let server = try InteropTLSServer(certificate: pki.path("leafA.pem"), key: pki.path("leafA.key"))
+        let result = workspace.run([
+            "publish", "--repo", "@tree", "@v1.signed.json", "--baseline", "@baseline.json", "--check-live", "--live",
+            server.target, "--resolve", "api.example.test=127.0.0.1", "--cafile", pki.path("ca.pem"),
+        ])
+        #expect(result.status == 1, "\(result.out)\(result.err)")
+        #expect(result.out.contains("manifest version 1 changes the effective policy against the baseline alone:"))
+        #expect(
+            result.err.contains(
+                "removed-pin-live: api.example.test (baseline \(workspace.path("baseline.json"))): 127.0.0.1:\(server.port) (ECDSA) still presents \(pinA)"
+            ), "\(result.err)")
+        #expect(!workspace.exists("tree/v1/com.example.app/manifest.json"))
+    }
+
     @Test func badFlagValuesAreRefusedWithNothingWritten() throws {
         let pki = try InteropPKI.shared()
         let (pinA, pinB) = (try pki.pin("leafA.pem"), try pki.pin("leafB.pem"))
