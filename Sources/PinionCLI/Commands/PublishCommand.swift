@@ -55,16 +55,17 @@ struct PublishCommand: Command {
           without --check-live  a warning, with the pinion lint --live command to run
           --check-live          probes every host that loses a pin as pinion lint --live
                                 does: HOST:443, or the --live HOST:PORT targets naming it,
-                                at every address the name (or --connect-to ADDRESS)
-                                resolves to, offering RSA and then ECDSA signature
-                                algorithms; a TLS handshake only, verified against the
-                                system store or --cafile. It refuses, writing nothing:
-                                removed-pin-live when a server still presents a removed
-                                pin and no pin kept (exit 1); an includeSubdomains entry
-                                without --live targets for its subdomains (exit 1); a
-                                host, address or name that cannot be reached (exit 3)
-                                unless --allow-unreachable HOST names it (a host that
-                                is gone).
+                                at every address the name (or --connect-to ADDRESS,
+                                alias --resolve) resolves to, offering RSA and then
+                                ECDSA signature algorithms; a TLS handshake only,
+                                verified against the system store or --cafile. It
+                                refuses, writing nothing: removed-pin-live when a server
+                                still presents a removed pin and no pin kept (exit 1);
+                                an includeSubdomains entry without --live targets for
+                                its subdomains (exit 1); a chain failing X.509 (exit 1)
+                                or a host, address or name that cannot be reached
+                                (exit 3), unless --allow-unreachable HOST names it (a
+                                host that is gone).
           --allow-removing-live-pin  an emergency (a stolen key must go now): publishes
                                 anyway, warning with the hosts, pins and addresses cut off.
 
