@@ -18,6 +18,10 @@ int pinion_x509_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
 }
 
+int pinion_x509_SSL_set1_sigalgs_list(SSL *ssl, const char *list) {
+    return (int)SSL_set1_sigalgs_list(ssl, list);
+}
+
 struct pinion_x509_pass {
     const char *pass;
     int passlen;

@@ -43,17 +43,21 @@ public enum Publisher {
     ///     (earlier ones backfilled), and below the quorum the step stops with `.refused`
     ///     leaving checkpoint, manifest.proof and manifest.json as they were and the
     ///     log-signed checkpoint pending under `{repo}/pending/{scope}/`.
+    ///   - beforeWriting: called once every check has passed, under the lock and before the
+    ///     first write (and before the log's witnesses are asked), with what the step
+    ///     replaces and serves; `.refuse` stops the step with nothing written.
     /// - Returns: what was published.
     /// - Throws: `PublishError` naming the envelope (its position in `envelopes`) and rule.
     public static func publish(
         _ envelopes: [[UInt8]], into repo: String, at now: Timestamp, allowLift: Bool = false,
-        crypto: CryptoProvider, limits: Limits = .standard, log: LogPublishContext? = nil
+        crypto: CryptoProvider, limits: Limits = .standard, log: LogPublishContext? = nil,
+        beforeWriting: (PublishPreview) -> PublishPreview.Decision = { _ in .proceed }
     ) throws(PublishError) -> PublishOutcome {
         let batch = try Batch(envelopes, crypto: crypto, limits: limits)
         let tree = PublishTree(repo: repo, scope: batch.scope, crypto: crypto, limits: limits)
         let created = PublishFiles.missingDirectories(
             from: repo, inside: [tree.rootDirectory, tree.historyDirectory])
-        do {
+        do throws(PublishError) {
             let lock = try PublishTree.file { () throws(PublishFileError) in try PublishFiles.lock(repo) }
             defer { withExtendedLifetime(lock) {} }
             try tree.checkKinds()
@@ -62,6 +66,10 @@ public enum Publisher {
             var step = try PublishStep(
                 tree: tree, batch: batch, now: now, allowLift: allowLift, logContext: log)
             try step.check()
+            let preview = try step.preview()
+            if case .refuse(let reason) = beforeWriting(preview) {
+                throw PublishError.refused(input: preview.publishedInput, reason: reason)
+            }
             return try step.write()
         } catch {
             PublishFiles.removeEmptyDirectories(created)

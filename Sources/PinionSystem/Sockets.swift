@@ -133,6 +133,42 @@ package enum SocketSupport {
         throw lastError
     }
 
+    /// Every address `name` resolves to for TCP, as numeric literals (IPv6 without brackets),
+    /// in `getaddrinfo` order, each once.
+    ///
+    /// - Parameters:
+    ///   - name: DNS name or IP literal (without brackets); an IP literal is returned as is.
+    ///   - port: TCP port (only narrows the lookup to stream sockets).
+    /// - Returns: one or more addresses.
+    /// - Throws: `ConnectFailure.resolutionFailed` when the lookup fails or gives none.
+    package static func resolveAll(_ name: String, port: UInt16) throws(ConnectFailure) -> [String] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(name) ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, String(port), &hints, &list)
+        guard status == 0 else {
+            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw ConnectFailure.resolutionFailed(detail: detail)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [String] = []
+        var next = list
+        while let info = next {
+            next = info.pointee.ai_next
+            var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            let code = getnameinfo(
+                info.pointee.ai_addr, info.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0,
+                NI_NUMERICHOST)
+            guard code == 0 else { continue }
+            let address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !addresses.contains(address) { addresses.append(address) }
+        }
+        guard !addresses.isEmpty else { throw ConnectFailure.resolutionFailed(detail: "no addresses") }
+        return addresses
+    }
+
     /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
     private static func connectOne(
         _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, until limit: IODeadline

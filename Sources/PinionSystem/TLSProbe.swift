@@ -139,11 +139,16 @@ public enum TLSProbe {
     ///   - caFile: PEM file of trusted certificates; nil means the system store.
     ///   - timeout: seconds, more than 0 and at most 86400, allowed for each TCP connect
     ///     attempt and, separately, for the TLS handshake.
+    ///   - family: offer only this family's signature algorithms (RFC 8446 §4.2.3), so that
+    ///     a server holding one key of each type presents that type's certificate; nil
+    ///     offers OpenSSL's default list. A server without a key of the family fails the
+    ///     handshake (`handshakeFailed`).
     /// - Returns: the presented chain and verification result.
     /// - Throws: `TLSProbeError` for bad arguments, resolution, connect, timeout,
     ///   handshake or CA file failures.
     public static func chain(
-        host: String, port: UInt16, serverName: String?, caFile: String?, timeout: Double
+        host: String, port: UInt16, serverName: String?, caFile: String?, timeout: Double,
+        offering family: SignatureFamily? = nil
     ) throws -> TLSProbeResult {
         guard timeout.isFinite, timeout > 0, timeout <= 86400 else {
             throw TLSProbeError.invalidTimeout(timeout)
@@ -166,6 +171,11 @@ public enum TLSProbe {
         }
         defer { SSL_free(ssl) }
         try configure(ssl, checkedName: checkedName)
+        if let family {
+            guard pinion_x509_SSL_set1_sigalgs_list(ssl, family.signatureAlgorithms) == 1 else {
+                throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
+            }
+        }
 
         let descriptor = try openConnection(
             address: address, displayHost: host, port: port, timeout: timeout)
@@ -175,6 +185,48 @@ public enum TLSProbe {
         }
         try handshake(ssl, descriptor: descriptor, host: host, port: port, timeout: timeout)
         return try result(of: ssl, host: host, port: port)
+    }
+}
+
+extension TLSProbe {
+    /// The key type a probe asks the server's certificate for, by the signature algorithms
+    /// it offers (RFC 8446 §4.2.3; RFC 5246 §7.4.1.4.1 for TLS 1.2).
+    public enum SignatureFamily: String, Sendable, CaseIterable {
+        /// RSA-PSS and PKCS #1 v1.5 signatures with SHA-256, SHA-384 or SHA-512.
+        case rsa = "RSA"
+        /// ECDSA signatures on P-256, P-384 or P-521 with their hashes.
+        case ecdsa = "ECDSA"
+
+        /// The list in OpenSSL's `SSL_set1_sigalgs_list` syntax.
+        var signatureAlgorithms: String {
+            switch self {
+            case .rsa:
+                return
+                    "rsa_pss_rsae_sha256:rsa_pss_rsae_sha384:rsa_pss_rsae_sha512:rsa_pss_pss_sha256:rsa_pss_pss_sha384:rsa_pss_pss_sha512:RSA+SHA256:RSA+SHA384:RSA+SHA512"
+            case .ecdsa:
+                return "ECDSA+SHA256:ECDSA+SHA384:ECDSA+SHA512"
+            }
+        }
+    }
+
+    /// Every address `host` resolves to for TCP (`getaddrinfo`), as numeric literals
+    /// without brackets, each once, so that a caller can probe each server behind a name.
+    ///
+    /// - Parameters:
+    ///   - host: DNS name or IP literal (brackets allowed).
+    ///   - port: the TCP port (named in errors).
+    /// - Returns: one or more addresses.
+    /// - Throws: `TLSProbeError.invalidHost` or `.resolutionFailed`.
+    public static func addresses(of host: String, port: UInt16) throws -> [String] {
+        let name = try normalizedHost(host)
+        do throws(SocketSupport.ConnectFailure) {
+            return try SocketSupport.resolveAll(name, port: port)
+        } catch {
+            if case .resolutionFailed(let detail) = error {
+                throw TLSProbeError.resolutionFailed(host: host, detail: detail)
+            }
+            throw TLSProbeError.resolutionFailed(host: host, detail: "\(error)")
+        }
     }
 }
 

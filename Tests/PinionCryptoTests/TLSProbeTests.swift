@@ -287,6 +287,38 @@ struct TLSProbeTests {
         #expect(result.entries.allSatisfy { $0.presented && !$0.onVerifiedPath })
     }
 
+    @Test func offeringOneSignatureFamilyAsksForThatKeyType() throws {
+        let directory = try SPKITestSupport.makeDirectory()
+        defer { SPKITestSupport.removeDirectory(directory) }
+        let pki = try TestPKI.make(in: directory)
+        let server = try TestServer(pki: pki)
+        defer { server.stop() }
+
+        let ecdsa = try TLSProbe.chain(
+            host: "127.0.0.1", port: server.port, serverName: "localhost", caFile: pki.path("root.pem"),
+            timeout: timeout, offering: .ecdsa)
+        #expect(ecdsa.verified)
+        #expect(ecdsa.entries.first.map { base64($0.object.spkiSHA256) } == pki.pins["leaf"])
+        // The server holds an EC key only: a client offering RSA signatures only gets no certificate.
+        let rsa = probeError {
+            try TLSProbe.chain(
+                host: "127.0.0.1", port: server.port, serverName: "localhost", caFile: pki.path("root.pem"),
+                timeout: timeout, offering: .rsa)
+        }
+        guard case .handshakeFailed(let host, let port, _) = rsa else {
+            Issue.record("offering RSA only: \(String(describing: rsa))")
+            return
+        }
+        #expect(host == "127.0.0.1" && port == server.port)
+    }
+
+    @Test func addressesOfANameOrLiteral() throws {
+        #expect(try TLSProbe.addresses(of: "127.0.0.1", port: 443) == ["127.0.0.1"])
+        #expect(try TLSProbe.addresses(of: "[::1]", port: 443) == ["::1"])
+        #expect(try TLSProbe.addresses(of: "localhost", port: 443).contains { ["127.0.0.1", "::1"].contains($0) })
+        #expect(throws: TLSProbeError.invalidHost("")) { try TLSProbe.addresses(of: "", port: 443) }
+    }
+
     @Test func closedPortIsConnectionRefused() throws {
         let closed = try LocalSocket(listening: false)
         let error = probeError {

@@ -42,7 +42,7 @@ import Testing
                 "@manifest.json", "--live", "api.example.test:1", flag, value, "--cafile", pki.path("ca.pem"),
             ])
             #expect(result.status == 0, "\(flag) \(value): \(result.err)")
-            #expect(result.out.contains("live api.example.test:1: verified"))
+            #expect(result.out.contains("live api.example.test:1 at \(address) (ECDSA): verified"))
         }
     }
 

@@ -205,14 +205,16 @@ extension Workspace {
 
         let before = try workspace.lint(["@m1.json"] + live)
         #expect(before.status == 0, "\(before.out)\(before.err)")
-        #expect(before.out.contains("live \(server.target): verified"))
+        #expect(before.out.contains("live \(server.target) at 127.0.0.1:\(server.port) (ECDSA): verified"))
+        // The EC-only server has no certificate for a client offering RSA signatures only.
+        #expect(before.out.contains("live \(server.target) at 127.0.0.1:\(server.port) (RSA): no handshake"))
         #expect(before.out.contains("* \(pinA)  CN=api.example.test"))
 
         let after = try workspace.lint(["@v2.json", "--previous", "@m1.json"] + live)
         #expect(after.status == 1)
         #expect(
             after.out.contains(
-                "error    api.example.test  removed-pin-live: \(server.target) still presents \(pinA), removed from api.example.test; clients taking this manifest refuse it (an outage)"
+                "error    api.example.test  removed-pin-live: \(server.target) at 127.0.0.1:\(server.port) (ECDSA) still presents \(pinA), removed from api.example.test; clients taking this manifest refuse it (an outage)"
             ), "\(after.out)")
 
         workspace.lintPayload("other.json", [("api.example.test", [testPin(1), testPin(2)], [])])

@@ -52,31 +52,42 @@ struct InteropPKI: Sendable {
         for (leaf, ca) in [("leafA", "ca"), ("leafB", "ca"), ("leafC", "otherca")] {
             try pki.issueNew(leaf, subject: "/CN=api.example.test", by: ca, serial: 7, extensions: "v3_leaf")
         }
+        // An RSA key next to the EC ones, for a server holding one key of each type.
+        try pki.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "leafRSA.key"])
+        try pki.request("leafRSA", subject: "/CN=api.example.test")
+        try pki.issue("leafRSA", by: "ca", serial: 9, extensions: "v3_leaf")
         // The host name only in the subject common name, with no subjectAltName.
         try pki.issueNew("leafCN", subject: "/CN=api.example.test", by: "ca", serial: 8, extensions: "v3_cn_only")
         return InteropPKI(directory: pki.directory)
     }
 }
 
-/// A TLS server on 127.0.0.1 presenting one certificate; it completes each handshake and
-/// closes. Killed (SIGKILL) on `deinit`.
+/// A TLS server on 127.0.0.1 presenting one certificate, or one per key type (OpenSSL picks
+/// by the client's signature algorithms); it completes each handshake and closes. Killed
+/// (SIGKILL) on `deinit`.
 final class InteropTLSServer: @unchecked Sendable {
     var port: UInt16 { server.port }
     private let server: PythonServerProcess
     private let directory: String
 
-    init(certificate: String, key: String) throws {
+    convenience init(certificate: String, key: String) throws {
+        try self.init(certificates: [(certificate, key)])
+    }
+
+    /// - Parameter certificates: (certificate, key) file pairs, of different key types.
+    init(certificates: [(certificate: String, key: String)]) throws {
         directory = try makeTemporaryDirectory(prefix: "pinion-interop-tls")
         let script = """
             import os, socket, ssl, sys, threading
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            for index in range(2, len(sys.argv), 2):
+                context.load_cert_chain(sys.argv[index], sys.argv[index + 1])
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(("127.0.0.1", 0))
             listener.listen(16)
-            with open(sys.argv[3] + ".tmp", "w") as f:
+            with open(sys.argv[1] + ".tmp", "w") as f:
                 f.write(str(listener.getsockname()[1]))
-            os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+            os.rename(sys.argv[1] + ".tmp", sys.argv[1])
             def handle(raw):
                 try:
                     raw.settimeout(30)
@@ -90,7 +101,8 @@ final class InteropTLSServer: @unchecked Sendable {
 
             """
         server = try PythonServerProcess(
-            script: script, arguments: [certificate, key, directory + "/port"], in: directory)
+            script: script, arguments: [directory + "/port"] + certificates.flatMap { [$0.certificate, $0.key] },
+            in: directory)
     }
 
     deinit {

@@ -23,6 +23,10 @@ int pinion_x509_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
 /// SSL_set_tlsext_host_name (SNI); returns 1 on success.
 int pinion_x509_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 
+/// SSL_set1_sigalgs_list: the signature algorithms a client offers (OpenSSL list syntax,
+/// such as "ECDSA+SHA256:ecdsa_secp384r1_sha384"); returns 1 on success.
+int pinion_x509_SSL_set1_sigalgs_list(SSL *ssl, const char *list);
+
 /// Decrypts the body of a legacy encrypted PEM block ("Proc-Type: 4,ENCRYPTED" and
 /// "DEK-Info" headers, as written by `openssl pkey -traditional -aes256`) in place.
 ///

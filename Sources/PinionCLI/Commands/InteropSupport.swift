@@ -1,5 +1,5 @@
 // Glue shared by export, lint and check-host: a manifest verified as `pinion verify` does,
-// pin roles and facts from certificate files, and HOST:PORT probes.
+// and pin roles and facts from certificate files.
 
 import PinionCore
 import PinionCrypto
@@ -88,36 +88,5 @@ struct PinSource {
             throw .usage("\(pin) is the key of a CA certificate and of a CSR or key; its role is ambiguous")
         }
         return roles
-    }
-}
-
-/// A `HOST:PORT` to probe, optionally connecting to another address (tests use 127.0.0.1).
-enum LiveProbe {
-    /// Probes `target` with `pinion spki --connect`'s TLS probe.
-    ///
-    /// - Parameters:
-    ///   - target: `HOST:PORT`; HOST is the name checked and sent as SNI.
-    ///   - address: where to connect instead of HOST (`ADDRESS[:PORT]`), if given.
-    ///   - serverName: overrides the checked name (default HOST).
-    /// - Returns: the presented chain and verification result.
-    static func probe(_ target: String, address: String?, serverName: String?, caFile: String?) throws
-        -> (host: String, result: TLSProbeResult)
-    {
-        let (host, targetPort) = try SPKICommand.splitHostPort(target, option: "--live")
-        let (dial, port) =
-            try address.map { (text) throws(CLIError) in
-                try ConnectTo.parse(text, option: "--connect-to", defaultPort: targetPort)
-            } ?? (host, targetPort)
-        let result = try TLSProbe.chain(
-            host: dial, port: port, serverName: serverName ?? host, caFile: caFile, timeout: 10)
-        return (host, result)
-    }
-
-    /// Lines describing a probed chain, leaf first: mark, pin, subject.
-    static func chainLines(_ result: TLSProbeResult) -> [String] {
-        result.entries.map { entry in
-            let mark = entry.onVerifiedPath ? (entry.presented ? "*" : "+") : " "
-            return "  \(mark) sha256/\(Base64.encode(entry.object.spkiSHA256))  \(entry.object.label)"
-        }
     }
 }

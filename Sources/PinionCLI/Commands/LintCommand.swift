@@ -32,7 +32,10 @@ struct LintCommand: Command {
           against --live servers (X.509 checked against the system store or --cafile;
           --connect-to ADDRESS[:PORT] dials ADDRESS for every --live target, HOST=ADDRESS[:PORT]
           for the target HOST; --resolve is an alias): a chain that matches no pin, naming a
-          removed pin the server still presents (an outage).
+          removed pin the server still presents (an outage). Every address the name resolves
+          to is probed, once offering RSA and once ECDSA signature algorithms (a server may
+          hold a key of each); a handshake only, no request. An address that cannot be
+          reached is an error (exit 3).
         Signatures are not checked here (pinion verify does). Exit 1 when an error-level
         finding exists, 0 otherwise; 2 usage, 3 I/O or network.
 
@@ -82,26 +85,28 @@ struct LintCommand: Command {
         }
         for target in arguments.values("live") {
             let host = try SPKICommand.splitHostPort(target, option: "--live").0
-            let (checked, result) = try LiveProbe.probe(
-                target, address: connectTo.byHost[host.lowercased()] ?? connectTo.all, serverName: nil,
-                caFile: arguments.value("cafile"))
-            context.print(
-                "live \(target): \(result.verified ? "verified" : "NOT verified") (\(result.protocolVersion))")
-            for line in LiveProbe.chainLines(result) { context.print(line) }
-            var chain: [Pin] = []
-            for (index, entry) in result.entries.enumerated() where entry.onVerifiedPath {
-                guard let pin = try? Pin(digest: entry.object.spkiSHA256) else { continue }
-                chain.append(pin)
-                // The next certificate on the path issued this one.
-                let issuer = result.entries[(index + 1)...].first(where: \.onVerifiedPath)?.object.label
-                if input.keyFacts[pin] == nil {
-                    input.keyFacts[pin] = KeyFacts(keyType: entry.object.keyType, issuer: issuer)
+            let probe = try LiveProbe.probeAll(
+                target, address: connectTo.byHost[host.lowercased()] ?? connectTo.all, caFile: arguments.value("cafile")
+            )
+            for line in probe.lines { context.print(line) }
+            // Every address must answer: a server not checked may be the one still on a removed key.
+            if let failure = probe.failures.first { throw failure }
+            for (endpoint, family, result) in probe.completed {
+                var chain: [Pin] = []
+                for (index, entry) in result.entries.enumerated() where entry.onVerifiedPath {
+                    guard let pin = try? Pin(digest: entry.object.spkiSHA256) else { continue }
+                    chain.append(pin)
+                    // The next certificate on the path issued this one.
+                    let issuer = result.entries[(index + 1)...].first(where: \.onVerifiedPath)?.object.label
+                    if input.keyFacts[pin] == nil {
+                        input.keyFacts[pin] = KeyFacts(keyType: entry.object.keyType, issuer: issuer)
+                    }
                 }
+                input.live.append(
+                    LiveObservation(
+                        target: "\(target) at \(endpoint) (\(family.rawValue))", host: probe.host,
+                        verified: result.verified, verifyError: result.verifyError, verifiedChain: chain))
             }
-            input.live.append(
-                LiveObservation(
-                    target: target, host: checked, verified: result.verified, verifyError: result.verifyError,
-                    verifiedChain: chain))
         }
         let findings = Lint.run(input)
         for finding in findings {

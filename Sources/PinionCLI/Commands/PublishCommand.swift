@@ -10,9 +10,13 @@ struct PublishCommand: Command {
     static let summary = "add signed roots and manifests to the published tree"
     static let options: [OptionSpec] =
         [.value("repo"), .flag("allow-lift"), .value("at"), .value("plan")] + LogKeyOption.options
+        + PublishLiveCheck.options
     static let help = """
         usage: pinion publish --repo DIR ENVELOPE... [--allow-lift] [--at TIME] [--plan FILE]
                               [--log-key LOG.key [--passphrase-file F] [--witness-ca FILE]]
+                              [--baseline FILE ...] [--check-live [--live HOST:PORT ...]
+                               [--connect-to [HOST=]ADDRESS[:PORT] ...] [--cafile F]
+                               [--allow-unreachable HOST ...] [--allow-removing-live-pin]]
 
         Adds the ENVELOPEs (roots and manifests of one scope, told apart by payloadType)
         as one step to the static tree DIR/v1/{scope}/ (docs/DESIGN.md section 9):
@@ -44,6 +48,27 @@ struct PublishCommand: Command {
                             (outside DIR/v1/; see pinion plan and docs/PUBLISHING.md)
         \(LogKeyOption.help)
 
+        Once every check has passed, before writing, it lists what the new manifest changes
+        in the effective policy (docs/DESIGN.md section 7) of each host against the manifest
+        being replaced; a dropped domain falls back to the --baseline files' entries (one per
+        app release; none given: taken as no pin). When pins are removed:
+          without --check-live  a warning, with the pinion lint --live command to run
+          --check-live          probes every host that loses a pin as pinion lint --live
+                                does: HOST:443, or the --live HOST:PORT targets naming it,
+                                at every address the name (or --connect-to ADDRESS,
+                                alias --resolve) resolves to, offering RSA and then
+                                ECDSA signature algorithms; a TLS handshake only,
+                                verified against the system store or --cafile. It
+                                refuses, writing nothing: removed-pin-live when a server
+                                still presents a removed pin and no pin kept (exit 1);
+                                an includeSubdomains entry without --live targets for
+                                its subdomains (exit 1); a chain failing X.509 (exit 1)
+                                or a host, address or name that cannot be reached
+                                (exit 3), unless --allow-unreachable HOST names it (a
+                                host that is gone).
+          --allow-removing-live-pin  an emergency (a stolen key must go now): publishes
+                                anyway, warning with the hosts, pins and addresses cut off.
+
         When the newest root lists a transparency log (docs/DESIGN.md §12), --log-key is
         required and the step follows docs/TRANSPARENCY.md "Publishing steps": the current
         checkpoint is re-cosigned first (below the witness quorum: exit 1, nothing written),
@@ -72,14 +97,27 @@ struct PublishCommand: Command {
             }
             envelopes.append(bytes)
         }
+        let liveCheck = try PublishLiveCheck(arguments)
         let log = try LogKeyOption.context(arguments, context: context)
         let planPath = arguments.value("plan")
         if let planPath { try UploadPlanOutput.checkDestination(planPath, repo: repo) }
         let outcome: PublishOutcome
+        // Set when the live check stops the step: its own message and exit code win.
+        var stopped: (any Error)?
         do {
             outcome = try Publisher.publish(
-                envelopes, into: repo, at: now, allowLift: arguments.flag("allow-lift"), crypto: crypto, log: log)
+                envelopes, into: repo, at: now, allowLift: arguments.flag("allow-lift"), crypto: crypto, log: log,
+                beforeWriting: { preview in
+                    do {
+                        try liveCheck.look(at: preview, paths: paths, context: context)
+                        return .proceed
+                    } catch {
+                        stopped = error
+                        return .refuse(reason: "stopped before writing: \(error)")
+                    }
+                })
         } catch {
+            if let stopped { throw stopped }
             throw message(error, paths: paths, envelopes: envelopes)
         }
         if !outcome.liftedRevocations.isEmpty {
