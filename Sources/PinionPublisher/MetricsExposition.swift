@@ -87,6 +87,15 @@ struct MetricsSnapshot {
         out.sample("pinion_reloads_total", [("result", "success")], String(metrics.reloadSuccesses.value))
         out.sample("pinion_reloads_total", [("result", "failure")], String(metrics.reloadFailures.value))
         renderScopes(&out)
+        out.family(
+            "pinion_manifest_polls_total", .counter,
+            help:
+                "GETs of manifest.json answered 200 or 304, by scope and the manifest version the client holds (have of the poll token; 0 none, other, invalid, none)."
+        )
+        for series in metrics.polls.snapshot() {
+            out.sample(
+                "pinion_manifest_polls_total", [("scope", series.scope), ("have", series.have)], String(series.count))
+        }
         out.family("pinion_healthy", .gauge, help: "1 while no served manifest or newest root has expired, else 0.")
         out.sample("pinion_healthy", health.isHealthy ? "1" : "0")
         if reportsEnabled { renderReports(&out) }

@@ -61,6 +61,9 @@ public struct PublishedPath: Sendable, Equatable {
         return (try? TileID(path: path))?.path == path  // canonical form only
     }
 
+    /// Whether this is a scope's `manifest.json` (`/v1/{scope}/manifest.json`).
+    public var isManifest: Bool { components.count == 3 && components[2] == "manifest.json" }
+
     /// Whether this is a log tile or entry bundle (immutable, binary).
     public var isLogTile: Bool { components.count >= 5 && components[2] == "log" && components[3] == "tile" }
 
@@ -113,11 +116,17 @@ public struct PublishedFile: Sendable {
         public let etag: String
     }
 
-    init(body: [UInt8], etag: String, lastModified: Int64, gzipped: Encoded? = nil) {
+    /// For a scope's `manifest.json`: the version its payload names (read without checking
+    /// signatures; it only labels `pinion_manifest_polls_total`), nil when it does not parse.
+    /// Nil for every other file.
+    public let manifestVersion: Int64?
+
+    init(body: [UInt8], etag: String, lastModified: Int64, gzipped: Encoded? = nil, manifestVersion: Int64? = nil) {
         self.body = body
         self.etag = etag
         self.lastModified = lastModified
         self.gzipped = gzipped
+        self.manifestVersion = manifestVersion
         lastModifiedText = HTTPDate.format(lastModified)
     }
 }
@@ -214,9 +223,13 @@ public final class PublishedFiles: Sendable {
                 gzipped = PublishedFile.Encoded(body: encoded, etag: "\"" + Hex.encode(encodedDigest) + "\"")
             }
         }
+        var manifestVersion: Int64?
+        if path.isManifest, let envelope = try? Envelope.parse(body) {
+            manifestVersion = try? ManifestPayload.parse(envelope.payload).version
+        }
         let file = PublishedFile(
             body: body, etag: "\"" + Hex.encode(digest) + "\"", lastModified: read.identity.modifiedSeconds,
-            gzipped: gzipped)
+            gzipped: gzipped, manifestVersion: manifestVersion)
         remember(Entry(identity: read.identity, file: file), for: path.components)
         return file
     }

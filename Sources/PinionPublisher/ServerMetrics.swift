@@ -143,6 +143,8 @@ public final class ServerMetrics: Sendable {
     let reportsRefused: [MetricCounter]
     /// Reports waiting in the write queue.
     let reportsQueued = Atomic<Int>(0)
+    /// Manifest requests by scope and the version the client holds.
+    let polls = ManifestPolls()
 
     /// - Parameter workers: the number of worker shards (at least 1).
     public init(workers: Int) {

@@ -105,6 +105,10 @@ struct StaticTreeHandler: HTTPRequestHandler {
         fields.append(("X-Content-Type-Options", "nosniff"))
         fields.append(contentsOf: cors)
         fields.append(contentsOf: keepAlive)
+        if path.isManifest, head.method == .get, let metrics = services.metrics {
+            let query = head.target.firstIndex(of: "?").map { head.target[head.target.index(after: $0)...] }
+            metrics.polls.count(scope: path.components[1], query: query, served: file.manifestVersion)
+        }
         if notModified {
             return HTTPResponse.make(status: 304, headers: fields, body: [], sendBody: false, close: close, date: date)
         }

@@ -90,6 +90,68 @@ import Testing
         #expect(samples.value("pinion_reloads_total", ["result": "success"]) == 0)
     }
 
+    /// `pinion_manifest_polls_total{scope, have}` counts GETs of manifest.json answered 200 or
+    /// 304 by the version in the poll token, within a fixed label set; requests for scopes not
+    /// in the tree, HEAD and other files count nothing.
+    @Test func manifestPollsAreCountedByTheHeldVersionAsCurlSendsThem() throws {
+        let tree = try EnvelopeTree()
+        let served = tree.manifest.version
+        let (publisher, metricsURL) = try server(tree)
+        defer { publisher.drain(timeout: 5) }
+        let manifestURL = "\(publisher.url)/v1/\(tree.scope)/manifest.json"
+        let base = "0123456789abcdef"
+        let queries = [
+            "?have=\(served)&base=\(base)", "?have=\(served)&base=\(base)", "?have=0&base=\(base)",
+            "?have=\(served + 1)&base=\(base)", "", "?have=01&base=\(base)", "?have=1&base=0123456789ABCDEF",
+            "?base=\(base)&have=1", "?have=1&base=\(base)&x=1", "?have=99999999999999999999&base=\(base)",
+        ]
+        for query in queries { #expect(try curl([manifestURL + query]).status == 200, "\(query)") }
+        #expect(try curl(["-I", manifestURL + "?have=0&base=\(base)"]).status == 200)
+        #expect(try curl(["\(publisher.url)/v1/other.scope/manifest.json?have=0&base=\(base)"]).status == 404)
+        #expect(try curl(["\(publisher.url)/v1/\(tree.scope)/index.json?have=0&base=\(base)"]).status == 200)
+
+        let polls = try scrape(metricsURL).filter { $0.name == "pinion_manifest_polls_total" }
+        let counted = Dictionary(uniqueKeysWithValues: polls.map { ($0.labels["have"] ?? "?", $0.value) })
+        #expect(
+            counted == [
+                String(served): 2, "0": 1, "other": 1, "none": 1, "invalid": 5,
+            ])
+        #expect(polls.allSatisfy { $0.labels == ["scope": tree.scope, "have": $0.labels["have"] ?? ""] })
+    }
+
+    @Test func pollLabelsAreAFixedSetAroundTheServedVersion() {
+        let base = "&base=0123456789abcdef"
+        let cases: [(String?, Int64?, String)] = [
+            (nil, 100, "none"),
+            ("have=0" + base, 100, "0"),
+            ("have=0" + base, nil, "0"),
+            ("have=100" + base, 100, "100"),
+            ("have=37" + base, 100, "37"),
+            ("have=36" + base, 100, "other"),
+            ("have=101" + base, 100, "other"),
+            ("have=5" + base, nil, "other"),
+            ("have=9223372036854775807" + base, 9_223_372_036_854_775_807, "9223372036854775807"),
+            ("have=9223372036854775808" + base, 100, "invalid"),
+            ("", 100, "invalid"),
+            ("have=" + base, 100, "invalid"),
+            ("have=-1" + base, 100, "invalid"),
+            ("have=+1" + base, 100, "invalid"),
+            ("have=007" + base, 100, "invalid"),
+            ("have=7", 100, "invalid"),
+            ("have=7&base=0123456789abcde", 100, "invalid"),
+            ("have=7&base=0123456789abcdef0", 100, "invalid"),
+            ("have=7&base=0123456789abcdeg", 100, "invalid"),
+            ("have=7&base=0123456789ABCDEF", 100, "invalid"),
+            ("HAVE=7" + base, 100, "invalid"),
+            ("have=7" + base + "&", 100, "invalid"),
+            ("have=%37" + base, 100, "invalid"),
+        ]
+        for (query, served, expected) in cases {
+            #expect(
+                PollLabel.label(query: query.map { Substring($0) }, served: served) == expected, "\(query ?? "nil")")
+        }
+    }
+
     @Test func everyFamilyIsDeclaredAndTheParserRefusesWhatTheFormatForbids() throws {
         let tree = try EnvelopeTree()
         let (publisher, metricsURL) = try server(tree)
@@ -100,7 +162,7 @@ import Testing
             "pinion_connection_cap_refusals_total", "pinion_tls_handshakes_total",
             "pinion_tls_handshake_failures_total", "pinion_reloads_total", "pinion_manifest_version",
             "pinion_manifest_expires_at_seconds", "pinion_root_version", "pinion_root_expires_at_seconds",
-            "pinion_healthy",
+            "pinion_healthy", "pinion_manifest_polls_total",
         ] {
             #expect(names.contains(expected), "\(expected)")
         }
