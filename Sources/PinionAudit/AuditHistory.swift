@@ -312,7 +312,7 @@ extension AuditRun {
         var foreign: [String] = []
         for id in outside {
             guard let known = knownKey(id) else {
-                foreign.append("\(id) (no root of the tree lists it)")
+                foreign.append("\(id) (no root the audit trusts lists it)")
                 continue
             }
             let verifies = envelope.signatures.contains {

@@ -128,7 +128,7 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         let cause = try #require(causes.first)
         #expect(cause.message.contains("forged or mis-signed"))
         #expect(cause.message.contains(rogue.publicKey.keyID))
-        #expect(cause.message.contains("no root of the tree lists it"))
+        #expect(cause.message.contains("no root the audit trusts lists it"))
         #expect(report.manifests.last.map { ($0.version, $0.verified) } ?? (0, true) == (5, false))
         let api = try #require(report.timeline("api.example.com"))
         #expect(api.entries.filter { $0.version == 5 }.allSatisfy { !$0.trusted })
