@@ -364,15 +364,25 @@ extension AuditRun {
     }
 
     /// A public key listed in a usable root of the tree (the newest that lists it), with the
-    /// role it holds there.
-    func knownKey(_ id: String) -> (key: [UInt8], role: String)? {
-        for version in roots.keys.sorted(by: >) {
-            guard let root = roots[version], let key = root.payload.publicKey(for: id) else { continue }
-            if root.payload.pinsRole.keyIDs.contains(id) { return (key, "a pins key of root \(version)") }
-            if root.payload.rootRole.keyIDs.contains(id) { return (key, "a root key of root \(version)") }
-            return (key, "a key listed in root \(version)")
+    /// role it holds there. The roots are all read before the history: the index of every
+    /// listed key is built once, on first use.
+    mutating func knownKey(_ id: String) -> (key: [UInt8], role: String)? {
+        if let index = knownKeys { return index[id] }
+        var index: [String: (key: [UInt8], role: String)] = [:]
+        for version in roots.keys.sorted() {
+            guard let payload = roots[version]?.payload else { continue }
+            for listed in payload.keys {
+                let keyID = listed.keyID
+                let role =
+                    payload.pinsRole.keyIDs.contains(keyID)
+                    ? "a pins key of root \(version)"
+                    : payload.rootRole.keyIDs.contains(keyID)
+                        ? "a root key of root \(version)" : "a key listed in root \(version)"
+                index[keyID] = (listed.publicKey, role)
+            }
         }
-        return nil
+        knownKeys = index
+        return index[id]
     }
 
     static func unique(_ ids: [String]) -> [String] {

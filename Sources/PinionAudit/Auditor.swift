@@ -187,6 +187,8 @@ struct AuditRun {
     /// The tree's root file of the given root's version, when its payload differs from the
     /// given root's (`AuditReport.givenRootDiffers`).
     var treeRootOfGivenVersion: [UInt8]?
+    /// Every key the usable roots list, by key id, with its role (`knownKey`).
+    var knownKeys: [String: (key: [UInt8], role: String)]?
 
     init(anchor: RootChain, source: any TreeSource, crypto: CryptoProvider, options: AuditOptions) {
         self.anchor = anchor

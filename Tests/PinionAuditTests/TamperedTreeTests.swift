@@ -110,6 +110,22 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         #expect(api.entries.filter(\.trusted).allSatisfy { $0.event != .pinAdded(pin(66)) })
         #expect(!api.entries.contains { $0.event == .pinRemoved(pin(66)) })
         #expect(api.entries.filter { $0.version == 5 }.isEmpty)
+        // --json carries the mark on each event.
+        guard case .object(let json) = report.json(), case .array(let domains)? = json["domains"],
+            case .object(let domain)? = domains.first, case .array(let events)? = domain["events"]
+        else {
+            Issue.record("no domain events in the JSON report")
+            return
+        }
+        let marks = events.compactMap { event -> String? in
+            guard case .object(let members) = event, case .number(let version)? = members["version"],
+                case .bool(let trusted)? = members["trusted"]
+            else { return nil }
+            return "\(version) \(trusted)"
+        }
+        #expect(marks.count == events.count)
+        #expect(marks.contains("4 false"))
+        #expect(!marks.contains("1 false"))
     }
 
     @Test func aForgedVersionBeyondTheIndexNamesTheKeyAndGetsNoCrashRecoveryHint() throws {
