@@ -76,6 +76,9 @@ extension AuditRun {
         // that verified (the pin timeline): unverified content is never a baseline.
         var last: Parsed?
         var lastVerified: ManifestPayload?
+        // The previous history file when no role key vouches for its payload: the next
+        // version's `previous` (signed) tells whether it changed after that was signed.
+        var lastUnsigned: (fileVersion: Int64, hash: [UInt8])?
         var coveredUntil: (time: Timestamp, version: Int64)?
         var previousVersion: Int64?
         var sawBeyondIndex = false
@@ -150,6 +153,8 @@ extension AuditRun {
             if let entry, let hash = checked.hash {
                 compare(entry, payload: checked.payload, hash: hash, file: file)
             }
+            let unsignedBefore = lastUnsigned
+            lastUnsigned = checked.unsigned ? checked.hash.map { (version, $0) } : nil
             guard let envelope = checked.envelope, let hash = checked.hash, let payload = checked.payload else {
                 report.manifests.append(
                     ManifestSummary(
@@ -164,6 +169,17 @@ extension AuditRun {
                 violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
             }
             notePayload(version: payload.version, hash: hash, file: file)
+            if !checked.unsigned, let unsignedBefore, unsignedBefore.fileVersion == version - 1,
+                let previous = payload.previous, previous != unsignedBefore.hash
+            {
+                // Reported on the changed file, as following from its signature finding.
+                unverifiedContent = true
+                violation(
+                    .previousLink, unsignedBefore.fileVersion, .history(unsignedBefore.fileVersion),
+                    "version \(version)'s previous (sha256:\(Hex.encode(previous))) is not this file's payload (sha256:\(Hex.encode(unsignedBefore.hash))): it changed after version \(version) was signed"
+                )
+                unverifiedContent = false
+            }
             if let last {
                 let adjacent = last.fileVersion == version - 1
                 for rule in HistoryRules.successorViolations(payload, of: last.payload, latestPayloadSHA256: last.hash)

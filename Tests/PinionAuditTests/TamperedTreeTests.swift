@@ -75,6 +75,12 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         #expect(format.map(\.version) == [3])
         #expect(format.first?.followsFrom == .unverifiedContent)
         #expect(report.violations(.indexEntryMismatch).map(\.followsFrom) == [.unverifiedContent])
+        // Version 4's signed previous link proves the file changed after version 4 was signed.
+        let link = report.violations(.previousLink)
+        #expect(link.map(\.version) == [3])
+        #expect(link.first?.file == "history/3.json")
+        #expect(link.first?.followsFrom == .unverifiedContent)
+        #expect(link.first?.message.contains("it changed after version 4 was signed") == true)
         // No version vanishes: version 3 is listed, failing.
         #expect(report.manifests.map(\.version) == [1, 2, 3, 4, 5])
         #expect(report.manifests.map(\.verified) == [true, true, false, true, true])
@@ -98,7 +104,8 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         #expect(rulesAndVersions(causes) == ["manifest-signature@4"])
         // Every check that still applies runs, marked as following from the signature.
         let secondary = report.violations.filter { $0.followsFrom == .unverifiedContent }
-        #expect(Set(rulesAndVersions(secondary)) == ["lifetime-cap@4", "index-entry-mismatch@4"])
+        #expect(
+            Set(rulesAndVersions(secondary)) == ["lifetime-cap@4", "index-entry-mismatch@4", "previous-link@4"])
         #expect(report.manifests[3].rootVersion == 1)
         #expect(!report.manifests[3].verified)
         // The timeline shows the forged pin as untrusted; version 5 is compared with version
