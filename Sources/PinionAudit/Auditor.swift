@@ -106,7 +106,9 @@ public enum Auditor {
     /// When the given root differs from the tree's root of its version, audits the tree again
     /// trusting the tree's own root (when it carries a threshold of its own root role) and
     /// marks every finding that does not occur then as following from the given root: those
-    /// disappear if the given root was the wrong one. Witnesses are not contacted again.
+    /// disappear if the given root was the wrong one. A finding that occurs then keeps the
+    /// cause it has there, and a cause found only then (hidden by the given root) is added,
+    /// its message saying so. Witnesses are not contacted again.
     static func groupUnderGivenRoot(
         _ report: inout AuditReport, treeRoot: [UInt8], source: any TreeSource, crypto: CryptoProvider,
         options: AuditOptions
@@ -143,6 +145,17 @@ public enum Auditor {
         }
         mark(&report.violations)
         mark(&report.warnings)
+        // A fault the wrong root hides (a signature that does not verify looks like an unknown
+        // key under it) is listed as the tree's root shows it, as a cause of its own.
+        let seen = Set(report.violations.map { Key(rule: $0.rule, version: $0.version, file: $0.file) })
+        for finding in other.report.violations where finding.followsFrom == nil {
+            guard !witnessRules.contains(finding.rule),
+                !seen.contains(Key(rule: finding.rule, version: finding.version, file: finding.file))
+            else { continue }
+            var hidden = finding
+            hidden.message = "with the tree's own root \(version): " + finding.message
+            report.violations.append(hidden)
+        }
     }
 }
 

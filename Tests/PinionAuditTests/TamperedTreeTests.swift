@@ -191,6 +191,24 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
             rulesAndVersions(grouped) == ["manifest-foreign-key@1", "manifest-foreign-key@2", "manifest-foreign-key@3"])
     }
 
+    @Test func aFaultTheWrongRootHidesIsListedAsTheTreesRootShowsIt() throws {
+        let directory = try TemporaryDirectory()
+        let fixture = try simpleHistory(4)
+        let tree = try fixture.write(to: directory.path)
+        try tree.write(.history(3), try resealed(try tree.read(.history(3))) { $0[$0.count / 2] ^= 0x20 })
+        let other = try HistoryFixture()
+        let report = try Auditor.audit(
+            anchor: try RootChain(anchor: other.rootBytes, crypto: sodium),
+            source: DirectoryTreeSource(repo: directory.path, scope: fixture.scope), crypto: sodium,
+            options: AuditOptions(at: fixture.auditTime))
+        let causes = report.violations.filter { $0.followsFrom == nil }
+        #expect(rulesAndVersions(causes) == ["root-equivocation@1", "manifest-signature@3"])
+        #expect(causes.last?.message.hasPrefix("with the tree's own root 1: the signature does not verify") == true)
+        // Under the given root version 3 is signed by an unknown key: that follows from it.
+        #expect(report.violations(.manifestForeignKey).map(\.followsFrom) == Array(repeating: .givenRoot, count: 4))
+        #expect(report.violations(.indexEntryMismatch).map(\.followsFrom) == [.unverifiedContent])
+    }
+
     @Test func aTamperedTreeRootIsNotMistakenForAnotherGivenRoot() throws {
         let directory = try TemporaryDirectory()
         let fixture = try simpleHistory(2)
