@@ -5,10 +5,13 @@ import PinionCore
 import PinionTrust
 
 extension AuditReport {
-    /// The report as a JSON object: scope, location, audit time, result, roots,
-    /// manifests (with signers), manifest.json's version, domain timelines, revocations,
-    /// coverage gaps, violations and warnings, the log's facts (null without a log). Times are RFC 3339, hashes `sha256:` + hex,
-    /// durations seconds.
+    /// The report as a JSON object: scope, location, audit time, result, the version whose
+    /// tree root differs from the given root (`givenRootDiffers`, or null), roots,
+    /// manifests (with signers, `verified` and `failure`; unreadable members null),
+    /// manifest.json's version, domain timelines (each event `trusted` or not),
+    /// revocations, coverage gaps, violations and warnings (each with `advice` and
+    /// `followsFrom`), the log's facts (null without a log). Times are RFC 3339, hashes
+    /// `sha256:` + hex, durations seconds.
     public func json() -> JSONValue {
         func number(_ value: Int64) -> JSONValue { .number(String(value)) }
         func time(_ value: Timestamp) -> JSONValue { .string(value.description) }

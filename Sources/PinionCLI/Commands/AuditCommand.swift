@@ -31,9 +31,11 @@ struct AuditCommand: Command {
         first; each previous equal to the SHA-256 of the prior payload; lifetimes within
         the root's cap; each history file's version equal to its name; index entries equal
         to the files; manifest.json byte-identical to the index's latest; no version with
-        two payloads; no file changing between two reads. Warnings (exit 0): a lifted
-        revocation, an invalid extra signature, a history file beyond the index (a publish
-        that died mid-way).
+        two payloads; no file changing between two reads. Signatures are verified over the
+        raw payload bytes before the strict parse: a file changed after signing is named as
+        such, and what its content breaks is listed under it. Warnings (exit 0): a lifted
+        revocation, an invalid extra signature, a history file beyond the index that
+        verifies (a publish that died mid-way).
 
         When the newest root has a log (docs/TRANSPARENCY.md), it also recomputes one head
         per index.json manifest from the documents and requires the log's entries to be
@@ -48,7 +50,11 @@ struct AuditCommand: Command {
         domain's timeline (pins added and removed, revocations, enforce / report-only and
         includeSubdomains changes, domains added and removed, at which version and date),
         the span the manifests cover and the gaps where no unexpired manifest existed, then
-        every violation as FILE (version N): [rule] what was found.
+        every violation as FILE (version N): [rule] what was found, with a sentence saying
+        what it means and what to do; versions that failed verification are marked FAILING
+        and their timeline entries UNTRUSTED. When the tree's root of the given root's
+        version differs, the first line asks whether the given root is the one your app
+        embeds, and the findings that follow from it are grouped under it.
 
         options:
           --root F     the trusted root envelope (e.g. the root an app embeds)
