@@ -37,8 +37,13 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     // Manifests and the history (docs/DESIGN.md §5, §10)
     /// A manifest envelope or payload breaks the strict format, or holds a root.
     case manifestFormat = "manifest-format"
-    /// A manifest is not signed by a threshold of the pins role of the root it names.
+    /// A manifest is not signed by a threshold of the pins role of the root it names: a
+    /// signature does not verify over its payload bytes (changed after signing), or too few
+    /// role keys signed. Checked before the strict parse.
     case manifestSignature = "manifest-signature"
+    /// A manifest is signed only by keys outside the pins role of the root it names (the
+    /// key ids are named): forged, or signed with the wrong key.
+    case manifestForeignKey = "manifest-foreign-key"
     /// A manifest names a root the tree does not hold.
     case manifestRootMissing = "manifest-root-missing"
     /// `expiresAt - issuedAt` exceeds the named root's `maxManifestLifetime`.
@@ -167,6 +172,9 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
         case .manifestSignature:
             return
                 "The signature does not verify (the file was changed after signing, or signed by another key): do not trust this version; find who changed it."
+        case .manifestForeignKey:
+            return
+                "This version is signed by keys that may not sign manifests: it is forged or was signed with the wrong key; do not trust it and find out who signed it."
         case .manifestRootMissing:
             return
                 "A manifest names a root the tree does not hold: publish that root, or re-sign the manifest under a published root."
@@ -238,6 +246,18 @@ public enum AuditRule: String, Sendable, CaseIterable, CustomStringConvertible {
     }
 }
 
+/// The finding another one follows from: printed under it, ranked after the causes.
+public enum FindingCause: String, Sendable, Equatable {
+    /// The finding is about the content of a file whose signatures do not verify (or that
+    /// only keys outside the role signed): nobody vouches for that content, so the cause
+    /// is the signature finding of the same version, not what the content says.
+    case unverifiedContent = "unverified-content"
+    /// The finding does not occur when the tree is audited with the tree's own root of the
+    /// given root's version: it follows from the root given with `--root` differing from
+    /// the tree's (`AuditReport.givenRootDiffers`).
+    case givenRoot = "given-root"
+}
+
 /// One violation or warning: the rule, where (file, version) and what was found.
 public struct AuditFinding: Sendable, Equatable, CustomStringConvertible {
     /// The rule broken.
@@ -251,18 +271,22 @@ public struct AuditFinding: Sendable, Equatable, CustomStringConvertible {
     /// One sentence a non-expert can act on: what it means and what to do (the rule's
     /// `advice` unless a finding says more).
     public var advice: String
+    /// The finding this one follows from, or nil for a cause (a finding of its own).
+    public var followsFrom: FindingCause?
 
     /// - Parameters:
     ///   - rule: the rule broken.
     ///   - version: the version concerned, if any.
     ///   - file: the file, relative to the scope directory.
     ///   - message: what was found.
-    public init(rule: AuditRule, version: Int64?, file: String, message: String) {
+    ///   - followsFrom: the finding it follows from, nil for a cause.
+    public init(rule: AuditRule, version: Int64?, file: String, message: String, followsFrom: FindingCause? = nil) {
         self.rule = rule
         self.version = version
         self.file = file
         self.message = message
         self.advice = rule.advice
+        self.followsFrom = followsFrom
     }
 
     /// `file: [rule] message`, with the version when known.

@@ -72,7 +72,13 @@ extension AuditRun {
         let latestIndexed = index?.manifests.last?.version
         let latestVersion = latestIndexed ?? ordered.last
         var latestBytes: [UInt8]?
+        // The last payload its signers vouch for (the rules between versions), and the last
+        // that verified (the pin timeline): unverified content is never a baseline.
         var last: Parsed?
+        var lastVerified: ManifestPayload?
+        // The previous history file when no role key vouches for its payload: the next
+        // version's `previous` (signed) tells whether it changed after that was signed.
+        var lastUnsigned: (fileVersion: Int64, hash: [UInt8])?
         var coveredUntil: (time: Timestamp, version: Int64)?
         var previousVersion: Int64?
         var sawBeyondIndex = false
@@ -82,7 +88,10 @@ extension AuditRun {
                 "missing, but history/ holds \(ordered.count) manifest(s); every published manifest must be listed")
         }
         for (position, version) in ordered.enumerated() {
-            defer { options.progress?(position + 1, ordered.count) }
+            defer {
+                unverifiedContent = false
+                options.progress?(position + 1, ordered.count)
+            }
             let file = TreeFile.history(version)
             if let previousVersion, version > previousVersion + 1 {
                 let range =
@@ -95,6 +104,8 @@ extension AuditRun {
             }
             previousVersion = version
             let entry = indexByVersion[version]
+            // The first file beyond the index: reported once its signatures are known.
+            var beyondIndex = false
             if index != nil, entry == nil {
                 if let latestIndexed, version < latestIndexed {
                     violation(
@@ -102,10 +113,7 @@ extension AuditRun {
                         "index.json does not list it, though it lists later versions")
                 } else if !sawBeyondIndex {
                     sawBeyondIndex = true
-                    warning(
-                        .historyBeyondIndex, version, file.path,
-                        "beyond the latest version of index.json (a publish that died mid-way? running the same publish again completes it)"
-                    )
+                    beyondIndex = true
                 } else {
                     violation(
                         .historyNotInIndex, version, file,
@@ -127,16 +135,51 @@ extension AuditRun {
             case .refused: continue
             }
             if version == latestVersion { latestBytes = bytes }
-            guard let (envelope, payload) = parseManifest(bytes, file: file, version: version) else { continue }
-            let hash = crypto.hasher.sha256(envelope.payload)
-            noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash)
+            let checked = checkManifest(bytes, file: file, version: version)
+            if beyondIndex {
+                if checked.failure == nil {
+                    warning(
+                        .historyBeyondIndex, version, file.path,
+                        "beyond the latest version of index.json (a publish that died mid-way? running the same publish again completes it)"
+                    )
+                } else {
+                    // pinion publish writes only verified manifests: this is no interrupted publish.
+                    violation(
+                        .historyNotInIndex, version, file,
+                        "beyond the latest version of index.json, and it fails verification ([\(checked.failure?.rawValue ?? "")]): no publish leaves such a file"
+                    )
+                }
+            }
+            if let entry, let hash = checked.hash {
+                compare(entry, payload: checked.payload, hash: hash, file: file)
+            }
+            let unsignedBefore = lastUnsigned
+            lastUnsigned = checked.unsigned ? checked.hash.map { (version, $0) } : nil
+            guard let envelope = checked.envelope, let hash = checked.hash, let payload = checked.payload else {
+                report.manifests.append(
+                    ManifestSummary(
+                        version: version, rootVersion: nil, issuedAt: nil, expiresAt: nil,
+                        payloadSHA256: checked.hash, signers: [], inIndex: entry != nil,
+                        failure: checked.failure ?? .manifestFormat))
+                continue
+            }
+            let verified = checked.failure == nil
+            if verified { noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash) }
             if payload.version != version {
                 violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
             }
             notePayload(version: payload.version, hash: hash, file: file)
-            let signers = checkSignatures(
-                bytes, envelope: envelope, payload: payload, payloadSHA256: hash, file: file, version: version)
-            if let entry { compare(entry, payload: payload, hash: hash, file: file) }
+            if !checked.unsigned, let unsignedBefore, unsignedBefore.fileVersion == version - 1,
+                let previous = payload.previous, previous != unsignedBefore.hash
+            {
+                // Reported on the changed file, as following from its signature finding.
+                unverifiedContent = true
+                violation(
+                    .previousLink, unsignedBefore.fileVersion, .history(unsignedBefore.fileVersion),
+                    "version \(version)'s previous (sha256:\(Hex.encode(previous))) is not this file's payload (sha256:\(Hex.encode(unsignedBefore.hash))): it changed after version \(version) was signed"
+                )
+                unverifiedContent = false
+            }
             if let last {
                 let adjacent = last.fileVersion == version - 1
                 for rule in HistoryRules.successorViolations(payload, of: last.payload, latestPayloadSHA256: last.hash)
@@ -144,21 +187,25 @@ extension AuditRun {
                     historyViolation(rule, adjacent: adjacent, last: last, version: version, file: file)
                 }
             }
-            timelineStep(from: last?.payload, to: payload, version: version)
-            if let covered = coveredUntil, payload.issuedAt > covered.time {
-                report.gaps.append(
-                    CoverageGap(
-                        from: covered.time, until: payload.issuedAt, afterVersion: covered.version,
-                        beforeVersion: version))
-            }
-            if coveredUntil.map({ payload.expiresAt > $0.time }) ?? true {
-                coveredUntil = (payload.expiresAt, version)
+            timelineStep(from: lastVerified, to: payload, version: version, trusted: verified)
+            if verified {
+                if let covered = coveredUntil, payload.issuedAt > covered.time {
+                    report.gaps.append(
+                        CoverageGap(
+                            from: covered.time, until: payload.issuedAt, afterVersion: covered.version,
+                            beforeVersion: version))
+                }
+                if coveredUntil.map({ payload.expiresAt > $0.time }) ?? true {
+                    coveredUntil = (payload.expiresAt, version)
+                }
+                lastVerified = payload
             }
             report.manifests.append(
                 ManifestSummary(
                     version: version, rootVersion: payload.rootVersion, issuedAt: payload.issuedAt,
-                    expiresAt: payload.expiresAt, payloadSHA256: hash, signers: signers, inIndex: entry != nil))
-            last = Parsed(fileVersion: version, payload: payload, hash: hash)
+                    expiresAt: payload.expiresAt, payloadSHA256: hash, signers: checked.signers,
+                    inIndex: entry != nil, failure: checked.failure))
+            if !checked.unsigned { last = Parsed(fileVersion: version, payload: payload, hash: hash) }
         }
         if let covered = coveredUntil, covered.time <= options.at {
             report.gaps.append(
@@ -173,25 +220,190 @@ extension AuditRun {
         return latestVersion.map { ($0, latestBytes) }
     }
 
-    /// Parses a manifest envelope and its payload strictly, reporting a format violation.
-    mutating func parseManifest(_ bytes: [UInt8], file: TreeFile, version: Int64?) -> (Envelope, ManifestPayload)? {
+    /// A manifest file checked in the order that names the cause of a failure.
+    struct CheckedManifest {
+        /// Nil when the envelope could not be parsed.
+        var envelope: Envelope?
+        /// SHA-256 of the payload bytes; nil without an envelope.
+        var hash: [UInt8]?
+        /// Nil when the payload breaks the strict format (or there is no envelope).
+        var payload: ManifestPayload?
+        /// Pins-role key ids whose signatures counted (empty unless the threshold was met).
+        var signers: [String] = []
+        /// The rule of the first finding that makes clients refuse it; nil when it verified.
+        var failure: AuditRule?
+        /// True when no key of the role vouches for the payload bytes: a signature does not
+        /// verify over them, or only keys outside the role signed. Findings about the content
+        /// are then marked `FindingCause.unverifiedContent`.
+        var unsigned = false
+    }
+
+    /// Checks a manifest file: the envelope, its payloadType, the signatures over the raw
+    /// payload bytes against the pins role of the root the payload names (read loosely, as
+    /// the strict parse may refuse the bytes), then the strict payload parse, scope and
+    /// lifetime cap. A signature failure is reported before what the unverified content says,
+    /// and sets `unverifiedContent` (the caller resets it) so that later findings about this
+    /// version are marked as following from it.
+    mutating func checkManifest(_ bytes: [UInt8], file: TreeFile, version: Int64?) -> CheckedManifest {
+        var checked = CheckedManifest()
         let envelope: Envelope
         do { envelope = try Envelope.parse(bytes, limits: options.limits) } catch {
-            violation(.manifestFormat, version, file, error.description)
-            return nil
+            violation(
+                .manifestFormat, version, file,
+                "\(error.description) (the envelope cannot be read, so its signatures cannot be checked)")
+            checked.failure = .manifestFormat
+            return checked
         }
+        checked.envelope = envelope
+        checked.hash = crypto.hasher.sha256(envelope.payload)
         guard envelope.kind == .pins else {
             violation(
                 .manifestFormat, version, file,
                 "payloadType is \(envelope.kind.rawValue); a manifest file must hold a manifest")
-            return nil
+            checked.failure = .manifestFormat
+            return checked
         }
-        do { return (envelope, try ManifestPayload.parse(envelope.payload, limits: options.limits)) } catch {
+        let named = Self.looseInteger("rootVersion", of: envelope.payload, limits: options.limits)
+        let root = named.flatMap { roots[$0] }
+        let signatures = checkManifestSignatures(envelope, root: root, named: named, file: file, version: version)
+        checked.signers = signatures.signers
+        checked.failure = signatures.failure
+        checked.unsigned = signatures.unsigned
+        unverifiedContent = signatures.unsigned
+        let payload: ManifestPayload
+        do { payload = try ManifestPayload.parse(envelope.payload, limits: options.limits) } catch {
             var located = error
             located.path = located.path.isEmpty ? "payload" : "payload." + located.path
             violation(.manifestFormat, version, file, located.description)
-            return nil
+            checked.failure = checked.failure ?? .manifestFormat
+            return checked
         }
+        checked.payload = payload
+        if payload.scope != report.scope {
+            violation(
+                .scope, version, file,
+                TrustError.scopeMismatch(expected: report.scope, found: payload.scope).description)
+            checked.failure = checked.failure ?? .scope
+        }
+        if let root, payload.lifetime > root.payload.maxManifestLifetime {
+            violation(
+                .lifetimeCap, version, file,
+                TrustError.lifetimeExceedsCap(lifetime: payload.lifetime, cap: root.payload.maxManifestLifetime)
+                    .description)
+            checked.failure = checked.failure ?? .lifetimeCap
+        }
+        return checked
+    }
+
+    /// An integer member of a payload read without the strict schema (the strict parse may
+    /// refuse bytes that were changed after signing); nil when it cannot be read.
+    static func looseInteger(_ member: String, of payload: [UInt8], limits: Limits) -> Int64? {
+        guard case .object(let object) = try? StrictJSONParser.parse(payload, limits: limits.json),
+            case .number(let text)? = object[member]
+        else { return nil }
+        return Int64(text)
+    }
+
+    /// Verifies a manifest's signatures over its raw payload bytes under the pins role of
+    /// `root` (each role signature once) and, when the threshold is not met, names why:
+    /// signatures that do not verify (the bytes changed after signing, or another key made
+    /// them), too few role keys, or only keys outside the role (named with the role they hold
+    /// in the tree's roots, if any). Keys outside the role are looked up in every usable root.
+    ///
+    /// - Returns: the pins-role key ids that counted, the rule that fails it (nil when the
+    ///   threshold is met) and whether no role key vouches for the payload.
+    mutating func checkManifestSignatures(
+        _ envelope: Envelope, root: VerifiedRoot?, named: Int64?, file: TreeFile, version: Int64?
+    ) -> (signers: [String], failure: AuditRule?, unsigned: Bool) {
+        var roleReport = SignatureReport()
+        if let root {
+            roleReport = Signatures.check(envelope, role: root.payload.pinsRole, keys: root.payload, crypto: crypto)
+            if roleReport.meets(root.payload.pinsRole.threshold) {
+                signatureWarnings(roleReport, version: version, file: file.path, role: "pins role")
+                return (roleReport.valid, nil, false)
+            }
+        }
+        let outside = Self.unique(root == nil ? envelope.signatures.map(\.keyID) : roleReport.ignored)
+        var failing = roleReport.invalid
+        var foreign: [String] = []
+        for id in outside {
+            guard let known = knownKey(id) else {
+                foreign.append("\(id) (no root the audit trusts lists it)")
+                continue
+            }
+            let verifies = envelope.signatures.contains {
+                $0.keyID == id
+                    && crypto.verifier.isValidSignature($0.signature, of: envelope.signingInput, publicKey: known.key)
+            }
+            if verifies { foreign.append("\(id) (\(known.role))") } else { failing.append(id) }
+        }
+        let roleName = named.map { "the pins role of root \($0)" } ?? "the pins role of the root it names"
+        let foreignNote =
+            foreign.isEmpty ? "" : "; signed by key(s) outside \(roleName): \(foreign.joined(separator: ", "))"
+        if !failing.isEmpty {
+            violation(
+                .manifestSignature, version, file,
+                "the signature does not verify (the file was changed after signing, or signed by another key): the signature(s) of \(failing.joined(separator: ", ")) do not verify over its payload bytes\(foreignNote)"
+            )
+            return ([], .manifestSignature, roleReport.valid.isEmpty)
+        }
+        guard let root else {
+            guard let named else {
+                // Nothing names a root: the strict parse reports the payload; unknown signers
+                // vouch for nothing.
+                return ([], nil, !outside.isEmpty && foreign.count == outside.count && roleReport.valid.isEmpty)
+            }
+            let held = roots.keys.sorted().map(String.init).joined(separator: ", ")
+            violation(
+                .manifestRootMissing, version, file,
+                "names rootVersion \(named), but the tree holds no usable root of that version (usable: \(held.isEmpty ? "none" : held))\(foreignNote)"
+            )
+            return ([], .manifestRootMissing, false)
+        }
+        let threshold = root.payload.pinsRole.threshold
+        if !roleReport.valid.isEmpty {
+            violation(
+                .manifestSignature, version, file,
+                "\(roleReport.valid.count) valid signature(s) from the pins role of root \(root.version), the root it names; threshold is \(threshold)\(foreignNote)"
+            )
+            return ([], .manifestSignature, false)
+        }
+        if foreign.isEmpty {
+            violation(.manifestSignature, version, file, "the envelope carries no signature")
+            return ([], .manifestSignature, true)
+        }
+        violation(
+            .manifestForeignKey, version, file,
+            "forged or mis-signed: signed only by key(s) outside the pins role of root \(root.version), the root it names: \(foreign.joined(separator: ", "))"
+        )
+        return ([], .manifestForeignKey, true)
+    }
+
+    /// A public key listed in a usable root of the tree (the newest that lists it), with the
+    /// role it holds there. The roots are all read before the history: the index of every
+    /// listed key is built once, on first use.
+    mutating func knownKey(_ id: String) -> (key: [UInt8], role: String)? {
+        if let index = knownKeys { return index[id] }
+        var index: [String: (key: [UInt8], role: String)] = [:]
+        for version in roots.keys.sorted() {
+            guard let payload = roots[version]?.payload else { continue }
+            for listed in payload.keys {
+                let keyID = listed.keyID
+                let role =
+                    payload.pinsRole.keyIDs.contains(keyID)
+                    ? "a pins key of root \(version)"
+                    : payload.rootRole.keyIDs.contains(keyID)
+                        ? "a root key of root \(version)" : "a key listed in root \(version)"
+                index[keyID] = (listed.publicKey, role)
+            }
+        }
+        knownKeys = index
+        return index[id]
+    }
+
+    static func unique(_ ids: [String]) -> [String] {
+        var seen = Set<String>()
+        return ids.filter { seen.insert($0).inserted }
     }
 
     /// Records the payload of a version; a second, different payload for it is equivocation.
@@ -208,67 +420,8 @@ extension AuditRun {
         }
     }
 
-    /// Verifies a manifest under the root it names (each signature once).
-    ///
-    /// - Returns: the pins-role key ids whose signatures verified.
-    mutating func checkSignatures(
-        _ bytes: [UInt8], envelope: Envelope, payload: ManifestPayload, payloadSHA256: [UInt8], file: TreeFile,
-        version: Int64
-    ) -> [String] {
-        guard let root = roots[payload.rootVersion] else {
-            let held = roots.keys.sorted().map(String.init).joined(separator: ", ")
-            violation(
-                .manifestRootMissing, version, file,
-                "names rootVersion \(payload.rootVersion), but the tree holds no usable root of that version (usable: \(held.isEmpty ? "none" : held))"
-            )
-            if payload.scope != report.scope {
-                violation(
-                    .scope, version, file,
-                    TrustError.scopeMismatch(expected: report.scope, found: payload.scope).description)
-            }
-            return []
-        }
-        do {
-            // The envelope and payload parsed by parseManifest, not the bytes again.
-            let verified = try ManifestVerifier.verify(
-                envelope, parsedPayload: payload, payloadSHA256: payloadSHA256, under: root, crypto: crypto,
-                limits: options.limits)
-            signatureWarnings(verified.report, version: version, file: file.path, role: "pins role")
-            return verified.report.valid
-        } catch {
-            switch error {
-            case .thresholdNotMet(_, let rootVersion, let valid, let threshold):
-                let role = Set(root.payload.pinsRole.keyIDs)
-                let outsiders = envelope.signatures.map(\.keyID).filter { !role.contains($0) }
-                let signedBy =
-                    outsiders.isEmpty ? "" : "; signed by key(s) not in that role: \(outsiders.joined(separator: ", "))"
-                violation(
-                    .manifestSignature, version, file,
-                    "\(valid) valid signature(s) from the pins role of root \(rootVersion), the root it names; threshold is \(threshold)\(signedBy)"
-                )
-                // The signatures failed first: the payload rules are still checked.
-                if payload.scope != report.scope {
-                    violation(
-                        .scope, version, file,
-                        TrustError.scopeMismatch(expected: report.scope, found: payload.scope).description)
-                }
-                if payload.lifetime > root.payload.maxManifestLifetime {
-                    violation(
-                        .lifetimeCap, version, file,
-                        TrustError.lifetimeExceedsCap(lifetime: payload.lifetime, cap: root.payload.maxManifestLifetime)
-                            .description)
-                }
-            case .lifetimeExceedsCap: violation(.lifetimeCap, version, file, error.description)
-            case .scopeMismatch: violation(.scope, version, file, error.description)
-            case .format(let format): violation(.manifestFormat, version, file, format.description)
-            default: violation(.manifestFormat, version, file, error.description)
-            }
-            return []
-        }
-    }
-
     /// Compares an index entry with its history file.
-    mutating func compare(_ entry: PublishedIndex.Entry, payload: ManifestPayload, hash: [UInt8], file: TreeFile) {
+    mutating func compare(_ entry: PublishedIndex.Entry, payload: ManifestPayload?, hash: [UInt8], file: TreeFile) {
         let version = entry.version
         if entry.payloadSHA256 != hash {
             violation(
@@ -277,6 +430,7 @@ extension AuditRun {
             )
             return
         }
+        guard let payload else { return }
         var fields: [String] = []
         if entry.rootVersion != payload.rootVersion {
             fields.append("rootVersion \(entry.rootVersion) (file: \(payload.rootVersion))")

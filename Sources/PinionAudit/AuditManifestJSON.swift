@@ -19,12 +19,15 @@ extension AuditRun {
             report.manifestJSONVersion = latest.version
             return
         }
-        guard let (envelope, payload) = parseManifest(bytes, file: file, version: nil) else { return }
-        let hash = crypto.hasher.sha256(envelope.payload)
+        // What clients fetch must verify, whatever else is wrong with it; findings about its
+        // content follow from a signature that does not verify.
+        let claimed = (try? Envelope.parse(bytes, limits: options.limits)).flatMap {
+            Self.looseInteger("version", of: $0.payload, limits: options.limits)
+        }
+        let checked = checkManifest(bytes, file: file, version: claimed)
+        defer { unverifiedContent = false }
+        guard let hash = checked.hash, let payload = checked.payload else { return }
         report.manifestJSONVersion = payload.version
-        // What clients fetch must verify, whatever else is wrong with it.
-        _ = checkSignatures(
-            bytes, envelope: envelope, payload: payload, payloadSHA256: hash, file: file, version: payload.version)
         guard let latest else {
             violation(
                 .manifestAheadOfIndex, payload.version, file,

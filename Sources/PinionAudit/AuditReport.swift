@@ -24,19 +24,53 @@ public struct RootSummary: Sendable, Equatable {
     public var pinsRoleChanged: Bool
 }
 
-/// One published manifest, in history order.
+/// One history file, in version order: every file read is listed, including those that
+/// failed verification or could not be parsed (their unknown members are nil).
 public struct ManifestSummary: Sendable, Equatable {
     /// The version of its history file name.
     public var version: Int64
-    public var rootVersion: Int64
-    public var issuedAt: Timestamp
-    public var expiresAt: Timestamp
-    /// SHA-256 of the payload bytes (32 bytes).
-    public var payloadSHA256: [UInt8]
+    /// The payload's rootVersion; nil when the payload could not be parsed.
+    public var rootVersion: Int64?
+    /// The payload's issuedAt; nil when the payload could not be parsed.
+    public var issuedAt: Timestamp?
+    /// The payload's expiresAt; nil when the payload could not be parsed.
+    public var expiresAt: Timestamp?
+    /// SHA-256 of the payload bytes (32 bytes); nil when the envelope could not be parsed.
+    public var payloadSHA256: [UInt8]?
     /// Key ids of the pins role whose signature verified (empty when the threshold was not met).
     public var signers: [String]
     /// Whether index.json lists this version.
     public var inIndex: Bool
+    /// The rule of the finding that makes clients refuse this version (`manifest-signature`,
+    /// `manifest-foreign-key`, `manifest-format`, `manifest-root-missing`, `scope`,
+    /// `lifetime-cap`); nil when it verified under the root it names.
+    public var failure: AuditRule?
+
+    /// Whether it verified under the root it names (clients would accept it).
+    public var verified: Bool { failure == nil }
+
+    /// - Parameters:
+    ///   - version: the version of the file name.
+    ///   - rootVersion: the payload's rootVersion, nil when unparsed.
+    ///   - issuedAt: the payload's issuedAt, nil when unparsed.
+    ///   - expiresAt: the payload's expiresAt, nil when unparsed.
+    ///   - payloadSHA256: SHA-256 of the payload bytes, nil when the envelope is unreadable.
+    ///   - signers: pins-role key ids whose signatures counted.
+    ///   - inIndex: whether index.json lists the version.
+    ///   - failure: the rule that fails it, nil when it verified.
+    public init(
+        version: Int64, rootVersion: Int64?, issuedAt: Timestamp?, expiresAt: Timestamp?, payloadSHA256: [UInt8]?,
+        signers: [String], inIndex: Bool, failure: AuditRule?
+    ) {
+        self.version = version
+        self.rootVersion = rootVersion
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.payloadSHA256 = payloadSHA256
+        self.signers = signers
+        self.inIndex = inIndex
+        self.failure = failure
+    }
 }
 
 /// One change of one domain's entry.
@@ -65,6 +99,10 @@ public struct DomainTimeline: Sendable, Equatable {
         /// That version's issuedAt.
         public var date: Timestamp
         public var event: DomainEvent
+        /// False when the version failed verification: the change is what its unverified
+        /// (or refused) content says, never the domain's pins; later changes are relative
+        /// to the last verified version.
+        public var trusted: Bool = true
     }
 
     public var name: String
@@ -131,18 +169,24 @@ public struct AuditReport: Sendable, Equatable {
     public var anchorVersion: Int64
     /// Roots in version order.
     public var roots: [RootSummary] = []
-    /// Manifests in version order (history files that could be parsed).
+    /// Every history file read, in version order (those that failed verification marked).
     public var manifests: [ManifestSummary] = []
+    /// The version of the given root when the tree's root of that version has other payload
+    /// bytes (`root-equivocation`): the question is whether the given root is the one the
+    /// app embeds. Findings that follow from it carry `followsFrom == .givenRoot`.
+    public var givenRootDiffers: Int64?
     /// The version manifest.json holds, when it parses.
     public var manifestJSONVersion: Int64?
     /// Per domain, in order of first appearance.
     public var domains: [DomainTimeline] = []
     /// Revocations added and lifted, in version order.
     public var revocations: [RevocationEvent] = []
-    /// Earliest issuedAt and latest expiresAt over all manifests.
+    /// Earliest issuedAt and latest expiresAt over the manifests that verified.
     public var coverage: (from: Timestamp, until: Timestamp)? {
-        guard let first = manifests.first else { return nil }
-        return (first.issuedAt, manifests.map(\.expiresAt).max() ?? first.expiresAt)
+        let verified = manifests.filter(\.verified)
+        guard let from = verified.compactMap(\.issuedAt).min(), let until = verified.compactMap(\.expiresAt).max()
+        else { return nil }
+        return (from, until)
     }
     /// Spans without an unexpired manifest, in time order.
     public var gaps: [CoverageGap] = []
@@ -162,7 +206,7 @@ public struct AuditReport: Sendable, Equatable {
             && lhs.anchorVersion == rhs.anchorVersion && lhs.roots == rhs.roots && lhs.manifests == rhs.manifests
             && lhs.manifestJSONVersion == rhs.manifestJSONVersion && lhs.domains == rhs.domains
             && lhs.revocations == rhs.revocations && lhs.gaps == rhs.gaps && lhs.violations == rhs.violations
-            && lhs.warnings == rhs.warnings && lhs.log == rhs.log
+            && lhs.warnings == rhs.warnings && lhs.log == rhs.log && lhs.givenRootDiffers == rhs.givenRootDiffers
     }
 
     /// The violations of one rule.

@@ -57,16 +57,24 @@ extension AuditRun {
                 case .success(let root):
                     placed = root
                 case .failure(let error):
+                    // Reported below, after a signature that does not verify if there is one.
                     rotationError = error
-                    rootViolation(error, version: version)
                 case nil:
                     break
                 }
                 if placed == nil {
                     // Start over on the root's own signatures, so that later rotations and the
                     // manifests signed under it are still checked (and their faults listed).
-                    do {
-                        let restarted = try RootChain(anchor: bytes, crypto: crypto, limits: limits)
+                    do throws(TrustError) {
+                        let restarted: RootChain
+                        do throws(TrustError) {
+                            restarted = try RootChain(anchor: bytes, crypto: crypto, limits: limits)
+                        } catch {
+                            rootSignaturesDoNotVerify(bytes, version: version)
+                            if let rotationError { rootViolation(rotationError, version: version) }
+                            throw error
+                        }
+                        if let rotationError { rootViolation(rotationError, version: version) }
                         let root = restarted.newest
                         if root.version != version {
                             if rotationError == nil {
@@ -94,6 +102,12 @@ extension AuditRun {
                 if version == given.version {
                     let hash = (try? Envelope.parse(bytes, limits: limits)).map { crypto.hasher.sha256($0.payload) }
                     if hash != given.payloadSHA256 {
+                        // A tree root that verifies on its own is another trust history: ask
+                        // whether the given root is the one the app embeds.
+                        if placed != nil {
+                            report.givenRootDiffers = version
+                            treeRootOfGivenVersion = bytes
+                        }
                         violation(
                             .rootEquivocation, version, file,
                             "differs from the given root of the same version (payload sha256:\(hash.map(Hex.encode) ?? "unreadable"), given sha256:\(Hex.encode(given.payloadSHA256)))"
@@ -107,6 +121,7 @@ extension AuditRun {
                     }
                 }
                 if let placed { record(placed, file: file.path, previousPinsRole: &previousPinsRole) }
+                unverifiedContent = false
                 version += 1
                 continue
             }
@@ -155,7 +170,7 @@ extension AuditRun {
         signatureWarnings(root.ownRoleReport, version: root.version, file: file, role: "root role")
     }
 
-    mutating func signatureWarnings(_ signatures: SignatureReport, version: Int64, file: String, role: String) {
+    mutating func signatureWarnings(_ signatures: SignatureReport, version: Int64?, file: String, role: String) {
         for id in signatures.invalid {
             warning(
                 .invalidSignature, version, file, "the signature by \(role) key \(id) does not verify (not counted)")
@@ -163,6 +178,28 @@ extension AuditRun {
         for id in signatures.duplicates {
             warning(.duplicateSignature, version, file, "key \(id) signed more than once (counted once)")
         }
+    }
+
+    /// For a root that verifies neither as a rotation nor on its own signatures: when a
+    /// signature by a key the tree's roots or the given root list does not verify over the
+    /// raw payload bytes and none does, reports that (the file was changed after signing) as
+    /// the cause, and marks what its content breaks as following from it.
+    mutating func rootSignaturesDoNotVerify(_ bytes: [UInt8], version: Int64) {
+        guard let envelope = try? Envelope.parse(bytes, limits: options.limits) else { return }
+        let message = envelope.signingInput
+        let documents = roots.values.map(\.payload) + [anchor.newest.payload]
+        var failing: [String] = []
+        for signature in envelope.signatures {
+            guard let key = documents.lazy.compactMap({ $0.publicKey(for: signature.keyID) }).first else { continue }
+            if crypto.verifier.isValidSignature(signature.signature, of: message, publicKey: key) { return }
+            if !failing.contains(signature.keyID) { failing.append(signature.keyID) }
+        }
+        guard !failing.isEmpty else { return }
+        violation(
+            .rootSignature, version, .root(version),
+            "the signature does not verify (the file was changed after signing, or signed by another key): the signature(s) of \(failing.joined(separator: ", ")) do not verify over its payload bytes"
+        )
+        unverifiedContent = true
     }
 
     mutating func rootViolation(_ error: TrustError, version: Int64) {

@@ -1,18 +1,24 @@
 // The auditor's pin timeline: each domain's and each revocation's changes, version by version.
+// A version that failed verification shows its changes marked untrusted, relative to the last
+// verified version, and never becomes the baseline of the next.
 
 import PinionCore
 import PinionTrust
 
 extension AuditRun {
-    mutating func timelineStep(from old: ManifestPayload?, to new: ManifestPayload, version: Int64) {
+    mutating func timelineStep(from old: ManifestPayload?, to new: ManifestPayload, version: Int64, trusted: Bool) {
         let date = new.issuedAt
+        func event(_ name: String, _ version: Int64, _ date: Timestamp, _ change: DomainEvent) {
+            self.event(name, version, date, change, trusted: trusted)
+        }
         guard let old else {
             for domain in new.domains {
                 event(
                     domain.name, version, date,
                     .added(enforce: domain.enforce, includeSubdomains: domain.includeSubdomains, pins: domain.pins))
             }
-            revocationEvents(revoked: new.revokedPins, lifted: [], old: nil, new: new, version: version)
+            revocationEvents(
+                revoked: new.revokedPins, lifted: [], old: nil, new: new, version: version, trusted: trusted)
             return
         }
         let diff = ManifestDiff.unchecked(old, new)
@@ -31,11 +37,12 @@ extension AuditRun {
             }
         }
         revocationEvents(
-            revoked: diff.revocationsAdded, lifted: diff.revocationsLifted, old: old, new: new, version: version)
+            revoked: diff.revocationsAdded, lifted: diff.revocationsLifted, old: old, new: new, version: version,
+            trusted: trusted)
     }
 
     mutating func revocationEvents(
-        revoked: [Pin], lifted: [Pin], old: ManifestPayload?, new: ManifestPayload, version: Int64
+        revoked: [Pin], lifted: [Pin], old: ManifestPayload?, new: ManifestPayload, version: Int64, trusted: Bool
     ) {
         guard !revoked.isEmpty || !lifted.isEmpty else { return }
         let date = new.issuedAt
@@ -47,17 +54,22 @@ extension AuditRun {
                 holders[pin, default: []].append(domain.name)
             }
         }
+        // The revocations list holds only what verified versions did.
         for pin in revoked {
-            report.revocations.append(RevocationEvent(version: version, date: date, pin: pin, lifted: false))
-            for name in holders[pin] ?? [] { event(name, version, date, .pinRevoked(pin)) }
+            if trusted {
+                report.revocations.append(RevocationEvent(version: version, date: date, pin: pin, lifted: false))
+            }
+            for name in holders[pin] ?? [] { event(name, version, date, .pinRevoked(pin), trusted: trusted) }
         }
         for pin in lifted {
-            report.revocations.append(RevocationEvent(version: version, date: date, pin: pin, lifted: true))
-            for name in holders[pin] ?? [] { event(name, version, date, .revocationLifted(pin)) }
+            if trusted {
+                report.revocations.append(RevocationEvent(version: version, date: date, pin: pin, lifted: true))
+            }
+            for name in holders[pin] ?? [] { event(name, version, date, .revocationLifted(pin), trusted: trusted) }
         }
     }
 
-    mutating func event(_ name: String, _ version: Int64, _ date: Timestamp, _ event: DomainEvent) {
+    mutating func event(_ name: String, _ version: Int64, _ date: Timestamp, _ event: DomainEvent, trusted: Bool) {
         let slot: Int
         if let existing = domainSlots[name] {
             slot = existing
@@ -66,6 +78,7 @@ extension AuditRun {
             domainSlots[name] = slot
             report.domains.append(DomainTimeline(name: name, entries: []))
         }
-        report.domains[slot].entries.append(DomainTimeline.Entry(version: version, date: date, event: event))
+        report.domains[slot].entries.append(
+            DomainTimeline.Entry(version: version, date: date, event: event, trusted: trusted))
     }
 }

@@ -89,7 +89,73 @@ public enum Auditor {
     ) throws(AuditError) -> AuditReport {
         var run = AuditRun(anchor: anchor, source: source, crypto: crypto, options: options)
         try run.perform()
-        return run.report
+        var report = run.report
+        if let treeRoot = run.treeRootOfGivenVersion {
+            try groupUnderGivenRoot(&report, treeRoot: treeRoot, source: source, crypto: crypto, options: options)
+        }
+        return report
+    }
+
+    /// Rules whose findings depend on the witnesses' answers, which the comparison audit does
+    /// not fetch again: they are never grouped under the given root.
+    static let witnessRules: Set<AuditRule> = [
+        .logWitnessUnavailable, .logWitnessAhead, .logSplitView, .logUnpublishedEntries, .logRollback,
+        .logCosignatureFuture,
+    ]
+
+    /// When the given root differs from the tree's root of its version, audits the tree again
+    /// trusting the tree's own root (when it carries a threshold of its own root role) and
+    /// marks every finding that does not occur then as following from the given root: those
+    /// disappear if the given root was the wrong one. A finding that occurs then keeps the
+    /// cause it has there, and a cause found only then (hidden by the given root) is added,
+    /// its message saying so. Witnesses are not contacted again.
+    static func groupUnderGivenRoot(
+        _ report: inout AuditReport, treeRoot: [UInt8], source: any TreeSource, crypto: CryptoProvider,
+        options: AuditOptions
+    ) throws(AuditError) {
+        guard let version = report.givenRootDiffers,
+            let chain = try? RootChain(anchor: treeRoot, crypto: crypto, limits: options.limits),
+            chain.newest.version == version, chain.newest.payload.scope == report.scope
+        else { return }
+        var plain = options
+        plain.witnesses = nil
+        plain.progress = nil
+        var other = AuditRun(anchor: chain, source: source, crypto: crypto, options: plain)
+        try other.perform()
+        struct Key: Hashable {
+            let rule: AuditRule
+            let version: Int64?
+            let file: String
+        }
+        // A finding that also occurs under the tree's root keeps the cause it has there.
+        var independent: [Key: FindingCause?] = [:]
+        for finding in other.report.violations + other.report.warnings {
+            independent[Key(rule: finding.rule, version: finding.version, file: finding.file)] = finding.followsFrom
+        }
+        func mark(_ findings: inout [AuditFinding]) {
+            for position in findings.indices {
+                let finding = findings[position]
+                guard finding.rule != .rootEquivocation, !witnessRules.contains(finding.rule) else { continue }
+                if let cause = independent[Key(rule: finding.rule, version: finding.version, file: finding.file)] {
+                    findings[position].followsFrom = cause
+                } else {
+                    findings[position].followsFrom = .givenRoot
+                }
+            }
+        }
+        mark(&report.violations)
+        mark(&report.warnings)
+        // A fault the wrong root hides (a signature that does not verify looks like an unknown
+        // key under it) is listed as the tree's root shows it, as a cause of its own.
+        let seen = Set(report.violations.map { Key(rule: $0.rule, version: $0.version, file: $0.file) })
+        for finding in other.report.violations where finding.followsFrom == nil {
+            guard !witnessRules.contains(finding.rule),
+                !seen.contains(Key(rule: finding.rule, version: finding.version, file: finding.file))
+            else { continue }
+            var hidden = finding
+            hidden.message = "with the tree's own root \(version): " + finding.message
+            report.violations.append(hidden)
+        }
     }
 }
 
@@ -128,6 +194,14 @@ struct AuditRun {
     var index: PublishedIndex?
     var indexByVersion: [Int64: PublishedIndex.Entry] = [:]
     var domainSlots: [String: Int] = [:]
+    /// Set while the findings about one manifest's content follow from its signatures not
+    /// verifying (`FindingCause.unverifiedContent`).
+    var unverifiedContent = false
+    /// The tree's root file of the given root's version, when its payload differs from the
+    /// given root's (`AuditReport.givenRootDiffers`).
+    var treeRootOfGivenVersion: [UInt8]?
+    /// Every key the usable roots list, by key id, with its role (`knownKey`).
+    var knownKeys: [String: (key: [UInt8], role: String)]?
 
     init(anchor: RootChain, source: any TreeSource, crypto: CryptoProvider, options: AuditOptions) {
         self.anchor = anchor
@@ -222,10 +296,16 @@ struct AuditRun {
     }
 
     mutating func violation(_ rule: AuditRule, _ version: Int64?, _ file: TreeFile, _ message: String) {
-        report.violations.append(AuditFinding(rule: rule, version: version, file: file.path, message: message))
+        report.violations.append(
+            AuditFinding(
+                rule: rule, version: version, file: file.path, message: message,
+                followsFrom: unverifiedContent ? .unverifiedContent : nil))
     }
 
     mutating func warning(_ rule: AuditRule, _ version: Int64?, _ file: String, _ message: String) {
-        report.warnings.append(AuditFinding(rule: rule, version: version, file: file, message: message))
+        report.warnings.append(
+            AuditFinding(
+                rule: rule, version: version, file: file, message: message,
+                followsFrom: unverifiedContent ? .unverifiedContent : nil))
     }
 }

@@ -5,10 +5,13 @@ import PinionCore
 import PinionTrust
 
 extension AuditReport {
-    /// The report as a JSON object: scope, location, audit time, result, roots,
-    /// manifests (with signers), manifest.json's version, domain timelines, revocations,
-    /// coverage gaps, violations and warnings, the log's facts (null without a log). Times are RFC 3339, hashes `sha256:` + hex,
-    /// durations seconds.
+    /// The report as a JSON object: scope, location, audit time, result, the version whose
+    /// tree root differs from the given root (`givenRootDiffers`, or null), roots,
+    /// manifests (with signers, `verified` and `failure`; unreadable members null),
+    /// manifest.json's version, domain timelines (each event `trusted` or not),
+    /// revocations, coverage gaps, violations and warnings (each with `advice` and
+    /// `followsFrom`), the log's facts (null without a log). Times are RFC 3339, hashes
+    /// `sha256:` + hex, durations seconds.
     public func json() -> JSONValue {
         func number(_ value: Int64) -> JSONValue { .number(String(value)) }
         func time(_ value: Timestamp) -> JSONValue { .string(value.description) }
@@ -25,6 +28,7 @@ extension AuditReport {
                     .init("version", finding.version.map(number) ?? .null),
                     .init("file", .string(finding.file)), .init("message", .string(finding.message)),
                     .init("advice", .string(finding.advice)),
+                    .init("followsFrom", finding.followsFrom.map { .string($0.rawValue) } ?? .null),
                 ]))
         }
         let rootValues: [JSONValue] = roots.map { root in
@@ -41,10 +45,14 @@ extension AuditReport {
         let manifestValues: [JSONValue] = manifests.map { manifest in
             .object(
                 JSONObject([
-                    .init("version", number(manifest.version)), .init("rootVersion", number(manifest.rootVersion)),
-                    .init("issuedAt", time(manifest.issuedAt)), .init("expiresAt", time(manifest.expiresAt)),
-                    .init("payloadSHA256", hash(manifest.payloadSHA256)), .init("signers", strings(manifest.signers)),
-                    .init("inIndex", .bool(manifest.inIndex)),
+                    .init("version", number(manifest.version)),
+                    .init("rootVersion", manifest.rootVersion.map(number) ?? .null),
+                    .init("issuedAt", manifest.issuedAt.map(time) ?? .null),
+                    .init("expiresAt", manifest.expiresAt.map(time) ?? .null),
+                    .init("payloadSHA256", manifest.payloadSHA256.map(hash) ?? .null),
+                    .init("signers", strings(manifest.signers)), .init("inIndex", .bool(manifest.inIndex)),
+                    .init("verified", .bool(manifest.verified)),
+                    .init("failure", manifest.failure.map { .string($0.rawValue) } ?? .null),
                 ]))
         }
         let domainValues: [JSONValue] = domains.map { timeline in
@@ -57,6 +65,7 @@ extension AuditReport {
                             timeline.entries.map { entry in
                                 var members: [JSONObject.Member] = [
                                     .init("version", number(entry.version)), .init("date", time(entry.date)),
+                                    .init("trusted", .bool(entry.trusted)),
                                 ]
                                 members += Self.eventMembers(entry.event)
                                 return .object(JSONObject(members))
@@ -90,6 +99,7 @@ extension AuditReport {
             JSONObject([
                 .init("scope", .string(scope)), .init("location", .string(location)), .init("at", time(at)),
                 .init("result", .string(passed ? "pass" : "fail")), .init("anchorVersion", number(anchorVersion)),
+                .init("givenRootDiffers", givenRootDiffers.map(number) ?? .null),
                 .init("roots", .array(rootValues)), .init("manifests", .array(manifestValues)),
                 .init("manifestJSONVersion", manifestJSONVersion.map(number) ?? .null),
                 .init("domains", .array(domainValues)), .init("revocations", .array(revocationValues)),

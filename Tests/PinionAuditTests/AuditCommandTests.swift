@@ -86,11 +86,18 @@ struct AuditWorld {
             return
         }
         #expect(manifests.count == 6)
+        if case .object(let forged)? = manifests.last {
+            #expect(forged["verified"] == .bool(false))
+            #expect(forged["failure"] == .string("manifest-foreign-key"))
+        }
+        #expect(json["givenRootDiffers"] == .null)
         #expect(violations.count == 1)
         if case .object(let violation)? = violations.first {
-            #expect(violation["rule"] == .string("manifest-signature"))
+            #expect(violation["rule"] == .string("manifest-foreign-key"))
             #expect(violation["version"] == .number("6"))
             #expect(violation["file"] == .string("history/6.json"))
+            #expect(violation["followsFrom"] == .null)
+            #expect(violation["advice"] == .string(AuditRule.manifestForeignKey.advice))
         }
         if case .object(let warning)? = warnings.first {
             #expect(warning["rule"] == .string("revocation-lifted"))
@@ -143,6 +150,66 @@ struct AuditWorld {
         #expect(result.out.contains("index.json: [index-missing]"))
         #expect(result.out.contains("history/2.json (version 2): [manifest-format] payloadType: expected a string"))
         #expect(result.out.contains("history/4.json (version 4): [file-refused] is a symbolic link"))
+    }
+
+    @Test func eachFindingPrintsItsAdviceAndTamperedContentIsMarked() throws {
+        let fixture = try simpleHistory(2)
+        try fixture.extend(2)
+        let world = try AuditWorld(fixture)
+        var payload = fixture.manifests[2].payload
+        payload.domains[0].pins.append(pin(66))
+        let kept = fixture.manifests[2].envelope.signatures
+        try world.tree.write(
+            .history(3), Envelope(kind: .pins, payload: payload.serialized(), signatures: kept).serialized())
+        let result = world.audit()
+        #expect(result.status == 1)
+        let lines = result.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let found = lines.firstIndex {
+            $0.hasPrefix(
+                "  history/3.json (version 3): [manifest-signature] the signature does not verify (the file was changed after signing, or signed by another key)"
+            )
+        }
+        let cause = try #require(found, "\(result.out)")
+        #expect(lines[cause + 1] == "      " + AuditRule.manifestSignature.advice)
+        #expect(lines[cause + 2].hasPrefix("    (about content whose signature does not verify"))
+        #expect(lines[cause + 3].hasPrefix("      index.json (version 3): [index-entry-mismatch]"))
+        #expect(lines[cause + 4] == "          " + AuditRule.indexEntryMismatch.advice)
+        #expect(
+            result.out.contains("manifests (4, versions 1...4, 1 FAILING verification; manifest.json holds version 4)"))
+        #expect(lines.contains { $0.hasPrefix("  3 ") && $0.contains("FAILING [manifest-signature]") })
+        #expect(result.out.contains("UNTRUSTED (v3 failed verification) + pin \(pin(66))"))
+        #expect(!result.out.contains("revocations\n"))
+    }
+
+    @Test func aWrongRootIsAskedAboutOnTheFirstLine() throws {
+        let world = try AuditWorld(try simpleHistory(2))
+        let other = try HistoryFixture()
+        try Data(other.rootBytes).write(to: URL(fileURLWithPath: world.rootFile))
+        let result = world.audit()
+        #expect(result.status == 1)
+        #expect(
+            result.out.hasPrefix(
+                "the tree's root 1 differs from the root you gave: is this the root your app embeds?\n"),
+            "\(result.out)")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("  root/1.json (version 1): [root-equivocation]") })
+        #expect(
+            lines[heading + 2]
+                == "    (follows from the root you gave: it does not occur with the tree's own root 1):")
+        #expect(lines[heading + 3].hasPrefix("      history/1.json (version 1): [manifest-foreign-key]"))
+        let json = world.audit(["--json"])
+        guard case .object(let object) = try StrictJSONParser.parse(Array(json.out.utf8), limits: Limits.standard.json),
+            case .array(let violations)? = object["violations"]
+        else {
+            Issue.record("not a JSON report")
+            return
+        }
+        #expect(object["givenRootDiffers"] == .number("1"))
+        let follows = violations.compactMap { value -> JSONValue? in
+            guard case .object(let finding) = value else { return nil }
+            return finding["followsFrom"]
+        }
+        #expect(follows == [.null, .string("given-root"), .string("given-root")])
     }
 }
 

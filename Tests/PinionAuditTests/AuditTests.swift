@@ -98,7 +98,7 @@ func rulesAndVersions(_ findings: [AuditFinding]) -> [String] {
         try fixture.extend(2)
         _ = try fixture.write(to: directory.path)
         let report = try audit(fixture, repo: directory.path)
-        #expect(rulesAndVersions(report.violations) == ["manifest-signature@6"])
+        #expect(rulesAndVersions(report.violations) == ["manifest-foreign-key@6"])
         let finding = try #require(report.violations.first)
         #expect(finding.file == "history/6.json")
         #expect(finding.message.contains(intruder.publicKey.keyID))
@@ -251,7 +251,7 @@ func rulesAndVersions(_ findings: [AuditFinding]) -> [String] {
         let report = try audit(fixture, repo: directory.path)
         #expect(
             Set(rulesAndVersions(report.violations)) == [
-                "manifest-signature@3", "previous-link@5", "index-entry-mismatch@7", "manifest-not-latest@8",
+                "manifest-foreign-key@3", "previous-link@5", "index-entry-mismatch@7", "manifest-not-latest@8",
             ])
         #expect(!report.passed)
     }
@@ -349,7 +349,8 @@ func rulesAndVersions(_ findings: [AuditFinding]) -> [String] {
             options: AuditOptions(at: fixture.auditTime))
         #expect(report.violations(.rootEquivocation).map(\.version) == [1])
         // Clients trust the given root: the tree's manifests are not signed by its pins role.
-        #expect(report.violations(.manifestSignature).map(\.version) == [1, 2])
+        #expect(report.violations(.manifestForeignKey).map(\.version) == [1, 2])
+        #expect(report.givenRootDiffers == 1)
     }
 }
 

@@ -31,9 +31,11 @@ struct AuditCommand: Command {
         first; each previous equal to the SHA-256 of the prior payload; lifetimes within
         the root's cap; each history file's version equal to its name; index entries equal
         to the files; manifest.json byte-identical to the index's latest; no version with
-        two payloads; no file changing between two reads. Warnings (exit 0): a lifted
-        revocation, an invalid extra signature, a history file beyond the index (a publish
-        that died mid-way).
+        two payloads; no file changing between two reads. Signatures are verified over the
+        raw payload bytes before the strict parse: a file changed after signing is named as
+        such, and what its content breaks is listed under it. Warnings (exit 0): a lifted
+        revocation, an invalid extra signature, a history file beyond the index that
+        verifies (a publish that died mid-way).
 
         When the newest root has a log (docs/TRANSPARENCY.md), it also recomputes one head
         per index.json manifest from the documents and requires the log's entries to be
@@ -48,7 +50,11 @@ struct AuditCommand: Command {
         domain's timeline (pins added and removed, revocations, enforce / report-only and
         includeSubdomains changes, domains added and removed, at which version and date),
         the span the manifests cover and the gaps where no unexpired manifest existed, then
-        every violation as FILE (version N): [rule] what was found.
+        every violation as FILE (version N): [rule] what was found, with a sentence saying
+        what it means and what to do; versions that failed verification are marked FAILING
+        and their timeline entries UNTRUSTED. When the tree's root of the given root's
+        version differs, the first line asks whether the given root is the one your app
+        embeds, and the findings that follow from it are grouped under it.
 
         options:
           --root F     the trusted root envelope (e.g. the root an app embeds)
@@ -193,6 +199,10 @@ struct AuditCommand: Command {
 enum AuditText {
     static func lines(_ report: AuditReport) -> [String] {
         var lines: [String] = []
+        if let version = report.givenRootDiffers {
+            lines.append(
+                "the tree's root \(version) differs from the root you gave: is this the root your app embeds?")
+        }
         lines.append("audit       scope \(report.scope), given root version \(report.anchorVersion), at \(report.at)")
         lines.append("tree        \(report.location)")
         lines += rootLines(report)
@@ -203,13 +213,13 @@ enum AuditText {
         if !report.warnings.isEmpty {
             lines.append("")
             lines.append("warnings (\(report.warnings.count))")
-            lines += report.warnings.map { "  " + $0.description }
+            for warning in report.warnings {
+                let mark = warning.followsFrom.map { "  " + followsText($0, report) } ?? ""
+                lines.append("  " + warning.description + mark)
+                lines.append("      " + warning.advice)
+            }
         }
-        if !report.violations.isEmpty {
-            lines.append("")
-            lines.append("violations (\(report.violations.count))")
-            lines += report.violations.map { "  " + $0.description }
-        }
+        lines += violationLines(report)
         lines.append("")
         if report.passed {
             lines.append("result      PASS: every rule holds (\(report.warnings.count) warning(s))")
@@ -221,6 +231,66 @@ enum AuditText {
     }
 
     static func pad(_ text: String, _ width: Int) -> String { ManifestShowCommand.pad(text, width) }
+
+    /// Why a finding is secondary, in words.
+    static func followsText(_ cause: FindingCause, _ report: AuditReport) -> String {
+        switch cause {
+        case .unverifiedContent:
+            return "(about content whose signature does not verify: follows from the signature finding)"
+        case .givenRoot:
+            return
+                "(follows from the root you gave: it does not occur with the tree's own root \(report.givenRootDiffers.map(String.init) ?? ""))"
+        }
+    }
+
+    /// Whether `follower` is grouped under `cause`: a signature finding owns the findings
+    /// about the content of the same version (the same file first), the root equivocation
+    /// owns those that follow from the given root.
+    static func owns(_ cause: AuditFinding, _ follower: AuditFinding, among findings: [AuditFinding]) -> Bool {
+        switch follower.followsFrom {
+        case nil: return false
+        case .givenRoot?: return cause.rule == .rootEquivocation
+        case .unverifiedContent?:
+            let signatureRules: Set<AuditRule> = [.manifestSignature, .manifestForeignKey, .rootSignature]
+            guard signatureRules.contains(cause.rule), cause.followsFrom == nil, cause.version == follower.version
+            else { return false }
+            let sameFile = findings.contains {
+                signatureRules.contains($0.rule) && $0.followsFrom == nil && $0.version == follower.version
+                    && $0.file == follower.file
+            }
+            return !sameFile || cause.file == follower.file
+        }
+    }
+
+    /// Violations, causes first: each followed by its advice and by the findings that follow
+    /// from it, indented under it and marked.
+    static func violationLines(_ report: AuditReport) -> [String] {
+        let findings = report.violations
+        guard !findings.isEmpty else { return [] }
+        var lines = ["", "violations (\(findings.count))"]
+        var placed = Set<Int>()
+        for position in findings.indices where findings[position].followsFrom == nil {
+            let cause = findings[position]
+            lines.append("  " + cause.description)
+            lines.append("      " + cause.advice)
+            let followers = findings.indices.filter {
+                !placed.contains($0) && owns(cause, findings[$0], among: findings)
+            }
+            guard let first = followers.first, let kind = findings[first].followsFrom else { continue }
+            lines.append("    " + followsText(kind, report) + ":")
+            for follower in followers {
+                placed.insert(follower)
+                lines.append("      " + findings[follower].description)
+                lines.append("          " + findings[follower].advice)
+            }
+        }
+        for position in findings.indices where findings[position].followsFrom != nil && !placed.contains(position) {
+            let finding = findings[position]
+            lines.append("  " + finding.description + "  " + followsText(finding.followsFrom ?? .givenRoot, report))
+            lines.append("      " + finding.advice)
+        }
+        return lines
+    }
 
     static func rootLines(_ report: AuditReport) -> [String] {
         var lines = ["", "roots (\(report.roots.count))"]
@@ -249,7 +319,11 @@ enum AuditText {
             return ["", "manifests (0)"]
         }
         let holder = report.manifestJSONVersion.map { "; manifest.json holds version \($0)" } ?? ""
-        var lines = ["", "manifests (\(manifests.count), versions \(first.version)...\(last.version)\(holder))"]
+        let failing = manifests.filter { !$0.verified }.count
+        let failingText = failing == 0 ? "" : ", \(failing) FAILING verification"
+        var lines = [
+            "", "manifests (\(manifests.count), versions \(first.version)...\(last.version)\(failingText)\(holder))",
+        ]
         lines.append("  " + pad("VERSIONS", 14) + pad("ROOT", 6) + pad("ISSUED (FIRST ... LAST)", 47) + "SIGNED BY")
         var start = 0
         for position in manifests.indices {
@@ -258,13 +332,17 @@ enum AuditText {
                 next == manifests.count || manifests[next].version != manifests[position].version + 1
                 || manifests[next].rootVersion != manifests[start].rootVersion
                 || manifests[next].signers != manifests[start].signers
+                || manifests[next].failure != manifests[start].failure
             guard runEnds else { continue }
             let a = manifests[start]
             let b = manifests[position]
             let versions = a.version == b.version ? "\(a.version)" : "\(a.version)-\(b.version)"
-            let dates = a.version == b.version ? a.issuedAt.description : "\(a.issuedAt) ... \(b.issuedAt)"
-            let signers = a.signers.isEmpty ? "(no valid pins-role signature)" : a.signers.joined(separator: " ")
-            lines.append("  " + pad(versions, 14) + pad(String(a.rootVersion), 6) + pad(dates, 47) + signers)
+            let first = a.issuedAt?.description ?? "(unreadable)"
+            let dates = a.version == b.version ? first : "\(first) ... \(b.issuedAt?.description ?? "(unreadable)")"
+            var signers = a.signers.isEmpty ? "(no valid pins-role signature)" : a.signers.joined(separator: " ")
+            if let failure = a.failure { signers = "FAILING [\(failure.rawValue)] " + signers }
+            lines.append(
+                "  " + pad(versions, 14) + pad(a.rootVersion.map(String.init) ?? "?", 6) + pad(dates, 47) + signers)
             start = next
         }
         return lines
@@ -290,8 +368,10 @@ enum AuditText {
         for timeline in report.domains {
             lines.append("  \(timeline.name)")
             for entry in timeline.entries {
+                let untrusted = entry.trusted ? "" : "UNTRUSTED (v\(entry.version) failed verification) "
                 lines.append(
-                    "    " + pad("v\(entry.version)", 8) + pad(entry.date.description, 22) + describe(entry.event))
+                    "    " + pad("v\(entry.version)", 8) + pad(entry.date.description, 22) + untrusted
+                        + describe(entry.event))
             }
         }
         if !report.revocations.isEmpty {
