@@ -75,7 +75,7 @@ public enum PinionCommandLine {
             ManifestRevokePinCommand.self, ManifestShowCommand.self, SignCommand.self, VerifyCommand.self,
             PublishCommand.self, PlanCommand.self, LogRefreshCommand.self, ServeCommand.self, WitnessCommand.self,
             WitnessCosignCommand.self, ClientRefreshCommand.self, ClientConnectCommand.self,
-            AuditCommand.self, StatusCommand.self, DiffCommand.self, ReportsCommand.self,
+            AuditCommand.self, AdoptionCommand.self, StatusCommand.self, DiffCommand.self, ReportsCommand.self,
             ImportCommand.self, ExportCommand.self, LintCommand.self, CheckHostCommand.self,
         ]
     }

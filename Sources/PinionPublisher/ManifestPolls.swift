@@ -4,6 +4,7 @@
 // (docs/OPERATIONS.md, the adoption gate).
 
 import PinionCore
+import PinionTrust
 import Synchronization
 
 /// The `have` label of one manifest request, from its query and the version being served.
@@ -20,26 +21,10 @@ import Synchronization
 enum PollLabel {
     static func label(query: Substring?, served: Int64?) -> String {
         guard let query else { return "none" }
-        guard let have = haveVersion(query) else { return "invalid" }
+        guard let token = PollToken(query: query), let have = Int64(exactly: token.have) else { return "invalid" }
         if have == 0 { return "0" }
         guard let served, have <= served, served - have < Int64(ManifestPolls.window) else { return "other" }
         return String(have)
-    }
-
-    /// V of a query that is exactly `have=V&base=B`, or nil.
-    static func haveVersion(_ query: Substring) -> Int64? {
-        let bytes = Array(query.utf8)
-        guard bytes.starts(with: Array("have=".utf8)) else { return nil }
-        let ampersand = bytes.firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
-        let digits = bytes[5..<ampersand]
-        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }),
-            digits.first != 0x30 || digits.count == 1
-        else { return nil }
-        let rest = bytes[ampersand...]
-        guard rest.count == 6 + 16, rest.starts(with: Array("&base=".utf8)),
-            rest.dropFirst(6).allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-        else { return nil }
-        return Int64(String(decoding: digits, as: UTF8.self))
     }
 }
 

@@ -35,6 +35,32 @@ public enum IPLiteral {
         return nil
     }
 
+    /// The network an address belongs to, as counted where addresses must not be kept: an
+    /// IPv4 address's /24 (`203.0.113.0/24`), an IPv6 address's /64 (`2001:db8:1:2::/64`).
+    /// An IPv4-mapped IPv6 address counts as its IPv4 address.
+    ///
+    /// - Parameter text: an IPv4 or IPv6 literal, without port or brackets.
+    /// - Returns: the prefix in CIDR notation, or nil when `text` is not a literal.
+    public static func networkPrefix(_ text: String) -> String? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            let bytes = withUnsafeBytes(of: v4.s_addr) { Array($0) }
+            return "\(bytes[0]).\(bytes[1]).\(bytes[2]).0/24"
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        var bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return "\(bytes[12]).\(bytes[13]).\(bytes[14]).0/24"
+        }
+        for index in 8..<16 { bytes[index] = 0 }
+        var network = in6_addr()
+        withUnsafeMutableBytes(of: &network) { $0.copyBytes(from: bytes) }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        guard inet_ntop(AF_INET6, &network, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        return cText(buffer) + "/64"
+    }
+
     /// True for 127.0.0.0/8 and ::1.
     public static func isLoopback(_ text: String) -> Bool {
         guard let canonical = canonical(text) else { return false }

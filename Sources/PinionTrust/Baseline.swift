@@ -39,6 +39,10 @@ public struct Baseline: Sendable, Equatable {
     /// the manifest request's poll token names the baseline by their SHA-256 (`PollToken`).
     public private(set) var document: [UInt8]?
 
+    /// Two baselines are equal when they pin the same domains the same way, whatever
+    /// document (if any) they were read from.
+    public static func == (lhs: Baseline, rhs: Baseline) -> Bool { lhs.domains == rhs.domains }
+
     /// Checks and stores baseline domains.
     ///
     /// - Parameter domains: the domain entries; names must be unique.

@@ -68,6 +68,29 @@ public struct PollToken: Sendable, Equatable, CustomStringConvertible {
     /// `have=V&base=B`, exactly that order and nothing else.
     public var query: String { "have=\(have)&base=\(base)" }
 
+    /// Reads a query that is exactly `have=V&base=B`: V a decimal without leading zeros that
+    /// fits in 63 bits, B 16 lowercase hex digits. For publishers and log readers; clients
+    /// only write tokens.
+    ///
+    /// - Parameter query: the request target's query, after `?`.
+    /// - Returns: nil for anything else (another order, more parameters, percent-encoding,
+    ///   uppercase hex).
+    public init?(query: Substring) {
+        let bytes = Array(query.utf8)
+        guard bytes.starts(with: Array("have=".utf8)) else { return nil }
+        let ampersand = bytes.firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+        let digits = bytes[5..<ampersand]
+        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }),
+            digits.first != 0x30 || digits.count == 1, let have = Int64(String(decoding: digits, as: UTF8.self))
+        else { return nil }
+        let rest = bytes[ampersand...]
+        guard rest.count == 6 + 16, rest.starts(with: Array("&base=".utf8)),
+            rest.dropFirst(6).allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        self.have = UInt64(have)
+        base = String(decoding: rest.dropFirst(6), as: UTF8.self)
+    }
+
     public var description: String { query }
 }
 
