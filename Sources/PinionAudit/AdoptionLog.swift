@@ -101,7 +101,9 @@ public enum AccessLogLine: Sendable, Equatable {
         guard fields.method == "GET", fields.status == 200 || fields.status == 304 else { return .other }
         let path = fields.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let parts = path[0].split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0].isEmpty, parts[1] == "v1", parts[3] == "manifest.json" else { return .other }
+        guard parts.count == 4, parts[0].isEmpty, parts[1] == "v1", parts[3] == "manifest.json",
+            (try? Scope.validate(String(parts[2]))) != nil
+        else { return .other }
         guard let prefix = IPLiteral.networkPrefix(fields.client) else {
             return .malformed("client \"\(fields.client)\" is not an IP address")
         }

@@ -46,6 +46,8 @@ import Testing
             ("2026-12-01T10:00:00Z 192.0.2.1:1 HEAD /v1/s/manifest.json 200 0 1ms", .serve),
             ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/manifest.json 404 5 1ms", .serve),
             ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/sub/manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/\u{1B}[31mx/manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/../manifest.json 200 5 1ms", .serve),
             ("2026-12-01T10:00:00Z listening on 127.0.0.1:8443", .serve),
             ("2026-12-01T10:00:00Z - - (header timeout) 408 0", .serve),
             ("192.0.2.1 - - [01/Dec/2026:10:00:00 +0000] \"-\" 400 0 \"-\" \"-\"", .nginx),
@@ -180,6 +182,7 @@ import Testing
             (repo + ["--since", "soon"] + logs, 2, "--since"),
             (repo + ["--baseline", work + "/bad-baseline.json"] + logs, 1, "not a baseline document"),
             (repo + [work + "/missing.log"], 3, "cannot open the log"),
+            (repo + [work], 3, "cannot open the log"),
             (repo + [work + "/no-polls.log"], 1, "no manifest poll in the logs"),
             (["adoption", "--repo", work + "/tree", "--at", "2020-01-01T00:00:00Z"] + logs, 1, "outside that window"),
             (

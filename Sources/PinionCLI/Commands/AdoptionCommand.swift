@@ -195,8 +195,11 @@ struct AdoptionCommand: Command {
     private static func forEachLine(
         of path: String, _ body: (Int, Substring, AccessLogFormat) -> Void
     ) throws(CLIError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError.io("\(path): cannot open the log")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let handle = FileHandle(forReadingAtPath: path)
+        else {
+            throw CLIError.io("\(path): cannot open the log (no such file, a directory, or no permission)")
         }
         defer { try? handle.close() }
         var pending: [UInt8] = []
