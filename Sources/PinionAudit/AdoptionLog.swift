@@ -99,16 +99,33 @@ public enum AccessLogLine: Sendable, Equatable {
         -> AccessLogLine
     {
         guard fields.method == "GET", fields.status == 200 || fields.status == 304 else { return .other }
-        let path = fields.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var target = Substring(fields.target)
+        // An absolute-form target (RFC 9112 §3.2.2), which servers answer like its path.
+        for scheme in ["https://", "http://"] where target.lowercased().hasPrefix(scheme) {
+            let authority = target.dropFirst(scheme.count)
+            target = authority.firstIndex(of: "/").map { authority[$0...] } ?? ""
+        }
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let parts = path[0].split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0].isEmpty, parts[1] == "v1", parts[3] == "manifest.json",
-            (try? Scope.validate(String(parts[2]))) != nil
-        else { return .other }
+        guard path[0].hasSuffix("/manifest.json") else { return .other }
+        // A manifest request a server may have answered after normalising its path (empty,
+        // `.` or `..` segments, percent-encoding, a scope no tree can hold) is reported, not
+        // dropped and not counted under a scope an attacker chose.
+        guard parts.count == 4, parts[0].isEmpty, parts[1] == "v1", (try? Scope.validate(String(parts[2]))) != nil
+        else {
+            if parts.count >= 3,
+                parts.dropFirst().contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+                    || (parts.count == 4 && parts[1] == "v1")
+            {
+                return .malformed("a manifest request whose path is not /v1/SCOPE/manifest.json")
+            }
+            return .other
+        }
         guard let prefix = IPLiteral.networkPrefix(fields.client) else {
             return .malformed("client \"\(fields.client)\" is not an IP address")
         }
         let held: ManifestPoll.Held
-        if path.count == 1 {
+        if path.count == 1 || path[1].isEmpty {
             held = .none
         } else if let token = PollToken(query: path[1]) {
             held = .token(have: Int64(token.have), base: token.base)

@@ -20,7 +20,7 @@ import Synchronization
 /// Labels come from a fixed set per served version, so a client cannot create series.
 enum PollLabel {
     static func label(query: Substring?, served: Int64?) -> String {
-        guard let query else { return "none" }
+        guard let query, !query.isEmpty else { return "none" }
         guard let token = PollToken(query: query), let have = Int64(exactly: token.have) else { return "invalid" }
         if have == 0 { return "0" }
         guard let served, have <= served, served - have < Int64(ManifestPolls.window) else { return "other" }

@@ -90,7 +90,7 @@ struct MetricsSnapshot {
         out.family(
             "pinion_manifest_polls_total", .counter,
             help:
-                "GETs of manifest.json answered 200 or 304, by scope and the manifest version the client holds (have of the poll token; 0 none, other, invalid, none)."
+                "GETs of manifest.json answered 200 or 304, by scope and the manifest version the poll token says the client holds: a version, 0 (none held), other, invalid (another query), none (no query)."
         )
         for series in metrics.polls.snapshot() {
             out.sample(

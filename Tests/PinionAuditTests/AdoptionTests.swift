@@ -41,13 +41,14 @@ import Testing
                     ManifestPoll(
                         time: time, prefix: "192.0.2.0/24", scope: "s", held: .token(have: 0, base: Self.zeros))))
 
+        let absolute = AccessLogLine.read(
+            "2026-12-01T10:00:00Z 192.0.2.1:1 GET https://pins.example/v1/s/manifest.json? 200 5 1ms", format: .serve)
+        #expect(absolute == .poll(ManifestPoll(time: time, prefix: "192.0.2.0/24", scope: "s", held: .none)))
         let others: [(String, AccessLogFormat)] = [
             ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/index.json 200 5 1ms", .serve),
             ("2026-12-01T10:00:00Z 192.0.2.1:1 HEAD /v1/s/manifest.json 200 0 1ms", .serve),
             ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/manifest.json 404 5 1ms", .serve),
             ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/sub/manifest.json 200 5 1ms", .serve),
-            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/\u{1B}[31mx/manifest.json 200 5 1ms", .serve),
-            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/../manifest.json 200 5 1ms", .serve),
             ("2026-12-01T10:00:00Z listening on 127.0.0.1:8443", .serve),
             ("2026-12-01T10:00:00Z - - (header timeout) 408 0", .serve),
             ("192.0.2.1 - - [01/Dec/2026:10:00:00 +0000] \"-\" 400 0 \"-\" \"-\"", .nginx),
@@ -60,6 +61,11 @@ import Testing
             #expect(AccessLogLine.read(Substring(line), format: format) == .other, "\(line)")
         }
         let malformed: [(String, AccessLogFormat)] = [
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/\u{1B}[31mx/manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/../manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/%73/manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1//s/manifest.json 200 5 1ms", .serve),
+            ("2026-12-01T10:00:00Z 192.0.2.1:1 GET /v1/s/../s/manifest.json 200 5 1ms", .serve),
             ("junk", .serve),
             ("2026-12-01 10:00:00 192.0.2.1:1 GET /v1/s/manifest.json 200 5 1ms", .serve),
             ("2026-12-01T10:00:00Z host.example:1 GET /v1/s/manifest.json 200 5 1ms", .serve),
@@ -190,9 +196,20 @@ import Testing
                     "adoption", "--repo", work + "/nowhere", "--at", fleet.at.description, "--domain",
                     "api.example.test",
                     "--pin", fleet.newPin.description,
-                ] + logs, 3, "cannot list the published manifests"
+                ] + logs, 3, "no such directory"
             ),
         ]
+        // A scope the tree does not hold counts as not accepting; a line over the length limit
+        // is reported, not kept.
+        try Data(
+            ("\(fleet.at.adding(seconds: -60)) 10.7.7.7:1 GET /v1/other.scope/manifest.json 200 5 1ms\n"
+                + String(repeating: "x", count: 70_000) + "\n").utf8
+        ).write(to: URL(fileURLWithPath: work + "/foreign.log"))
+        let foreign = runPinion(
+            repo + ["--domain", "api.example.test", "--pin", fleet.newPin.description, work + "/foreign.log"] + logs)
+        #expect(foreign.status == 1, "\(foreign.err)")
+        #expect(foreign.out.contains("gate other.scope api.example.test"), "\(foreign.out)")
+        #expect(foreign.err.contains("foreign.log:2: malformed line (longer than 65536 bytes)"), "\(foreign.err)")
         for (arguments, status, message) in cases {
             let result = runPinion(arguments)
             #expect(result.status == status, "\(arguments): \(result.err)")

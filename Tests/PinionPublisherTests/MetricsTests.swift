@@ -132,7 +132,7 @@ import Testing
             ("have=5" + base, nil, "other"),
             ("have=9223372036854775807" + base, 9_223_372_036_854_775_807, "9223372036854775807"),
             ("have=9223372036854775808" + base, 100, "invalid"),
-            ("", 100, "invalid"),
+            ("", 100, "none"),
             ("have=" + base, 100, "invalid"),
             ("have=-1" + base, 100, "invalid"),
             ("have=+1" + base, 100, "invalid"),

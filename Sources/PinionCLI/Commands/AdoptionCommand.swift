@@ -66,6 +66,10 @@ struct AdoptionCommand: Command {
             }
             return format
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: repo, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CLIError.io("\(repo): no such directory (--repo names the tree pinion publish writes)")
+        }
         let gate = try gateOptions(arguments)
         let baselines = try readBaselines(arguments.values("baseline"))
 
@@ -75,6 +79,11 @@ struct AdoptionCommand: Command {
         var outside = 0
         for log in logs {
             try forEachLine(of: log) { number, line, detected in
+                guard let line else {
+                    malformedCount += 1
+                    if malformed.count < 5 { malformed.append((log, number, "longer than \(maxLineBytes) bytes")) }
+                    return
+                }
                 switch AccessLogLine.read(line, format: format ?? detected) {
                 case .poll(let poll):
                     guard poll.time <= at, poll.time >= at.adding(seconds: -since) else {
@@ -172,9 +181,12 @@ struct AdoptionCommand: Command {
     /// them (`pinion audit` verifies the tree).
     private static func readManifests(repo: String, scope: String) throws(CLIError) -> [Int64: ManifestPayload] {
         let directory = repo + "/v1/" + scope + "/history"
+        // A scope the tree does not hold (a client's path, a typo) has no manifests: its
+        // polls count as not accepting.
+        guard FileManager.default.fileExists(atPath: repo + "/v1/" + scope) else { return [:] }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
-            throw CLIError.io("\(directory): cannot list the published manifests (\(error.localizedDescription))")
+            throw CLIError.io("\(directory): cannot list the published manifests")
         }
         var manifests: [Int64: ManifestPayload] = [:]
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
@@ -190,10 +202,15 @@ struct AdoptionCommand: Command {
         return manifests
     }
 
-    /// Calls `body` with each line (1-based number, text without its newline) of a log read
-    /// in chunks, and the format its first line shows.
+    /// The longest log line read, in bytes; a longer one is reported as malformed and
+    /// skipped without being kept in memory.
+    static let maxLineBytes = 64 * 1024
+
+    /// Calls `body` with each line (1-based number; its text without the newline, or nil
+    /// when it is longer than `maxLineBytes`) of a log read in chunks, and the format the
+    /// first line shows. Each byte is looked at once.
     private static func forEachLine(
-        of path: String, _ body: (Int, Substring, AccessLogFormat) -> Void
+        of path: String, _ body: (Int, Substring?, AccessLogFormat) -> Void
     ) throws(CLIError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
@@ -202,12 +219,21 @@ struct AdoptionCommand: Command {
             throw CLIError.io("\(path): cannot open the log (no such file, a directory, or no permission)")
         }
         defer { try? handle.close() }
-        var pending: [UInt8] = []
+        var line: [UInt8] = []
+        var overlong = false
         var number = 0
         var format: AccessLogFormat?
-        func emit(_ bytes: ArraySlice<UInt8>) {
+        func emit() {
             number += 1
-            let text = Substring(String(decoding: bytes, as: UTF8.self))
+            defer {
+                line.removeAll(keepingCapacity: true)
+                overlong = false
+            }
+            if overlong {
+                body(number, nil, format ?? .serve)
+                return
+            }
+            let text = Substring(String(decoding: line, as: UTF8.self))
             guard !text.isEmpty else { return }
             let detected = format ?? detect(text)
             format = detected
@@ -216,18 +242,27 @@ struct AdoptionCommand: Command {
         while true {
             let chunk: Data?
             do { chunk = try handle.read(upToCount: 1 << 20) } catch {
-                throw CLIError.io("\(path): \(error.localizedDescription)")
+                throw CLIError.io("\(path): cannot read the log (\(error.localizedDescription))")
             }
             guard let chunk, !chunk.isEmpty else { break }
-            pending.append(contentsOf: chunk)
-            var start = 0
-            while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                emit(pending[start..<newline])
+            var start = chunk.startIndex
+            while start < chunk.endIndex {
+                let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n"))
+                let end = newline ?? chunk.endIndex
+                if !overlong {
+                    if line.count + (end - start) > maxLineBytes {
+                        overlong = true
+                        line.removeAll(keepingCapacity: true)
+                    } else {
+                        line.append(contentsOf: chunk[start..<end])
+                    }
+                }
+                guard let newline else { break }
+                emit()
                 start = newline + 1
             }
-            pending.removeFirst(start)
         }
-        if !pending.isEmpty { emit(pending[...]) }
+        if !line.isEmpty || overlong { emit() }
     }
 
     private static func detect(_ line: Substring) -> AccessLogFormat {
