@@ -97,18 +97,15 @@ package enum SocketSupport {
     package static func connectTCP(
         address: String, port: UInt16, attemptTimeout: Double, deadline: IODeadline?
     ) throws(ConnectFailure) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(address) ? AI_NUMERICHOST : 0)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(address, String(port), &hints, &list)
-        guard status == 0 else {
-            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw ConnectFailure.resolutionFailed(detail: detail)
+        try withAddresses(of: address, port: port) { (list) throws(ConnectFailure) -> Int32 in
+            try connectFirst(list, attemptTimeout: attemptTimeout, deadline: deadline)
         }
-        defer { freeaddrinfo(list) }
+    }
 
+    /// Tries each address of `list` in order until one connects.
+    private static func connectFirst(
+        _ list: UnsafeMutablePointer<addrinfo>?, attemptTimeout: Double, deadline: IODeadline?
+    ) throws(ConnectFailure) -> Int32 {
         var lastError = ConnectFailure.resolutionFailed(detail: "no addresses")
         var next = list
         while let info = next {
@@ -142,17 +139,13 @@ package enum SocketSupport {
     /// - Returns: one or more addresses.
     /// - Throws: `ConnectFailure.resolutionFailed` when the lookup fails or gives none.
     package static func resolveAll(_ name: String, port: UInt16) throws(ConnectFailure) -> [String] {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(name) ? AI_NUMERICHOST : 0)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(name, String(port), &hints, &list)
-        guard status == 0 else {
-            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw ConnectFailure.resolutionFailed(detail: detail)
+        try withAddresses(of: name, port: port) { (list) throws(ConnectFailure) -> [String] in
+            try numericAddresses(list)
         }
-        defer { freeaddrinfo(list) }
+    }
+
+    /// The numeric text of each address of `list`, each once.
+    private static func numericAddresses(_ list: UnsafeMutablePointer<addrinfo>?) throws(ConnectFailure) -> [String] {
         var addresses: [String] = []
         var next = list
         while let info = next {
@@ -167,6 +160,27 @@ package enum SocketSupport {
         }
         guard !addresses.isEmpty else { throw ConnectFailure.resolutionFailed(detail: "no addresses") }
         return addresses
+    }
+
+    /// Resolves `name` for TCP (`getaddrinfo`, numeric service; numeric host for an IP
+    /// literal) and calls `body` with the list, which is freed when `body` returns.
+    ///
+    /// - Throws: `ConnectFailure.resolutionFailed` when the lookup fails, or what `body` throws.
+    private static func withAddresses<Result>(
+        of name: String, port: UInt16, _ body: (UnsafeMutablePointer<addrinfo>?) throws(ConnectFailure) -> Result
+    ) throws(ConnectFailure) -> Result {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (isIPLiteral(name) ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, String(port), &hints, &list)
+        guard status == 0 else {
+            let detail = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw ConnectFailure.resolutionFailed(detail: detail)
+        }
+        defer { freeaddrinfo(list) }
+        return try body(list)
     }
 
     /// Connects a non-blocking socket; returns 0 or an errno value (ETIMEDOUT on timeout).
