@@ -33,8 +33,8 @@ import Testing
     }
 
     @Test func scopesWithInnerDotsStayValid() throws {
-        try Scope.validate("com.example.app")
-        try Scope.validate("a.b")
+        #expect(throws: Never.self) { try Scope.validate("com.example.app") }
+        #expect(throws: Never.self) { try Scope.validate("a.b") }
     }
 
     @Test func keygenRefusesAShortPassphraseUnlessAllowed() throws {
