@@ -1,48 +1,9 @@
-// The Prometheus text exposition format (version 0.0.4) of `pinion serve`'s /metrics:
-// families with HELP and TYPE lines, escaped label values.
+// `pinion serve`'s /metrics: what one scrape shows, in the Prometheus text exposition format
+// written by PinionSystem's ExpositionWriter.
 
 import Foundation
 import PinionCore
-
-/// Writes metric families in the Prometheus text format: each family's `# HELP` and
-/// `# TYPE` lines, then its samples; label values escaped (`\\`, `\"`, `\n`).
-struct ExpositionWriter {
-    enum Kind: String { case counter, gauge }
-
-    private(set) var text = ""
-
-    /// Starts a family; every sample written until the next call belongs to it.
-    mutating func family(_ name: String, _ kind: Kind, help: String) {
-        let escapedHelp = help.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-        text += "# HELP \(name) \(escapedHelp)\n# TYPE \(name) \(kind.rawValue)\n"
-    }
-
-    /// One sample.
-    mutating func sample(_ name: String, _ value: String) { sample(name, [], value) }
-
-    /// One sample with labels.
-    mutating func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
-        text += name
-        if !labels.isEmpty {
-            text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
-        }
-        text += " \(value)\n"
-    }
-
-    /// A label value escaped as the format requires.
-    static func escape(_ value: String) -> String {
-        var out = ""
-        for character in value {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-}
+import PinionSystem
 
 /// Everything one scrape shows, gathered at one moment.
 struct MetricsSnapshot {
