@@ -183,14 +183,14 @@ final class EnvelopeTree: @unchecked Sendable {
 
     init(
         rootExpiresAt: Timestamp = t0.adding(seconds: 365 * day), manifestLifetime: Int64 = 30 * day,
-        manifestVersion: Int64 = 3
+        manifestVersion: Int64 = 3, domains: [ManifestPayload.Domain]? = nil
     )
         throws
     {
         directory = try makeTemporaryDirectory(prefix: "pinion-ops-tree")
         let setup = try Setup()
         root = rootPayload(rootKeys: [setup.rootKey], pinsKeys: [setup.pinsKey], expiresAt: rootExpiresAt)
-        manifest = manifestPayload(version: manifestVersion, lifetime: manifestLifetime)
+        manifest = manifestPayload(version: manifestVersion, lifetime: manifestLifetime, domains: domains)
         let scopeDirectory = "\(directory)/v1/\(scope)"
         for sub in ["root", "history"] {
             try FileManager.default.createDirectory(
@@ -205,6 +205,10 @@ final class EnvelopeTree: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
+
+/// The manifest entry report tests pin: api.example.com and its subdomains, so reports for
+/// `hN.api.example.com` (noted-hostname api.example.com) are distinct and accepted.
+let reportDomains = [ManifestPayload.Domain(name: "api.example.com", includeSubdomains: true, pins: [pin(1), pin(2)])]
 
 /// A fixed clock for the server.
 func fixedClock(_ time: Timestamp) -> @Sendable () -> Timestamp { { time } }

@@ -72,21 +72,21 @@ import Testing
 
     @Test func theClientAddressIsThePeerUnlessTheTrustedProxySentIt() throws {
         #expect(
-            try ReportClientAddress.resolve(peer: "127.0.0.1:5000", forwardedFor: ["1.2.3.4"], trustedProxy: nil)
+            try ReportClientAddress.resolve(peer: "127.0.0.1:5000", forwardedFor: ["1.2.3.4"], trustedProxies: [])
                 == "127.0.0.1")
-        #expect(try ReportClientAddress.resolve(peer: "[::1]:443", forwardedFor: [], trustedProxy: nil) == "::1")
+        #expect(try ReportClientAddress.resolve(peer: "[::1]:443", forwardedFor: [], trustedProxies: []) == "::1")
         #expect(
             try ReportClientAddress.resolve(
-                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"], trustedProxy: "10.1.1.1") == "::2")
+                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"], trustedProxies: [try IPRange("10.1.1.1")]) == "::2")
         #expect(
-            try ReportClientAddress.resolve(peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxy: "10.1.1.1")
+            try ReportClientAddress.resolve(peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxies: [try IPRange("10.1.1.1")])
                 == "10.1.1.2", "another peer's header is ignored")
         #expect(throws: ReportClientAddress.Refusal.self) {
             try ReportClientAddress.resolve(
-                peer: "10.1.1.1:80", forwardedFor: ["8.8.8.8, unknown"], trustedProxy: "10.1.1.1")
+                peer: "10.1.1.1:80", forwardedFor: ["8.8.8.8, unknown"], trustedProxies: [try IPRange("10.1.1.1")])
         }
         #expect(throws: ReportClientAddress.Refusal.self) {
-            try ReportClientAddress.resolve(peer: "10.1.1.1:80", forwardedFor: [], trustedProxy: "10.1.1.1")
+            try ReportClientAddress.resolve(peer: "10.1.1.1:80", forwardedFor: [], trustedProxies: [try IPRange("10.1.1.1")])
         }
     }
 
@@ -126,11 +126,12 @@ import Testing
     }
 
     @Test func pipelinedReportsOnOneConnectionAreAnsweredInOrder() throws {
-        let tree = try EnvelopeTree()
+        let tree = try EnvelopeTree(domains: reportDomains)
         let credentials = try ServerCredentials.shared()
         var configuration = PublisherConfiguration(
             repository: tree.directory, certificateChainFile: credentials.certificate, privateKeyFile: credentials.key,
             host: "127.0.0.1", port: 0)
+        configuration.clock = fixedClock(t0.adding(seconds: day))
         configuration.reports = ReportSettings(
             databasePath: try makeTemporaryDirectory(prefix: "pinion-report-pipeline") + "/r.sqlite")
         let publisher = try HTTPSPublisher(configuration: configuration, accessLog: .disabled)
@@ -138,7 +139,7 @@ import Testing
         defer { publisher.drain(timeout: 5) }
         let chain = try reportCertificates()
         var text = ""
-        for host in ["a.example.com", "b.example.com"] {
+        for host in ["a.api.example.com", "b.api.example.com"] {
             let body = reportBody(hostname: host, chain: [chain.first])
             text +=
                 "POST /v1/\(tree.scope)/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
