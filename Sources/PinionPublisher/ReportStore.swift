@@ -235,7 +235,7 @@ public final class ReportStore: Sendable {
     }
 
     private func migrate() throws {
-        try database.transaction {
+        let migratedFrom = try database.transaction { () throws -> Int64 in
             try database.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
             let rows = try database.query("SELECT version FROM schema_version")
             var version: Int64 = 0
@@ -260,6 +260,12 @@ public final class ReportStore: Sendable {
                 if step == 1 { try migrateAddressesToSources() }
                 try database.query("UPDATE schema_version SET version = ?", [.integer(Int64(step + 1))])
             }
+            return version
+        }
+        if migratedFrom == 1 {
+            // The addresses' old pages are in the database file until a checkpoint copies the
+            // migrated ones over them; the truncated WAL then holds nothing either.
+            try database.query("PRAGMA wal_checkpoint(TRUNCATE)")
         }
     }
 
@@ -363,8 +369,9 @@ public final class ReportStore: Sendable {
     /// the cap is in use (or whenever `force`), until at most `evictToPercent` is.
     ///
     /// Each round takes from the source network holding the most: report rows first, the
-    /// oldest of the network with the most rows, down to one fewer than the next network
-    /// holds (at most 1,024 at a time). A report row weighs 16 `key_sources` rows; when the
+    /// oldest of the network with the most rows, as many as the room needs at the average
+    /// row size but never below one fewer than the next network holds (at most 1,024 at a
+    /// time). A report row weighs 16 `key_sources` rows; when the
     /// network holding the most `key_sources` rows outweighs every network's report rows,
     /// those go instead. Only when neither table holds anything are the oldest `key_days`
     /// counts dropped. The `key_days` and `key_sources` rows of an evicted report stay.
@@ -389,7 +396,11 @@ public final class ReportStore: Sendable {
             let keySourceRows = sourceRows.first?[1].integer ?? 0
             if reportRows > 0, reportRows * 16 >= keySourceRows, let source = top.first?[0].text {
                 let next = top.count > 1 ? (top[1][1].integer ?? 0) : 0
-                let take = min(max(1, reportRows - next + 1), 1_024)
+                // Rows needed at the average pages per row, so one round does not empty a
+                // network when a tenth of its rows makes the room.
+                let rows = try database.query("SELECT count(*) FROM reports").first?.first?.integer ?? 1
+                let needed = max(1, (use.used - target) * rows / max(1, use.used) + 1)
+                let take = min(max(1, reportRows - next + 1), needed, 1_024)
                 try database.query(
                     """
                     DELETE FROM reports WHERE id IN
@@ -494,6 +505,23 @@ public final class ReportStore: Sendable {
             let cutoff = now.secondsSince1970 - limits.retentionSeconds
             let cutoffDay = String(Timestamp(secondsSince1970: cutoff).description.prefix(10))
             return try database.transaction { () throws -> Int in
+                // A report that expired takes its counts out of the per-key aggregates too
+                // (only its last day can be on or after the cutoff day): those outlive only
+                // evicted rows.
+                let expired = try database.query(
+                    """
+                    SELECT r.scope, r.hostname, r.served_pin, d.day, sum(d.count)
+                    FROM reports r JOIN report_days d ON d.report_id = r.id
+                    WHERE r.last_seen < ? AND d.day >= ? GROUP BY r.scope, r.hostname, r.served_pin, d.day
+                    """, [.integer(cutoff), .text(cutoffDay)])
+                for row in expired {
+                    try database.query(
+                        """
+                        UPDATE key_days SET count = count - ?
+                        WHERE scope = ? AND hostname = ? AND served_pin = ? AND day = ?
+                        """, [row[4], row[0], row[1], row[2], row[3]])
+                }
+                try database.query("DELETE FROM key_days WHERE count <= 0")
                 try database.query("DELETE FROM reports WHERE last_seen < ?", [.integer(cutoff)])
                 let deleted = database.changes
                 try database.query("DELETE FROM report_days WHERE day < ?", [.text(cutoffDay)])
