@@ -86,9 +86,16 @@ final class ReportHostIndex: Sendable {
     private struct ScopeState {
         var source: DirectoryTreeSource
         var stamp: [Int64]
+        /// The stamp was taken within `racySeconds` of its modification time: a change in the
+        /// same clock tick would not show, so the next use reads again (git's "racy" rule).
+        var racy: Bool
         var seen: Set<Int64>
         var policy: ReportHostPolicy
     }
+
+    /// How close to a modification a stamp cannot be trusted, in seconds (file times move in
+    /// clock ticks, not nanoseconds).
+    static let racySeconds = 2.0
 
     private let repository: String
     private let baselines: ReportHostPolicy
@@ -112,9 +119,12 @@ final class ReportHostIndex: Sendable {
             var state =
                 states[scope]
                 ?? ScopeState(
-                    source: DirectoryTreeSource(repo: repository, scope: scope), stamp: [], seen: [], policy: baselines)
-            if state.stamp != stamp || stamp.isEmpty {
+                    source: DirectoryTreeSource(repo: repository, scope: scope), stamp: [], racy: true, seen: [],
+                    policy: baselines)
+            if state.stamp != stamp || stamp.isEmpty || state.racy {
                 state.stamp = stamp
+                let newest = max(stamp.count > 1 ? stamp[1] : 0, stamp.count > 4 ? stamp[4] : 0)
+                state.racy = Date().timeIntervalSince1970 - Double(newest) / 1e9 < Self.racySeconds
                 let versions = (try? state.source.list(.history))??.versions ?? []
                 var files = versions.filter { !state.seen.contains($0) }.map(TreeFile.history)
                 files.append(.manifest)

@@ -225,7 +225,7 @@ func reportCertificates() throws -> (first: String, second: String) {
 
 /// A report body (RFC 7469 §3 plus TrustKit members), as JSON text.
 func reportBody(
-    hostname: String = "api.example.com", port: Int = 443, chain: [String],
+    hostname: String = "api.example.com", notedHostname: String = "api.example.com", port: Int = 443, chain: [String],
     knownPins: [String] = [String(repeating: "A", count: 43) + "="],
     appVersion: String? = "2.1", extra: String = ""
 ) -> String {
@@ -237,7 +237,7 @@ func reportBody(
     var members = [
         "\"date-time\": \"2026-11-30T09:00:00Z\"", "\"hostname\": \(quoted(hostname))", "\"port\": \(port)",
         "\"include-subdomains\": false",
-        "\"noted-hostname\": \"api.example.com\"",
+        "\"noted-hostname\": \(quoted(notedHostname))",
         "\"served-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",
         "\"validated-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",
         "\"known-pins\": [\(knownPins.map { quoted("pin-sha256=\"\($0)\"") }.joined(separator: ", "))]",

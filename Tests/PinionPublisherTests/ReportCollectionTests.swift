@@ -17,12 +17,12 @@ import Testing
         let publisher: HTTPSPublisher
         var reportsURL: String { "\(publisher.url)/v1/\(tree.scope)/reports" }
 
-        init(configure: (inout ReportSettings) throws -> Void = { _ in }) throws {
-            tree = try EnvelopeTree(domains: reportDomains)
+        init(tree: EnvelopeTree? = nil, configure: (inout ReportSettings) throws -> Void = { _ in }) throws {
+            self.tree = try tree ?? EnvelopeTree(domains: reportDomains)
             database = try makeTemporaryDirectory(prefix: "pinion-reports") + "/reports.sqlite"
             let credentials = try ServerCredentials.shared()
             var configuration = PublisherConfiguration(
-                repository: tree.directory, certificateChainFile: credentials.certificate,
+                repository: self.tree.directory, certificateChainFile: credentials.certificate,
                 privateKeyFile: credentials.key, host: "127.0.0.1", port: 0)
             configuration.workers = 2
             configuration.metricsListen = ("127.0.0.1", 0)
@@ -292,5 +292,50 @@ import Testing
         #expect(proxy.err.contains("not an IPv4 or IPv6 address"))
         let retention = runPinion(base + ["--reports", "/tmp/x-\(UUID()).sqlite", "--reports-retention", "forever"])
         #expect(retention.status == 2)
+    }
+
+    /// Hostile values of --trusted-proxy, --baseline and --reports-max-bytes: a clear
+    /// message, a non-zero exit, and no database created.
+    @Test func badRangesAndBaselinesAreRefusedAtStartUp() throws {
+        let tree = try EnvelopeTree()
+        let credentials = try ServerCredentials.shared()
+        let directory = try makeTemporaryDirectory(prefix: "pinion-report-flags")
+        let database = directory + "/r.sqlite"
+        let base = [
+            "serve", "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key,
+            "--listen", "127.0.0.1:0", "--reports", database,
+        ]
+        for (value, message) in [
+            ("10.0.0.1/8", "address bits are set beyond the /8 prefix (did you mean 10.0.0.0/8?)"),
+            ("10.0.0.0/33", "the prefix length must be a number from 0 to 32"),
+            ("2001:db8::/200", "the prefix length must be a number from 0 to 128"),
+            ("10.0.0.0/8,,192.0.2.1", "an empty entry"), ("10.0.0.0/8,", "an empty entry"),
+            ("cdn.example.com/24", "not an IPv4 or IPv6 address"), ("10.0.0.0/8\u{1b}[2J", "the prefix length"),
+        ] {
+            let result = runPinion(base + ["--trusted-proxy", "192.0.2.1", "--trusted-proxy", value])
+            #expect(result.status == 2, "\(value): \(result.err)")
+            #expect(result.err.contains("--trusted-proxy: ") && result.err.contains(message), "\(result.err)")
+            #expect(!result.err.unicodeScalars.contains { $0.value == 0x1b })
+        }
+        let baselines: [(String, String)] = [
+            ("not json", "--baseline"), ("{\"type\": \"pinion.manifest\", \"specVersion\": 1, \"domains\": []}", "type"),
+            (
+                "{\"type\": \"pinion.baseline\", \"specVersion\": 1, \"domains\": [{\"name\": \"EVIL\", \"pins\": []}]}",
+                "domains[0]"
+            ),
+        ]
+        for (index, (text, message)) in baselines.enumerated() {
+            let path = directory + "/baseline-\(index).json"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let result = runPinion(base + ["--baseline", path])
+            #expect(result.status == 1, "\(text): \(result.err)")
+            #expect(result.err.contains(path) && result.err.contains(message), "\(result.err)")
+        }
+        let missing = runPinion(base + ["--baseline", directory + "/missing.json"])
+        #expect(missing.status == 3, "\(missing.err)")
+        let small = runPinion(base + ["--reports-max-bytes", "65536"])
+        #expect(small.status == 2, "\(small.err)")
+        #expect(runPinion(["serve", "--repo", tree.directory, "--baseline", directory + "/baseline-0.json"]).status == 2)
+        #expect(!FileManager.default.fileExists(atPath: database), "nothing was created")
     }
 }
