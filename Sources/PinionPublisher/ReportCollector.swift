@@ -73,7 +73,8 @@ final class ReportCollector: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
-    /// Opens the store (refusing a path inside `servedTree`) and deletes expired reports.
+    /// Opens the store (refusing a path inside `servedTree`), deletes expired reports and
+    /// evicts down to the cap (which may have been lowered since the last run).
     ///
     /// - Throws: `ReportStoreError`.
     init(
@@ -83,6 +84,7 @@ final class ReportCollector: Sendable {
         store = try ReportStore(
             path: settings.databasePath, create: true, servedTree: servedTree, limits: settings.storeLimits)
         try store.prune(at: clock())
+        try store.evictToCap()
         capacity = max(1, settings.queueCapacity)
         self.metrics = metrics
         self.clock = clock

@@ -91,7 +91,8 @@ public enum ReportClientAddress {
         }
         for entry in entries.reversed() {
             guard let canonical = IPLiteral.canonical(entry) else {
-                throw Refusal(description: "the trusted proxy's X-Forwarded-For holds an entry that is not an IP address")
+                throw Refusal(
+                    description: "the trusted proxy's X-Forwarded-For holds an entry that is not an IP address")
             }
             if !trusted(canonical) { return canonical }
         }

@@ -147,6 +147,9 @@ public final class ReportStore: Sendable {
     /// The settings in force.
     public let limits: ReportStoreLimits
     private let evictedRows = Atomic<Int>(0)
+    /// The pages `limits.maxBytes` leaves the database file (`max_page_count`, unless the file
+    /// was already larger: SQLite never sets it below the file's size, eviction still aims here).
+    private let capPages: Int64
 
     /// Report rows evicted by this instance since it was opened.
     public var evictedCount: Int { evictedRows.load(ordering: .relaxed) }
@@ -211,6 +214,7 @@ public final class ReportStore: Sendable {
             try database.query("PRAGMA journal_size_limit = \(budget)")
             let pages = max(8, (limits.maxBytes - budget) / pageSize)
             try database.query("PRAGMA max_page_count = \(pages)")
+            capPages = pages
             try migrate()
         } catch let error as ReportStoreError {
             throw error
@@ -276,7 +280,8 @@ public final class ReportStore: Sendable {
             guard let id = row[0].integer else { continue }
             let prefix = ReportClientAddress.sourcePrefix(of: row[1].text ?? "")
             try database.query(
-                "UPDATE reports SET last_source = ?, source = ? WHERE id = ?", [.text(prefix), .text(prefix), .integer(id)])
+                "UPDATE reports SET last_source = ?, source = ? WHERE id = ?",
+                [.text(prefix), .text(prefix), .integer(id)])
         }
         try database.execute(
             """
@@ -362,16 +367,32 @@ public final class ReportStore: Sendable {
         let count = try database.query("PRAGMA page_count").first?.first?.integer ?? 0
         let free = try database.query("PRAGMA freelist_count").first?.first?.integer ?? 0
         let cap = try database.query("PRAGMA max_page_count").first?.first?.integer ?? 0
-        return (count - free, cap)
+        return (count - free, min(cap, capPages))
+    }
+
+    /// Evicts in one transaction until the database is within the cap's eviction threshold:
+    /// run when the store opens, so a lowered `maxBytes` takes effect at once (the freed
+    /// pages are reused; the file itself shrinks only by `VACUUM`).
+    ///
+    /// - Returns: the report rows evicted.
+    /// - Throws: `ReportStoreError.database`.
+    @discardableResult
+    public func evictToCap() throws(ReportStoreError) -> Int {
+        do {
+            return try database.transaction { () throws -> Int in try evict(force: false) }
+        } catch let error as SQLiteError {
+            throw .database(error)
+        } catch {
+            throw .notAReportStore("\(error)")
+        }
     }
 
     /// Frees room, inside the caller's transaction, when more than `evictAbovePercent` of
     /// the cap is in use (or whenever `force`), until at most `evictToPercent` is.
     ///
-    /// Each round takes from the source network holding the most: report rows first, the
-    /// oldest of the network with the most rows, as many as the room needs at the average
-    /// row size but never below one fewer than the next network holds (at most 1,024 at a
-    /// time). A report row weighs 16 `key_sources` rows; when the
+    /// Each round takes from the source networks holding the most: report rows first, the
+    /// oldest of each, as many as the room needs at the average row size (at most 4,096 a
+    /// round), the largest networks lowered to one common level (`levelling`). A report row weighs 16 `key_sources` rows; when the
     /// network holding the most `key_sources` rows outweighs every network's report rows,
     /// those go instead. Only when neither table holds anything are the oldest `key_days`
     /// counts dropped. The `key_days` and `key_sources` rows of an evicted report stay.
@@ -388,25 +409,27 @@ public final class ReportStore: Sendable {
         var rounds = 0
         while use.used > target || (force && rounds == 0) {
             rounds += 1
-            let top = try database.query(
-                "SELECT source, count(*) FROM reports GROUP BY source ORDER BY count(*) DESC, source LIMIT 2")
+            let networks = try database.query(
+                "SELECT source, count(*) FROM reports GROUP BY source ORDER BY count(*) DESC, source"
+            ).map { (source: $0[0].text ?? "", rows: $0[1].integer ?? 0) }
             let sourceRows = try database.query(
                 "SELECT prefix, count(*) FROM key_sources GROUP BY prefix ORDER BY count(*) DESC, prefix LIMIT 1")
-            let reportRows = top.first?[1].integer ?? 0
+            let reportRows = networks.first?.rows ?? 0
             let keySourceRows = sourceRows.first?[1].integer ?? 0
-            if reportRows > 0, reportRows * 16 >= keySourceRows, let source = top.first?[0].text {
-                let next = top.count > 1 ? (top[1][1].integer ?? 0) : 0
+            if reportRows > 0, reportRows * 16 >= keySourceRows {
                 // Rows needed at the average pages per row, so one round does not empty a
                 // network when a tenth of its rows makes the room.
-                let rows = try database.query("SELECT count(*) FROM reports").first?.first?.integer ?? 1
-                let needed = max(1, (use.used - target) * rows / max(1, use.used) + 1)
-                let take = min(max(1, reportRows - next + 1), needed, 1_024)
-                try database.query(
-                    """
-                    DELETE FROM reports WHERE id IN
-                        (SELECT id FROM reports WHERE source = ? ORDER BY last_seen, id LIMIT ?)
-                    """, [.text(source), .integer(take)])
-                evicted += database.changes
+                let rows = networks.reduce(0) { $0 + $1.rows }
+                let needed = min(max(1, (use.used - target) * rows / max(1, use.used) + 1), 4_096)
+                for (source, take) in Self.levelling(networks.map(\.rows), needed: needed).enumerated()
+                where take > 0 {
+                    try database.query(
+                        """
+                        DELETE FROM reports WHERE id IN
+                            (SELECT id FROM reports WHERE source = ? ORDER BY last_seen, id LIMIT ?)
+                        """, [.text(networks[source].source), .integer(take)])
+                    evicted += database.changes
+                }
             } else if keySourceRows > 0, let prefix = sourceRows.first?[0].text {
                 try database.query(
                     """
@@ -426,6 +449,36 @@ public final class ReportStore: Sendable {
         }
         evictedRows.add(evicted, ordering: .relaxed)
         return evicted
+    }
+
+    /// How many rows to take from each network so that at least `needed` go, taken from the
+    /// largest first: the largest are lowered to one common level (water-filling), and no
+    /// network is lowered below a smaller one.
+    ///
+    /// - Parameters:
+    ///   - counts: rows per network, largest first.
+    ///   - needed: rows to free, at least 1.
+    /// - Returns: rows to take, per network in the same order.
+    static func levelling(_ counts: [Int64], needed: Int64) -> [Int64] {
+        var sum: Int64 = 0
+        for (index, count) in counts.enumerated() {
+            sum += count
+            let width = Int64(index + 1)
+            let next = index + 1 < counts.count ? counts[index + 1] : 0
+            // Lowering the `width` largest to `next` frees sum - width * next.
+            guard sum - width * next >= needed else { continue }
+            let level = max(next, (sum - needed) / width)
+            var takes = counts.enumerated().map { $0.offset <= index ? max(0, $0.element - level) : 0 }
+            // The level is whole rows: networks last in order keep one more row each, so no
+            // more than `needed` go.
+            var excess = takes.reduce(0, +) - needed
+            for position in stride(from: index, through: 0, by: -1) where excess > 0 && takes[position] > 0 {
+                takes[position] -= 1
+                excess -= 1
+            }
+            return takes
+        }
+        return counts
     }
 
     private func insert(_ report: ReceivedReport, scope: String, source: String, at now: Timestamp) throws

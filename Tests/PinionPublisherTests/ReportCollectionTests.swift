@@ -130,7 +130,8 @@ import Testing
             ])
         #expect(unknownScope.status == 404)
         #expect(try collector.integrity() == ["ok"])
-        #expect(try collector.rows().map { $0.split(separator: "|").first.map(String.init) } == ["kept.api.example.com"])
+        #expect(
+            try collector.rows().map { $0.split(separator: "|").first.map(String.init) } == ["kept.api.example.com"])
         let metrics = try #require(collector.publisher.metrics)
         // The chunked body is refused by the HTTP parser, before it is known to be a report.
         #expect(metrics.refusals(.malformed) == UInt64(cases.count + 1))
@@ -318,7 +319,8 @@ import Testing
             #expect(!result.err.unicodeScalars.contains { $0.value == 0x1b })
         }
         let baselines: [(String, String)] = [
-            ("not json", "--baseline"), ("{\"type\": \"pinion.manifest\", \"specVersion\": 1, \"domains\": []}", "type"),
+            ("not json", "--baseline"),
+            ("{\"type\": \"pinion.manifest\", \"specVersion\": 1, \"domains\": []}", "type"),
             (
                 "{\"type\": \"pinion.baseline\", \"specVersion\": 1, \"domains\": [{\"name\": \"EVIL\", \"pins\": []}]}",
                 "domains[0]"
@@ -335,7 +337,8 @@ import Testing
         #expect(missing.status == 3, "\(missing.err)")
         let small = runPinion(base + ["--reports-max-bytes", "65536"])
         #expect(small.status == 2, "\(small.err)")
-        #expect(runPinion(["serve", "--repo", tree.directory, "--baseline", directory + "/baseline-0.json"]).status == 2)
+        #expect(
+            runPinion(["serve", "--repo", tree.directory, "--baseline", directory + "/baseline-0.json"]).status == 2)
         #expect(!FileManager.default.fileExists(atPath: database), "nothing was created")
     }
 }

@@ -1,7 +1,8 @@
-// A `pinion serve --reports` child kept at its size cap, so its writer evicts as it commits,
-// killed with SIGKILL at seeded moments (PINION_CRASH_SEED replays): the database passes
-// SQLite's integrity check, every acknowledged report is still counted, and the rows and
-// aggregates agree.
+// `pinion serve --reports` children killed with SIGKILL while they evict, at seeded moments
+// (PINION_CRASH_SEED replays): one kept at its size cap by four senders, so its writer
+// evicts as it commits; one started with a lowered cap, so it evicts hundreds of rows in
+// one transaction before it listens. The database passes SQLite's integrity check, every
+// acknowledged report is still counted, and the rows and aggregates agree.
 
 import Foundation
 import PinionCore
@@ -109,5 +110,102 @@ import Testing
             let store = try ReportStore(path: database, create: false)
             #expect(try store.refusedKeys(scope: nil, since: t0).count == counted.count)
         }
+    }
+
+    /// The rows and aggregates of a report database, for comparing a killed run with a clean one.
+    private func facts(_ database: String) throws -> (rows: Int, counted: String, integrity: [String]) {
+        (
+            Int(try sqlite3(database, "SELECT count(*) FROM reports").first ?? "") ?? -1,
+            try sqlite3(database, "SELECT sum(count) FROM key_days").first ?? "",
+            try sqlite3(database, "PRAGMA integrity_check")
+        )
+    }
+
+    @Test func aKillDuringTheStartUpEvictionOfALoweredCapLeavesAllOrNothing() throws {
+        var generator = SeededGenerator(seed: crashSeed() &+ 26)
+        let credentials = try ServerCredentials.shared()
+        let certificate = try reportCertificates().first
+        let directory = try makeTemporaryDirectory(prefix: "pinion-evict-start")
+        let tree = try EnvelopeTree(manifestLifetime: 3_650 * day, domains: reportDomains)
+        // 1,200 reports under an 8 MiB cap, from 40 networks.
+        let full = directory + "/full.sqlite"
+        do {
+            let store = try ReportStore(path: full, create: true, limits: ReportStoreLimits(maxBytes: 8 << 20))
+            var batch: [(report: ReceivedReport, scope: String, client: String)] = []
+            for index in 0..<1_200 {
+                let body = reportBody(hostname: "h\(index).api.example.com", chain: [certificate])
+                batch.append(
+                    (try ReceivedReport.parse(Array(body.utf8)), tree.scope, "10.\(index % 40).\(index % 3).1"))
+                if batch.count == 100 {
+                    _ = try store.commit(batch, at: t0).get()
+                    batch = []
+                }
+            }
+            #expect(store.evictedCount == 0)
+        }
+        let before = try facts(full)
+        #expect(before.rows == 1_200)
+        func serve(_ database: String) throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pinionExecutable)
+            process.arguments = [
+                "serve", "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key,
+                "--listen", "127.0.0.1:0", "--access-log", "off", "--reports", database, "--reports-max-bytes",
+                String(1 << 20),
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        func copy(_ name: String) throws -> String {
+            let path = directory + "/" + name
+            try FileManager.default.copyItem(atPath: full, toPath: path)
+            return path
+        }
+        // A clean run gives the outcome a finished eviction leaves, and how long start-up takes.
+        let clean = try copy("clean.sqlite")
+        let started = Date()
+        let server = try ServeProcess([
+            "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key, "--listen",
+            "127.0.0.1:0", "--access-log", "off", "--reports", clean, "--reports-max-bytes", String(1 << 20),
+        ])
+        let startUp = Date().timeIntervalSince(started)
+        server.signal(SIGTERM)
+        #expect(server.waitForExit(timeout: 30) == 0)
+        let after = try facts(clean)
+        #expect(
+            after.rows < before.rows / 2 && after.rows > 0, "the lowered cap evicted what it needed: \(after.rows) left"
+        )
+        #expect(after.counted == before.counted, "eviction keeps every count")
+
+        // For the record: how much of start-up the eviction takes (coverage, not correctness).
+        let timed = try copy("timed.sqlite")
+        let evictionStarted = Date()
+        _ = try ReportStore(path: timed, create: false, limits: ReportStoreLimits(maxBytes: 1 << 20)).evictToCap()
+        let eviction = Date().timeIntervalSince(evictionStarted)
+
+        var outcomes: [Int: Int] = [:]
+        for round in 0..<6 {
+            let database = try copy("killed-\(round).sqlite")
+            let process = try serve(database)
+            // Seeded moments over the whole start-up, eviction included.
+            Thread.sleep(forTimeInterval: startUp * Double(generator.next() % 1_000) / 1_000)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let killed = try facts(database)
+            #expect(killed.integrity == ["ok"], "round \(round)")
+            #expect(try sqlite3(database, "PRAGMA foreign_key_check").isEmpty, "round \(round)")
+            #expect(killed.rows == before.rows || killed.rows == after.rows, "round \(round): \(killed.rows) rows")
+            #expect(killed.counted == before.counted, "round \(round)")
+            outcomes[killed.rows, default: 0] += 1
+            // Opened again, it finishes the eviction.
+            let store = try ReportStore(path: database, create: false, limits: ReportStoreLimits(maxBytes: 1 << 20))
+            try store.evictToCap()
+            #expect(try store.totals().distinct == Int64(after.rows), "round \(round)")
+        }
+        print(
+            "start-up eviction kills: rows left \(outcomes) (\(before.rows) before, \(after.rows) after); "
+                + "start-up \(Int(startUp * 1_000)) ms, eviction alone \(Int(eviction * 1_000)) ms")
     }
 }

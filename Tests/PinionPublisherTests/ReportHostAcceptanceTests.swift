@@ -44,7 +44,8 @@ import Testing
     /// that version expired; then they are refused.
     @Test func aDroppedHostIsAcceptedForTheRetentionPeriodAfterItsLastVersionExpired() {
         var pinned = policy([.init(name: "old.example.com", pins: [pin(1)])], expiresAt: t0)
-        pinned.add(manifestDomains: [.init(name: "api.example.com", pins: [pin(1)])], expiresAt: t0.adding(seconds: 60 * day))
+        pinned.add(
+            manifestDomains: [.init(name: "api.example.com", pins: [pin(1)])], expiresAt: t0.adding(seconds: 60 * day))
         func refusal(at time: Timestamp) -> String? {
             pinned.refusal(
                 hostname: "old.example.com", notedHostname: "old.example.com", at: time, retentionSeconds: retention)
@@ -52,7 +53,8 @@ import Testing
         #expect(refusal(at: t0.adding(seconds: 30 * day - 1)) == nil)
         #expect(refusal(at: t0.adding(seconds: 30 * day)) != nil)
         // A later version holding it again extends it.
-        pinned.add(manifestDomains: [.init(name: "old.example.com", pins: [pin(3)])], expiresAt: t0.adding(seconds: 10 * day))
+        pinned.add(
+            manifestDomains: [.init(name: "old.example.com", pins: [pin(3)])], expiresAt: t0.adding(seconds: 10 * day))
         #expect(refusal(at: t0.adding(seconds: 30 * day)) == nil)
         #expect(refusal(at: t0.adding(seconds: 40 * day)) != nil)
     }
@@ -60,7 +62,9 @@ import Testing
     @Test func baselineHostsAreAlwaysAccepted() throws {
         var pinned = ReportHostPolicy()
         pinned.add(
-            baseline: try Baseline(domains: [PinnedDomain(name: "app.example.org", includeSubdomains: true, pins: [pin(1)])]))
+            baseline: try Baseline(domains: [
+                PinnedDomain(name: "app.example.org", includeSubdomains: true, pins: [pin(1)])
+            ]))
         #expect(
             pinned.refusal(
                 hostname: "eu.app.example.org", notedHostname: "app.example.org", at: t0.adding(seconds: 3_650 * day),
@@ -75,7 +79,8 @@ import Testing
     @Test func theRefusalEscapesTheNames() {
         let text =
             ReportHostPolicy().refusal(
-                hostname: "a.example.com", notedHostname: "a\u{1b}[31m.example.com", at: t0, retentionSeconds: retention)
+                hostname: "a.example.com", notedHostname: "a\u{1b}[31m.example.com", at: t0, retentionSeconds: retention
+            )
             ?? ""
         #expect(!text.unicodeScalars.contains { $0.value == 0x1b })
     }

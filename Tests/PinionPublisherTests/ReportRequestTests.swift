@@ -77,16 +77,19 @@ import Testing
         #expect(try ReportClientAddress.resolve(peer: "[::1]:443", forwardedFor: [], trustedProxies: []) == "::1")
         #expect(
             try ReportClientAddress.resolve(
-                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"], trustedProxies: [try IPRange("10.1.1.1")]) == "::2")
+                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"],
+                trustedProxies: [try IPRange("10.1.1.1")]) == "::2")
         #expect(
-            try ReportClientAddress.resolve(peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxies: [try IPRange("10.1.1.1")])
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxies: [try IPRange("10.1.1.1")])
                 == "10.1.1.2", "another peer's header is ignored")
         #expect(throws: ReportClientAddress.Refusal.self) {
             try ReportClientAddress.resolve(
                 peer: "10.1.1.1:80", forwardedFor: ["8.8.8.8, unknown"], trustedProxies: [try IPRange("10.1.1.1")])
         }
         #expect(throws: ReportClientAddress.Refusal.self) {
-            try ReportClientAddress.resolve(peer: "10.1.1.1:80", forwardedFor: [], trustedProxies: [try IPRange("10.1.1.1")])
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.1:80", forwardedFor: [], trustedProxies: [try IPRange("10.1.1.1")])
         }
     }
 
@@ -133,13 +136,15 @@ import Testing
                 peer: "10.1.1.1:443", forwardedFor: ["6.6.6.6, 198.51.100.7, 2001:db8:cd::9"],
                 trustedProxies: proxies) == "198.51.100.7")
         #expect(
-            try ReportClientAddress.resolve(peer: "[::ffff:10.2.2.2]:443", forwardedFor: ["198.51.100.8"], trustedProxies: proxies)
+            try ReportClientAddress.resolve(
+                peer: "[::ffff:10.2.2.2]:443", forwardedFor: ["198.51.100.8"], trustedProxies: proxies)
                 == "198.51.100.8", "an IPv4 peer seen on a dual-stack socket")
         #expect(throws: ReportClientAddress.Refusal.self) {
             try ReportClientAddress.resolve(peer: "10.1.1.1:443", forwardedFor: ["10.9.9.9"], trustedProxies: proxies)
         }
         #expect(throws: ReportClientAddress.Refusal.self) {
-            try ReportClientAddress.resolve(peer: "10.1.1.1:443", forwardedFor: ["198.51.100.7, , 10.3.3.3"], trustedProxies: proxies)
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.1:443", forwardedFor: ["198.51.100.7, , 10.3.3.3"], trustedProxies: proxies)
         }
         #expect(ReportClientAddress.sourcePrefix(of: "198.51.100.7") == "198.51.100.0/24")
         #expect(ReportClientAddress.sourcePrefix(of: "2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")

@@ -160,6 +160,19 @@ import Testing
         #expect(try sqlite3(path, "SELECT count(*) FROM reports WHERE last_source NOT LIKE '%/%'") == ["0"])
     }
 
+    /// Eviction lowers the largest networks to one level, never one below a smaller one.
+    @Test func evictionLevelsTheLargestNetworksFirst() {
+        #expect(ReportStore.levelling([10, 5, 1], needed: 3) == [3, 0, 0])
+        #expect(ReportStore.levelling([10, 5, 1], needed: 8) == [7, 1, 0])
+        #expect(ReportStore.levelling([30, 30, 30, 30], needed: 10) == [3, 3, 2, 2])
+        #expect(ReportStore.levelling([500, 1, 1], needed: 40) == [40, 0, 0], "a flood goes before any rare report")
+        #expect(
+            ReportStore.levelling([1, 1, 1, 1, 1], needed: 2) == [1, 1, 0, 0, 0], "whole rows: no more than needed")
+        #expect(ReportStore.levelling([10, 10, 10], needed: 4) == [2, 1, 1])
+        #expect(ReportStore.levelling([3, 2], needed: 100) == [3, 2])
+        #expect(ReportStore.levelling([], needed: 1) == [])
+    }
+
     /// A store too small for even one report after eviction still refuses cleanly.
     @Test func aReportLargerThanTheRoomLeftIsRefusedAsFull() throws {
         let path = directory + "/tiny.sqlite"
@@ -209,7 +222,9 @@ import Testing
         #expect(keys.first?.lastSeen == t0.adding(seconds: day))
         #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
         // Nothing of the addresses is left in the file's pages either.
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: path)) + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
+        let bytes =
+            try Data(contentsOf: URL(fileURLWithPath: path))
+            + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
         #expect(bytes.range(of: Data("203.0.113.77".utf8)) == nil)
         #expect(bytes.range(of: Data("2001:db8:1:2:3:4:5:6".utf8)) == nil)
     }
