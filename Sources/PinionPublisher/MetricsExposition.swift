@@ -102,6 +102,10 @@ struct MetricsSnapshot {
             help: "Pin-failure reports committed, by result (new row or repeat of a stored one).")
         out.sample("pinion_reports_received_total", [("result", "stored")], String(metrics.reportsStored.value))
         out.sample("pinion_reports_received_total", [("result", "repeated")], String(metrics.reportsRepeated.value))
+        out.family(
+            "pinion_reports_evicted_total", .counter,
+            help: "Pin-failure report rows evicted at the size cap (their per-key daily counts are kept).")
+        out.sample("pinion_reports_evicted_total", String(metrics.reportsEvicted.value))
         out.family("pinion_reports_refused_total", .counter, help: "Pin-failure reports refused, by reason.")
         for reason in ReportRefusal.allCases {
             out.sample("pinion_reports_refused_total", [("reason", reason.label)], String(metrics.refusals(reason)))

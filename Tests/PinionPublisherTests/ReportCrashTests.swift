@@ -21,7 +21,7 @@ import Testing
         let credentials = try ServerCredentials.shared()
         let certificate = try reportCertificates().first
         for round in 0..<3 {
-            let tree = try EnvelopeTree()
+            let tree = try EnvelopeTree(manifestLifetime: 3_650 * day, domains: reportDomains)
             let database = try makeTemporaryDirectory(prefix: "pinion-report-crash") + "/reports.sqlite"
             let server = try ServeProcess([
                 "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key, "--listen",
@@ -39,7 +39,7 @@ import Testing
                     defer { group.leave() }
                     guard let client = try? RawTLSClient(port: port, timeout: 10) else { return }
                     for index in 0..<10_000 {
-                        let host = "r\(round)-s\(sender)-\(index).example.com"
+                        let host = "r\(round)-s\(sender)-\(index).api.example.com"
                         let body = reportBody(hostname: host, chain: [certificate])
                         let request =
                             "POST /v1/\(scope)/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
