@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionCrypto
 import PinionSystem
 import PinionTestSupport
 import Testing
@@ -171,6 +172,37 @@ import Testing
         #expect(ReportStore.levelling([10, 10, 10], needed: 4) == [2, 1, 1])
         #expect(ReportStore.levelling([3, 2], needed: 100) == [3, 2])
         #expect(ReportStore.levelling([], needed: 1) == [])
+    }
+
+    /// A flood of distinct hosts from one network outgrows even the per-key aggregates: its
+    /// source-network rows go next, and the store stays within its cap and keeps accepting.
+    @Test func aggregatesAreEvictedLastAndTheStoreKeepsAccepting() throws {
+        let path = directory + "/aggregates-cap.sqlite"
+        let cap: Int64 = 1 << 20
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: cap))
+        let small = try ReceivedReport.parse(
+            Array(
+                """
+                {"date-time": "2026-11-30T09:00:00Z", "hostname": "api.example.com", "port": 443,
+                 "noted-hostname": "api.example.com", "include-subdomains": true, "trustkit-version": "1.7",
+                 "validated-certificate-chain": [\(String(reflecting: chain.first))], "known-pins": []}
+                """.utf8))
+        for batch in 0..<100 {
+            let reports = (0..<100).map { index -> (report: ReceivedReport, scope: String, client: String) in
+                var report = small
+                report.hostname = "h\(batch)-\(index).api.example.com"
+                report.servedPin = Base64.encode(Array(SodiumSHA256().sha256(Array(report.hostname.utf8))))
+                return (report, "s", "2001:db8:bad::\(batch + 1)")
+            }
+            #expect(throws: Never.self) { try store.commit(reports, at: t0).get() }
+        }
+        let floodSources = Int(try sqlite3(path, "SELECT count(*) FROM key_sources").first ?? "") ?? -1
+        #expect(floodSources < 10_000, "the flood's source-network rows were evicted too: \(floodSources) left")
+        let genuine = try report(host: "late.api.example.com", certificate: chain.second)
+        #expect(try store.commit([(genuine, "s", "203.0.113.9")], at: t0).get() == [.stored])
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+        #expect(size(path) + size(path + "-wal") <= Int(cap))
+        #expect(try store.refusedKeys(scope: "s", since: t0).contains { $0.hostname == "late.api.example.com" })
     }
 
     /// A store too small for even one report after eviction still refuses cleanly.
