@@ -196,6 +196,22 @@ struct ReplayResult {
     var violations: [String] = []
     /// Whether root/{n}.json landed in an earlier batch than manifest.json.
     var rootBeforeManifest = false
+    /// Refreshes refused inside the plan's refusal window.
+    var refusalsInWindow = 0
+    /// The edge's log: cache status (HIT, MISS, BYPASS, ...), HTTP status, method, target.
+    var edgeLog: [String] = []
+
+    /// Whether the edge answered a 404 from its cache.
+    var servedCachedNotFound: Bool { edgeLog.contains { $0.hasPrefix("HIT 404 ") } }
+
+    /// Whether the edge answered a request for a path ending in `suffix` from its cache.
+    func servedFromCache(_ suffix: String) -> Bool {
+        edgeLog.contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count == 4 && fields[0] == "HIT"
+                && fields[3].split(separator: "?").first.map { $0.hasSuffix(suffix) } == true
+        }
+    }
 }
 
 /// A publish step ready to replay: the tree before it (`before/`), the tree after it
@@ -241,6 +257,10 @@ struct PublishedStep {
         func check(_ outcomes: [RefreshOutcome], phase index: Int, after what: String) {
             let allowed = !merged && plan.refusalAllowed(during: index)
             for (number, device) in devices.enumerated() {
+                switch outcomes[number] {
+                case .rejected: result.refusalsInWindow += allowed ? 1 : 0
+                default: break
+                }
                 switch outcomes[number] {
                 case .rejected(let error) where !allowed:
                     result.violations.append("client \(number) refused \(what): \(error)")
@@ -297,6 +317,7 @@ struct PublishedStep {
         {
             result.rootBeforeManifest = firstRoot < manifest
         }
+        result.edgeLog = edge.log
         if !result.violations.isEmpty { result.violations.append("edge log:\n" + edge.log.joined(separator: "\n")) }
         edge.nginx.stop()
         try? FileManager.default.removeItem(atPath: mirror)
@@ -349,6 +370,16 @@ struct PublishedStep {
 
     /// Three made-up SPKI pins for api.example.com.
     let pins = [0xA1, 0xB2, 0xC3].map { "sha256/" + Data(repeating: UInt8($0), count: 32).base64EncodedString() }
+    /// The edge cached as its kind says, so the replay went through a cache: a honouring edge
+    /// never answered manifest.json or a 404 from its cache, a holding edge did both.
+    func expectCaching(
+        _ result: ReplayResult, _ caching: EdgeCaching, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let held = caching == .holding
+        #expect(result.servedFromCache("/manifest.json") == held, "\(caching)", sourceLocation: sourceLocation)
+        #expect(result.servedCachedNotFound == held, "\(caching)", sourceLocation: sourceLocation)
+    }
+
     /// When the unlogged trees are published and refreshed (manifests live 30 days from t0).
     let time = t0.adding(seconds: 3600)
 
@@ -427,6 +458,7 @@ struct PublishedStep {
         for caching in [EdgeCaching.honouring, .holding] {
             for seed in Self.seeds([1]) {
                 let result = try step.replay(caching, seed: seed)
+                expectCaching(result, caching)
                 #expect(
                     result.violations.isEmpty, "\(caching) seed \(seed): \(result.violations.joined(separator: "\n"))")
             }
@@ -438,6 +470,8 @@ struct PublishedStep {
         for caching in [EdgeCaching.honouring, .holding] {
             for seed in Self.seeds([1, 2]) {
                 let result = try step.replay(caching, seed: seed)
+                expectCaching(result, caching)
+                #expect(result.refusalsInWindow > 0, "\(caching) seed \(seed): the refusal window was never entered")
                 #expect(
                     result.violations.isEmpty, "\(caching) seed \(seed): \(result.violations.joined(separator: "\n"))")
             }
@@ -476,6 +510,8 @@ struct PublishedStep {
         for caching in [EdgeCaching.honouring, .holding] {
             for seed in Self.seeds([1]) {
                 let result = try step.replay(caching, seed: seed)
+                expectCaching(result, caching)
+                #expect(result.refusalsInWindow > 0, "\(caching) seed \(seed): the refusal window was never entered")
                 #expect(
                     result.violations.isEmpty, "\(caching) seed \(seed): \(result.violations.joined(separator: "\n"))")
             }
