@@ -8,15 +8,9 @@ import Foundation
 import PinionCore
 import PinionPublisher
 import PinionTestSupport
-import Synchronization
 import Testing
 
 @Suite(.serialized) struct ReportEvictionCrashTests {
-    final class Ledger: Sendable {
-        let acknowledged = Mutex<Set<String>>([])
-        let sent = Mutex<Set<String>>([])
-    }
-
     @Test func theDatabaseStaysWholeWhenKilledDuringEviction() throws {
         var generator = SeededGenerator(seed: crashSeed() &+ 25)
         let credentials = try ServerCredentials.shared()
@@ -34,38 +28,12 @@ import Testing
             ])
             // The cap holds about 250 of these reports: past that, commits evict.
             let killAfter = 600 + Int(generator.next() % 400)
-            let ledger = Ledger()
-            let group = DispatchGroup()
-            for sender in 0..<4 {
-                group.enter()
-                let port = server.port
-                let scope = tree.scope
-                Thread.detachNewThread {
-                    defer { group.leave() }
-                    guard let client = try? RawTLSClient(port: port, timeout: 10) else { return }
-                    for index in 0..<10_000 {
-                        let host = "r\(round)-s\(sender)-\(index).api.example.com"
-                        let body = reportBody(hostname: host, chain: [certificate])
-                        // Each sender's reports come from seven networks of its own.
-                        let request =
-                            "POST /v1/\(scope)/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                            + "X-Forwarded-For: 10.\(sender).\(index % 7).1\r\n"
-                            + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
-                        ledger.sent.withLock { _ = $0.insert(host) }
-                        guard let response = client.request(request, timeout: 10) else { return }
-                        guard response.status == 204 else { return }
-                        ledger.acknowledged.withLock { _ = $0.insert(host) }
-                    }
-                }
-            }
-            for _ in 0..<12_000 where ledger.acknowledged.withLock({ $0.count }) < killAfter {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
-            // A seeded pause inside a commit cycle, so the kill lands at varied points.
-            Thread.sleep(forTimeInterval: Double(generator.next() % 20) / 1_000)
-            server.signal(SIGKILL)
-            _ = server.waitForExit(timeout: 30)
-            group.wait()
+            // Each sender's reports come from seven networks of its own; a seeded pause inside a
+            // commit cycle makes the kill land at varied points.
+            let ledger = sendReportsUntilKilled(
+                server, scope: tree.scope, round: round, certificate: certificate, killAfter: killAfter,
+                maxPolls: 12_000, pauseBeforeKill: Double(generator.next() % 20) / 1_000,
+                forwardedFor: { sender, index in "10.\(sender).\(index % 7).1" })
 
             let acknowledged = ledger.acknowledged.withLock { $0 }
             let sent = ledger.sent.withLock { $0 }
