@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes bench/RESULTS.md from the JSON lines bench/run collected (results.jsonl), then
-appends bench/NOTES.md (profiles, changes made, what remains)."""
+appends bench/NOTES.md (profiles, fast paths and what remains)."""
 
 import argparse
 import datetime
@@ -255,8 +255,8 @@ if 10000 in refresh:
       f"payload SHA-256) {ns(phases['manifestVerify'])}; whole `TrustCore.refresh` "
       f"{ns(phases['refreshOnly'])}; the merge is the rest of the total.")
     w("")
-    # The limit finding of NOTES.md: the benchmark raises maxEnvelopeBytes only when the envelope is over the
-    # standard limit (8 MiB since the finding, docs/DESIGN.md §5); lines without the standard say nothing.
+    # The benchmark raises maxEnvelopeBytes only when the envelope is over the standard limit (8 MiB,
+    # docs/DESIGN.md §5; NOTES.md, "Envelope size"); lines without the standard say nothing.
     standard = refresh[10000].get("standardMaxEnvelopeBytes")
     if standard is not None and refresh[10000]["maxEnvelopeBytes"] > standard:
         w(f"**Limit finding.** 10,000 domains of 3 pins, as Pinion serialises them, make a "

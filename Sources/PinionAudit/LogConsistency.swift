@@ -179,8 +179,8 @@ extension AuditRun {
             let futureLimit = options.at.secondsSince1970.addingReportingOverflow(LogFreshness.allowedFutureSkew)
                 .partialValue
             if Int64(clamping: time) > futureLimit {
-                // Found by the hostile review: such a witness refuses every publish (its clock
-                // is behind the cosignature it gave) until that time passes.
+                // Such a witness refuses every publish (its clock is behind the cosignature it
+                // gave) until that time passes.
                 warning(
                     .logCosignatureFuture, nil, place,
                     "witness \(witness.name)'s latest cosignature is dated \(Int64(clamping: time) - options.at.secondsSince1970) s after the audit time (more than \(LogFreshness.allowedFutureSkew) s): its clock was wrong when it cosigned; it refuses to cosign earlier times, so publishes get 503 from it until then"

@@ -2,6 +2,7 @@
 // exposition format 0.0.4 for a node exporter's textfile collector.
 
 import PinionCore
+import PinionSystem
 import PinionTrust
 
 extension PublisherStatus {
@@ -103,11 +104,11 @@ public enum StatusMetrics {
     ///   - status: the check's findings.
     ///   - previousSuccess: the last success of the file being replaced, in seconds.
     public static func render(_ status: PublisherStatus, previousSuccess: Int64?) -> String {
-        let labels = "{scope=\"\(escape(status.scope))\"}"
-        var text = ""
+        var out = ExpositionWriter()
         func gauge(_ name: String, _ help: String, _ value: Int64?) {
             guard let value else { return }
-            text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name)\(labels) \(value)\n"
+            out.family(name, .gauge, help: help)
+            out.sample(name, [("scope", status.scope)], String(value))
         }
         let health = status.health
         let succeeded = health == .healthy || health == .warning
@@ -146,31 +147,17 @@ public enum StatusMetrics {
             "pinion_status_checkpoint_age_seconds",
             "seconds between t_q and the run (clients go stale past maxCheckpointAge)",
             status.log?.age)
-        return text
+        return out.text
     }
 
     /// The last-success value for `scope` in a file written by `render`, or nil when the
     /// text holds none (or is not such a file: anything unparsable counts as no success).
     public static func lastSuccess(in text: String, scope: String) -> Int64? {
-        let prefix = lastSuccessName + "{scope=\"\(escape(scope))\"} "
+        let prefix = lastSuccessName + ExpositionWriter.labelSet([("scope", scope)]) + " "
         for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
             guard let value = Int64(line.dropFirst(prefix.count)), value >= 0 else { return nil }
             return value
         }
         return nil
-    }
-
-    /// A label value escaped as the exposition format requires (`\\`, `\"`, `\n`).
-    static func escape(_ value: String) -> String {
-        var escaped = ""
-        for character in value {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
-            case "\n": escaped += "\\n"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

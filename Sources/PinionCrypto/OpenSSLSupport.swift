@@ -1,5 +1,6 @@
-// OpenSSL and socket helpers shared by the PinionCrypto code (SPKI.swift, TLSProbe.swift)
-// and the pinned HTTPS client of PinionClient (`package` access: this package only).
+// OpenSSL and socket helpers shared by PinionCrypto's SPKI readers and PinionSystem's TLS code
+// (the pinned HTTPS client, the probe, the server context) and PinionPublisher's file
+// digests (`package` access: this package only).
 
 import COpenSSL
 

@@ -114,7 +114,8 @@ public final class HTTPSPublisher: Sendable {
                     clock: configuration.clock)
                 collector = made
                 intake = ReportIntake(
-                    settings: settings, collector: made, repository: configuration.repository, metrics: metrics)
+                    settings: settings, collector: made, repository: configuration.repository, metrics: metrics,
+                    clock: configuration.clock)
             } else {
                 collector = nil
             }

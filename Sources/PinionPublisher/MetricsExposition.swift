@@ -1,48 +1,9 @@
-// The Prometheus text exposition format (version 0.0.4) of `pinion serve`'s /metrics:
-// families with HELP and TYPE lines, escaped label values.
+// `pinion serve`'s /metrics: what one scrape shows, in the Prometheus text exposition format
+// written by PinionSystem's ExpositionWriter.
 
 import Foundation
 import PinionCore
-
-/// Writes metric families in the Prometheus text format: each family's `# HELP` and
-/// `# TYPE` lines, then its samples; label values escaped (`\\`, `\"`, `\n`).
-struct ExpositionWriter {
-    enum Kind: String { case counter, gauge }
-
-    private(set) var text = ""
-
-    /// Starts a family; every sample written until the next call belongs to it.
-    mutating func family(_ name: String, _ kind: Kind, help: String) {
-        let escapedHelp = help.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-        text += "# HELP \(name) \(escapedHelp)\n# TYPE \(name) \(kind.rawValue)\n"
-    }
-
-    /// One sample.
-    mutating func sample(_ name: String, _ value: String) { sample(name, [], value) }
-
-    /// One sample with labels.
-    mutating func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
-        text += name
-        if !labels.isEmpty {
-            text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
-        }
-        text += " \(value)\n"
-    }
-
-    /// A label value escaped as the format requires.
-    static func escape(_ value: String) -> String {
-        var out = ""
-        for character in value {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-}
+import PinionSystem
 
 /// Everything one scrape shows, gathered at one moment.
 struct MetricsSnapshot {
@@ -141,6 +102,10 @@ struct MetricsSnapshot {
             help: "Pin-failure reports committed, by result (new row or repeat of a stored one).")
         out.sample("pinion_reports_received_total", [("result", "stored")], String(metrics.reportsStored.value))
         out.sample("pinion_reports_received_total", [("result", "repeated")], String(metrics.reportsRepeated.value))
+        out.family(
+            "pinion_reports_evicted_total", .counter,
+            help: "Pin-failure report rows evicted at the size cap (their per-key daily counts are kept).")
+        out.sample("pinion_reports_evicted_total", String(metrics.reportsEvicted.value))
         out.family("pinion_reports_refused_total", .counter, help: "Pin-failure reports refused, by reason.")
         for reason in ReportRefusal.allCases {
             out.sample("pinion_reports_refused_total", [("reason", reason.label)], String(metrics.refusals(reason)))

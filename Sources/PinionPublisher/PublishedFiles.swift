@@ -206,7 +206,9 @@ public final class PublishedFiles: Sendable {
             }
         } catch {
             switch error {
-            case .notFound: throw .notFound
+            // A client learns nothing about what is on the disk: missing, a link, a FIFO or
+            // a file it may not read are all "not found".
+            case .notFound, .refused, .unreadable: throw .notFound
             case .tooLarge: throw .tooLarge
             case .readFailed(let code): throw .readFailed(errno: code)
             case .unavailable(let code): throw .unavailable(errno: code)

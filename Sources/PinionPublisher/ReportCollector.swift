@@ -4,6 +4,8 @@
 import Dispatch
 import Foundation
 import PinionCore
+import PinionSystem
+import PinionTrust
 import Synchronization
 
 /// Settings of report collection (`pinion serve --reports DB`, docs/DESIGN.md §14).
@@ -14,20 +16,27 @@ public struct ReportSettings: Sendable {
     public var storeLimits: ReportStoreLimits
     /// Reports waiting to be written at most; beyond that POSTs get 503.
     public var queueCapacity: Int
-    /// Reports one client address may send at once, then `ratePerMinute` a minute.
+    /// Reports one source network (IPv4 /24, IPv6 /64) may send at once, then
+    /// `ratePerMinute` a minute.
     public var rateBurst: Int
     public var ratePerMinute: Double
-    /// The one proxy (IP literal) whose `X-Forwarded-For` is believed; nil: none.
-    public var trustedProxy: String?
+    /// The proxies (a CDN's egress ranges, a load balancer) whose `X-Forwarded-For` is
+    /// believed; empty: none.
+    public var trustedProxies: [IPRange]
+    /// Baselines whose domains are accepted in every scope, besides those of the scope's
+    /// manifest versions (`ReportHostPolicy`).
+    public var baselines: [Baseline]
 
-    /// - Parameters: the database path; defaults: 30 days, 256 MiB, 1,024 queued, 20 at once then 10 a minute.
+    /// - Parameters: the database path; defaults: 30 days, 256 MiB, 1,024 queued, 20 at once
+    ///   then 10 a minute, no trusted proxy, no baseline.
     public init(databasePath: String) {
         self.databasePath = databasePath
         storeLimits = ReportStoreLimits()
         queueCapacity = 1_024
         rateBurst = 20
         ratePerMinute = 10
-        trustedProxy = nil
+        trustedProxies = []
+        baselines = []
     }
 }
 
@@ -41,6 +50,7 @@ enum ReportWriteResult: Sendable {
 struct ReportJob: Sendable {
     let report: ReceivedReport
     let scope: String
+    /// The source network (`ReportClientAddress.sourcePrefix`).
     let client: String
     /// Called on the writer thread once the batch holding this report committed or failed.
     let completion: @Sendable (ReportWriteResult) -> Void
@@ -63,7 +73,8 @@ final class ReportCollector: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
-    /// Opens the store (refusing a path inside `servedTree`) and deletes expired reports.
+    /// Opens the store (refusing a path inside `servedTree`), deletes expired reports and
+    /// evicts down to the cap (which may have been lowered since the last run).
     ///
     /// - Throws: `ReportStoreError`.
     init(
@@ -73,6 +84,7 @@ final class ReportCollector: Sendable {
         store = try ReportStore(
             path: settings.databasePath, create: true, servedTree: servedTree, limits: settings.storeLimits)
         try store.prune(at: clock())
+        try store.evictToCap()
         capacity = max(1, settings.queueCapacity)
         self.metrics = metrics
         self.clock = clock
@@ -140,7 +152,9 @@ final class ReportCollector: Sendable {
     }
 
     private func write(_ batch: [ReportJob]) {
+        let evictedBefore = store.evictedCount
         let result = store.commit(batch.map { ($0.report, $0.scope, $0.client) }, at: clock())
+        metrics?.reportsEvicted.add(UInt64(max(0, store.evictedCount - evictedBefore)))
         switch result {
         case .success(let outcomes):
             for (job, outcome) in zip(batch, outcomes) {

@@ -1,5 +1,6 @@
 // `POST /v1/{scope}/reports` of `pinion serve --reports`: the checks in order (scope, client
-// address, rate limit, body), then the queue; every refusal gets its status and reason.
+// address, rate limit per source network, body, pinned host), then the queue; every refusal
+// gets its status and reason.
 
 import Foundation
 import PinionCore
@@ -18,16 +19,25 @@ enum ReportIntakeDecision {
 final class ReportIntake: Sendable {
     let collector: ReportCollector
     private let limiter: Mutex<ReportRateLimiter>
-    private let trustedProxy: String?
+    private let trustedProxies: [IPRange]
     private let repository: String
     private let metrics: ServerMetrics?
+    private let hosts: ReportHostIndex
+    private let retentionSeconds: Int64
+    private let clock: @Sendable () -> Timestamp
 
-    init(settings: ReportSettings, collector: ReportCollector, repository: String, metrics: ServerMetrics?) {
+    init(
+        settings: ReportSettings, collector: ReportCollector, repository: String, metrics: ServerMetrics?,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
         self.collector = collector
         limiter = Mutex(ReportRateLimiter(burst: settings.rateBurst, perMinute: settings.ratePerMinute))
-        trustedProxy = settings.trustedProxy
+        trustedProxies = settings.trustedProxies
         self.repository = repository
         self.metrics = metrics
+        hosts = ReportHostIndex(repository: repository, baselines: settings.baselines)
+        retentionSeconds = settings.storeLimits.retentionSeconds
+        self.clock = clock
     }
 
     /// The scope of a `/v1/{scope}/reports` path, or nil for any other path.
@@ -61,16 +71,18 @@ final class ReportIntake: Sendable {
         }
         let client: String
         do {
-            client = try ReportClientAddress.resolve(
-                peer: peer, forwardedFor: head.headers.filter { $0.name == "x-forwarded-for" }.map(\.value),
-                trustedProxy: trustedProxy)
+            client = ReportClientAddress.sourcePrefix(
+                of: try ReportClientAddress.resolve(
+                    peer: peer, forwardedFor: head.headers.filter { $0.name == "x-forwarded-for" }.map(\.value),
+                    trustedProxies: trustedProxies))
         } catch {
             metrics?.refuse(.malformed)
             return .respond(status: 400, reason: error.description, retryAfter: nil)
         }
         if let wait = limiter.withLock({ $0.take(client, at: monotonicSeconds) }) {
             metrics?.refuse(.rateLimited)
-            return .respond(status: 429, reason: "too many reports from this address", retryAfter: wait)
+            return .respond(
+                status: 429, reason: "too many reports from this network (\(client))", retryAfter: wait)
         }
         let contentType = head.header("content-type")?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") || contentType.hasPrefix("application/csp-report") else {
@@ -87,6 +99,13 @@ final class ReportIntake: Sendable {
             }
             metrics?.refuse(.malformed)
             return .respond(status: 400, reason: error.description, retryAfter: nil)
+        }
+        if let refusal = hosts.policy(scope: scope).refusal(
+            hostname: report.hostname, notedHostname: report.notedHostname, at: clock(),
+            retentionSeconds: retentionSeconds)
+        {
+            metrics?.refuse(.unpinnedHost)
+            return .respond(status: 422, reason: refusal, retryAfter: nil)
         }
         let job = ReportJob(report: report, scope: scope, client: client) { result in
             switch result {

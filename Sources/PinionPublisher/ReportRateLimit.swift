@@ -1,12 +1,13 @@
-// Per-client-address rate limiting of report POSTs (a token bucket per address, bounded
-// memory) and the client address itself, optionally taken from one trusted proxy.
+// Rate limiting of report POSTs per source network (a token bucket per IPv4 /24 or IPv6 /64,
+// bounded memory) and the client address itself, optionally taken from trusted proxies.
 
 import Foundation
 import PinionSystem
 
-/// Token buckets keyed by client address. Pure: the caller passes the time.
+/// Token buckets keyed by a text, the source network (`ReportClientAddress.sourcePrefix`).
+/// Pure: the caller passes the time.
 ///
-/// Each address may send `burst` reports at once and then `perMinute` a minute. At most
+/// Each key may send `burst` reports at once and then `perMinute` a minute. At most
 /// `maxAddresses` are remembered; when full, addresses whose bucket has refilled are
 /// forgotten, and if none has, a new address is refused (a flood from many addresses then
 /// limits itself rather than growing memory).
@@ -57,36 +58,55 @@ public struct ReportRateLimiter: Sendable {
     }
 }
 
-/// The address a report is counted against.
+/// The address a report comes from, and the network it is counted against.
 public enum ReportClientAddress {
     /// Why a forwarded address was refused.
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String
     }
 
-    /// The client's IP address: the connection's peer, or, when the peer is the configured
-    /// proxy, the last `X-Forwarded-For` entry (the one that proxy appended; entries before
-    /// it are the client's own claims and are ignored).
+    /// The client's IP address: the connection's peer, or, when the peer lies in one of the
+    /// trusted proxy ranges, the `X-Forwarded-For` entry those proxies appended. The list is
+    /// read from its end: entries that are themselves trusted proxies (a CDN edge in front of
+    /// a load balancer) are skipped, and the first one that is not is the client. Entries to
+    /// its left are the client's own claims and are never read.
     ///
     /// - Parameters:
     ///   - peer: the connection's peer, `IP:PORT` or `[IPv6]:PORT`.
     ///   - forwardedFor: the `X-Forwarded-For` field values, in order.
-    ///   - trustedProxy: the proxy's canonical IP literal, or nil to trust none.
+    ///   - trustedProxies: the ranges whose forwarded address is believed; empty: none.
     /// - Returns: a canonical IP literal.
-    /// - Throws: `Refusal` when the trusted proxy sent no usable forwarded address.
-    public static func resolve(peer: String, forwardedFor: [String], trustedProxy: String?) throws(Refusal) -> String {
+    /// - Throws: `Refusal` when a trusted proxy sent no usable forwarded address.
+    public static func resolve(peer: String, forwardedFor: [String], trustedProxies: [IPRange]) throws(Refusal)
+        -> String
+    {
         let peerAddress = address(ofPeer: peer)
-        guard let trustedProxy, peerAddress == trustedProxy else { return peerAddress }
-        let entries = forwardedFor.joined(separator: ",").split(separator: ",").map {
+        func trusted(_ address: String) -> Bool { trustedProxies.contains { $0.contains(address) } }
+        guard trusted(peerAddress) else { return peerAddress }
+        let entries = forwardedFor.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
         }
         guard let last = entries.last, !last.isEmpty else {
             throw Refusal(description: "the trusted proxy sent no X-Forwarded-For address")
         }
-        guard let canonical = IPLiteral.canonical(last) else {
-            throw Refusal(description: "the trusted proxy's X-Forwarded-For does not end with an IP address")
+        for entry in entries.reversed() {
+            guard let canonical = IPLiteral.canonical(entry) else {
+                throw Refusal(
+                    description: "the trusted proxy's X-Forwarded-For holds an entry that is not an IP address")
+            }
+            if !trusted(canonical) { return canonical }
         }
-        return canonical
+        throw Refusal(description: "every X-Forwarded-For address is a trusted proxy; the client is not named")
+    }
+
+    /// The network a client address is counted and stored as (`IPLiteral.networkPrefix`:
+    /// IPv4 /24, IPv6 /64): one subscriber usually holds a whole IPv6 /64, so a quota per
+    /// address would give one attacker 2^64 quotas; the rest of the address is not kept.
+    ///
+    /// - Parameter address: a canonical IP literal (from `resolve`).
+    /// - Returns: the prefix in CIDR notation, or `address` itself when it is not a literal.
+    public static func sourcePrefix(of address: String) -> String {
+        IPLiteral.networkPrefix(address) ?? address
     }
 
     /// The IP part of `IP:PORT` or `[IPv6]:PORT`, canonical when it parses.

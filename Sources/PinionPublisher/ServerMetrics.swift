@@ -109,7 +109,7 @@ public final class WorkerMetrics: Sendable {
 
 /// Why a pin-failure report was not stored, for `pinion_reports_refused_total{reason}`.
 public enum ReportRefusal: Int, Sendable, CaseIterable {
-    case malformed, tooLarge, rateLimited, queueFull, storeFull, writeFailed, unknownScope
+    case malformed, tooLarge, rateLimited, queueFull, storeFull, writeFailed, unknownScope, unpinnedHost
 
     /// The label value.
     public var label: String {
@@ -121,6 +121,7 @@ public enum ReportRefusal: Int, Sendable, CaseIterable {
         case .storeFull: return "store_full"
         case .writeFailed: return "write_failed"
         case .unknownScope: return "unknown_scope"
+        case .unpinnedHost: return "unpinned_host"
         }
     }
 }
@@ -139,6 +140,8 @@ public final class ServerMetrics: Sendable {
     public let reportsStored = MetricCounter()
     /// Reports committed as a repeat of a stored one (its count raised).
     public let reportsRepeated = MetricCounter()
+    /// Report rows evicted at the store's size cap (their per-key counts stay).
+    public let reportsEvicted = MetricCounter()
     /// Refused reports, by reason (`ReportRefusal.rawValue`).
     let reportsRefused: [MetricCounter]
     /// Reports waiting in the write queue.

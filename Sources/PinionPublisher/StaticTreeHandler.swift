@@ -46,8 +46,8 @@ struct StaticTreeHandler: HTTPRequestHandler {
         let head = request.head
         let close = request.close
         let date = request.date
-        // An HTTP/1.0 client keeps the connection only when each answer says so, errors too
-        // (found by the hostile review: 404, 405 and /healthz left it out).
+        // An HTTP/1.0 client keeps the connection only when each answer says so: errors (404,
+        // 405) and /healthz too.
         let keepAlive = request.keepAliveHeaders
         let sendBody: Bool
         switch head.method {

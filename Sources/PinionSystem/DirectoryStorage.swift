@@ -138,31 +138,16 @@ public struct DirectoryStorage: StateStorage {
         try Self.check(name)
         let directory = try openDirectory()
         defer { close(directory) }
-        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StorageError.posix(.write, name, code: errno) }
-        do throws(StorageError) {
-            // The creation mode is narrowed by the umask, never widened; set it exactly.
-            guard fchmod(descriptor, 0o600) == 0 else { throw StorageError.posix(.write, name, code: errno) }
-            try POSIX.writeAll(descriptor, bytes, name: name)
-            guard fsync(descriptor) == 0 else { throw StorageError.posix(.sync, name, code: errno) }
+        do {
+            try AtomicFile.write(bytes, directory: directory, name: name, mode: .exactly(0o600), replace: true)
         } catch {
-            close(descriptor)
-            unlinkat(directory, temporary, 0)
-            throw error
+            switch error.step {
+            case .syncDirectory: return
+            case .create, .write, .close: throw StorageError.posix(.write, name, code: error.code)
+            case .sync: throw StorageError.posix(.sync, name, code: error.code)
+            case .rename, .link: throw StorageError.posix(.rename, name, code: error.code)
+            }
         }
-        // close(2) can report a deferred write error (network file systems).
-        guard close(descriptor) == 0 else {
-            let code = errno
-            unlinkat(directory, temporary, 0)
-            throw StorageError.posix(.write, name, code: code)
-        }
-        guard renameat(directory, temporary, directory, name) == 0 else {
-            let code = errno
-            unlinkat(directory, temporary, 0)
-            throw StorageError.posix(.rename, name, code: code)
-        }
-        _ = fsync(directory)
     }
 
     /// Removes `name` and fsyncs the directory; an absent file is not an error.
@@ -293,7 +278,7 @@ extension StorageError {
     }
 }
 
-/// read(2) and write(2) loops with errno, kept apart from `DirectoryStorage` whose methods
+/// The read(2) loop with errno, kept apart from `DirectoryStorage` whose methods
 /// share the names.
 private enum POSIX {
     static func readAll(_ descriptor: Int32, limit: Int, name: String) throws(StorageError) -> [UInt8] {
@@ -311,15 +296,4 @@ private enum POSIX {
         return output
     }
 
-    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws(StorageError) {
-        var remaining = bytes
-        while !remaining.isEmpty {
-            let count = write(descriptor, remaining, remaining.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StorageError.posix(.write, name, code: errno)
-            }
-            remaining.removeFirst(count)
-        }
-    }
 }

@@ -61,6 +61,34 @@ public enum IPLiteral {
         return cText(buffer) + "/64"
     }
 
+    /// The address's bytes in network order: 4 for IPv4, 16 for IPv6 (an IPv4-mapped IPv6
+    /// address stays 16 bytes), or nil when `text` is not a literal.
+    ///
+    /// - Parameter text: an IPv4 or IPv6 literal, without port, brackets or zone.
+    public static func bytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: v4.s_addr) { Array($0) } }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        return withUnsafeBytes(of: v6) { Array($0) }
+    }
+
+    /// The canonical text of 4 or 16 address bytes (network order), or nil for another count.
+    public static func text(_ bytes: [UInt8]) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        if bytes.count == 4 {
+            var v4 = in_addr()
+            withUnsafeMutableBytes(of: &v4) { $0.copyBytes(from: bytes) }
+            guard inet_ntop(AF_INET, &v4, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+            return cText(buffer)
+        }
+        guard bytes.count == 16 else { return nil }
+        var v6 = in6_addr()
+        withUnsafeMutableBytes(of: &v6) { $0.copyBytes(from: bytes) }
+        guard inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        return cText(buffer)
+    }
+
     /// True for 127.0.0.0/8 and ::1.
     public static func isLoopback(_ text: String) -> Bool {
         guard let canonical = canonical(text) else { return false }

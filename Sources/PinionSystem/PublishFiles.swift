@@ -1,6 +1,6 @@
 // POSIX file access of `pinion publish` (docs/DESIGN.md §9): the tree lock, lstat checks,
-// O_NOFOLLOW reads, atomic writes with fsync of files and directories. Moved here from the
-// CLI so that PinionPublisher imports no C module (issue 11).
+// O_NOFOLLOW reads, atomic writes (AtomicFile) with fsync of files and directories. Kept in
+// PinionSystem so that PinionPublisher imports no C module.
 
 import Foundation
 import PinionTrust
@@ -166,8 +166,8 @@ public enum PublishFiles {
     /// then rename (replace) or link (no-clobber), then fsync of the directory. A crash
     /// leaves the old file or the new one. A replaced file keeps its permission bits, and
     /// its successor's modification time is made later than the old one's (servers derive
-    /// ETag and Last-Modified from mtime and size). The one atomic writer of the project:
-    /// the publisher's tree files and every file a CLI command writes.
+    /// ETag and Last-Modified from mtime and size). The publisher's tree files and every file
+    /// a CLI command writes go through here, and through `AtomicFile` like the SDK's state.
     ///
     /// - Parameters:
     ///   - replace: whether an existing regular file is replaced (else `.exists`).
@@ -182,51 +182,27 @@ public enum PublishFiles {
         if !exists, errno != ENOENT { throw .io(path: path, what: "inspect", reason: errnoText()) }
         if exists, old.st_mode & S_IFMT != S_IFREG { throw .wrongKind(path: path, expected: "a regular file") }
         if exists, !replace { throw .exists(path: path) }
-        let mode: mode_t = exists ? old.st_mode & 0o7777 : mode_t(newMode & 0o7777)
         let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary =
-            directory + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw .io(path: path, what: "create \(temporary)", reason: errnoText()) }
-        if exists { _ = fchmod(descriptor, mode) }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+        let directoryPath = url.deletingLastPathComponent().path
+        let directory = open(directoryPath.isEmpty ? "." : directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw .io(path: path, what: "open the directory", reason: errnoText()) }
+        defer { close(directory) }
         do {
-            try handle.write(contentsOf: bytes)
-            try handle.synchronize()
+            try AtomicFile.write(
+                bytes, directory: directory, name: url.lastPathComponent,
+                mode: exists ? .exactly(old.st_mode & 0o7777) : .lessUmask(mode_t(newMode & 0o7777)),
+                replace: replace, modifiedAfter: exists ? old.st_mtim : nil)
         } catch {
-            close(descriptor)
-            unlink(temporary)
-            throw .io(path: path, what: "write", reason: error.localizedDescription)
-        }
-        if exists {
-            var info = stat()
-            if fstat(descriptor, &info) == 0, info.st_mtim.tv_sec <= old.st_mtim.tv_sec {
-                let later = timespec(tv_sec: old.st_mtim.tv_sec + 1, tv_nsec: 0)
-                _ = futimens(descriptor, [later, later])
+            let reason = String(cString: strerror(error.code))
+            switch error.step {
+            case .link where error.code == EEXIST: throw .exists(path: path)
+            case .link: throw .io(path: path, what: "create", reason: reason)
+            case .create: throw .io(path: path, what: "create \(directoryPath)/\(error.temporary)", reason: reason)
+            case .write, .sync, .close: throw .io(path: path, what: "write", reason: reason)
+            case .rename: throw .io(path: path, what: "rename", reason: reason)
+            case .syncDirectory: throw .io(path: directoryPath, what: "fsync", reason: reason)
             }
         }
-        close(descriptor)
-        if replace {
-            guard rename(temporary, path) == 0 else {
-                let reason = errnoText()
-                unlink(temporary)
-                throw .io(path: path, what: "rename", reason: reason)
-            }
-        } else {
-            // link(2) fails with EEXIST instead of replacing a file created meanwhile.
-            let result = link(temporary, path)
-            let linkErrno = errno
-            unlink(temporary)
-            guard result == 0 else {
-                if linkErrno == EEXIST { throw .exists(path: path) }
-                throw .io(path: path, what: "create", reason: String(cString: strerror(linkErrno)))
-            }
-        }
-        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryDescriptor >= 0 else { throw .io(path: directory, what: "open", reason: errnoText()) }
-        defer { close(directoryDescriptor) }
-        guard fsync(directoryDescriptor) == 0 else { throw .io(path: directory, what: "fsync", reason: errnoText()) }
     }
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }

@@ -58,7 +58,7 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 /// canonical padded base64 of their exact bytes:
 ///
 ///     {
-///       "type": "pinion.client-state", "formatVersion": 2, "scope": "com.example.app",
+///       "type": "pinion.client-state", "formatVersion": 3, "scope": "com.example.app",
 ///       "acceptedRoots": ["<base64 envelope>", ...], "manifest": "<base64 envelope>" | null,
 ///       "floor": {"rootVersion": 3, "version": 7, "payloadSHA256": "<hex>" | null} | null,
 ///       "lastKnownTime": "2026-11-30T09:00:00Z" | null,
@@ -69,15 +69,16 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
 ///     }
 ///
 /// `contentSHA256` is the SHA-256 (FIPS 180-4) of the document without that member as
-/// `JSONWriter` writes it, and in formatVersion 2 the bytes must be exactly
+/// `JSONWriter` writes it, and from formatVersion 2 on the bytes must be exactly
 /// `JSONWriter`'s encoding of the whole document, so the checksum covers every byte of the
 /// copy. It is not a security measure (anyone who can write the file can
 /// recompute it, and every envelope is re-verified from its signatures at start-up); it
 /// makes bit flips in the unsigned fields (floor, lastKnownTime, domain names, ETag) and in
 /// base64 text detectable, which the JSON grammar alone would not.
 ///
-/// formatVersion 1 (before issue 13 part 2) is the same document without `payloadSHA256` in
-/// `floor`, and formatVersion 2 (before issue 16) without `logCheckpoint`; both are read, never written. The notes are C2SP signed notes, parsed
+/// formatVersion 1 is the same document without `payloadSHA256` in `floor` (and kept as two
+/// files, not two copies), and formatVersion 2 the document without `logCheckpoint`; both are
+/// read, never written. The notes are C2SP signed notes, parsed
 /// strictly on reading (`TlogProofLimits.standard.note`), their checkpoints too; their
 /// signatures are verified at start-up by `TrustCore.restore`, not here.
 public enum StateCodec {

@@ -1,5 +1,6 @@
 // Reading the client state files of formatVersion 1 (`state.json` and `enforced-domains.json`,
-// before issue 13 part 2) with their own start-up rules, so an older install migrates with its floor.
+// the layout before the two state copies) with their own start-up rules, so an older install
+// migrates with its floor.
 
 import PinionCore
 

@@ -140,8 +140,8 @@ struct LoggedAuditWorld {
         // An unreadable --witness-ca is an I/O error before any witness is asked.
         let noCA = world.audit(["--witness-ca", world.path("absent-ca.pem")])
         #expect(noCA.status == 3, "\(noCA.err)")
-        // Found by the hostile review: a non-PEM bundle was reported per witness as a network
-        // failure; it is one usage error before any witness is asked.
+        // A non-PEM bundle is one usage error before any witness is asked, not a network
+        // failure per witness.
         let notPEM = world.audit(["--witness-ca", world.rootFile])
         #expect(notPEM.status == 2, "\(notPEM.err)")
         #expect(notPEM.err.contains("--witness-ca \(world.rootFile): not a PEM bundle"), "\(notPEM.err)")

@@ -281,8 +281,7 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(expired.violations(.logCheckpointExpired).count == 1, "\(expired.violations)")
     }
 
-    /// Found by the hostile review: a witness cosignature dated in the future passed without
-    /// a word. Beyond the clients' 5-minute skew it is a warning naming the witness; the audit
+    /// A witness cosignature dated in the future is not passed over in silence. Beyond the clients' 5-minute skew it is a warning naming the witness; the audit
     /// still passes (clients accept it, docs/DESIGN.md §12 "future t_q").
     @Test func aCosignatureDatedInTheFutureIsAWarningNamingTheWitness() throws {
         let tree = try cleanLoggedTree(4)
@@ -368,9 +367,8 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
         #expect(warning.message.contains("publish in progress"), "\(warning.message)")
     }
 
-    /// Found by the hostile review: a witness serving a checkpoint it cosigned with a time
-    /// far in the future (its clock was wrong) passed the audit silently, although it then
-    /// refuses every publish until that time.
+    /// A witness serving a checkpoint it cosigned with a time far in the future (its clock is
+    /// wrong) is named by the audit: it refuses every publish until that time.
     @Test func aWitnessCheckpointCosignedInTheFutureIsAWarningNamingIt() throws {
         let tree = try cleanLoggedTree(4)
         let directory = try TemporaryDirectory()
@@ -533,7 +531,7 @@ func honestWitnesses(_ tree: LoggedTree) throws -> FakeWitnesses {
             tree, repo: directory.path, since: try bigger.note(cosignedBy: []).bytes)
         #expect(report.violations(.logSince).first?.message.contains("the log shrank") == true, "\(report.violations)")
         #expect(report.violations(.logRollback).isEmpty)
-        // Found by the hostile review: a saved checkpoint (as --save-checkpoint writes it,
+        // A saved checkpoint (as --save-checkpoint writes it,
         // with its cosignatures) that a witness of the current one also cosigned is a
         // rollback with its own code, not equivocation; a cosignature by an unlisted key or
         // by a witness that did not cosign the current checkpoint does not make it one.

@@ -50,8 +50,7 @@ func logStatus(_ tree: LoggedTree, repo: String, at: Timestamp? = nil, warnCheck
         #expect(expired.health == .broken)
     }
 
-    /// Found by the hostile review: status said nothing about a witness cosignature dated in
-    /// the future. Beyond the clients' 5-minute skew it is a warning naming the witness.
+    /// Status names a witness cosignature dated in the future: beyond the clients' 5-minute skew it is a warning naming the witness.
     @Test func aCosignatureDatedInTheFutureIsAWarningNamingTheWitness() throws {
         let tree = try cleanLoggedTree(4)
         let audit = tree.fixture.auditTime.secondsSince1970
@@ -116,8 +115,8 @@ func logStatus(_ tree: LoggedTree, repo: String, at: Timestamp? = nil, warnCheck
         #expect(quorum == "log-quorum-not-met")
     }
 
-    /// Found by the hostile review: status read manifest.proof only, so a `log/checkpoint`
-    /// left behind (monitors and witnesses read it; `pinion audit` fails on it) went unseen.
+    /// Status reads `log/checkpoint` as well as manifest.proof: one left behind (monitors and
+    /// witnesses read it; `pinion audit` fails on it) is broken.
     @Test func aServedCheckpointMissingUnreadableOrOfAnotherTreeIsBroken() throws {
         let tree = try cleanLoggedTree(4)
         let directory = try TemporaryDirectory()

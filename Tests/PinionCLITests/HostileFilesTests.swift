@@ -61,8 +61,8 @@ import Testing
         #expect(w.run(["verify", "--root", "@root.json", "--root-chain", "@chain", "@chain/2.json"]).status == 3)
     }
 
-    /// Found by the hostile review: a FIFO entry whose writer stays open hung the command,
-    /// another root of the trusted root's own version passed, and stray names were silent.
+    /// A FIFO entry whose writer stays open does not hang the command, another root of the
+    /// trusted root's own version is refused, and stray names are named.
     @Test func rootChainEntriesThatAreNotTheChainAreRefusedOrNamed() throws {
         let w = try Workspace()
         w.standardRoot()

@@ -149,7 +149,7 @@ import Testing
         #expect(try payload(workspace, "next.json").log?.quorum == 3)
     }
 
-    /// Found by the hostile review: `--max-checkpoint-age 0` was accepted silently.
+    /// `--max-checkpoint-age 0` is not accepted silently.
     /// docs/DESIGN.md §12 allows 0 (freshness off, at a documented cost), so it is written,
     /// with a warning naming the flag and the cost; on rotate too.
     @Test func maxCheckpointAgeZeroIsWrittenWithAWarning() throws {
@@ -171,7 +171,7 @@ import Testing
         #expect(try payload(workspace, "next.json").log?.maxCheckpointAge == 0)
     }
 
-    /// Found by the hostile review: a bad --log-origin was reported as an error about --log-key.
+    /// A bad --log-origin is reported as such, not as an error about --log-key.
     @Test func aBadLogOriginIsReportedAsLogOrigin() throws {
         let workspace = try keyedWorkspace()
         for bad in ["example com", "a+b", "", "caf\u{e9}", String(repeating: "o", count: 257), "tab\there"] {

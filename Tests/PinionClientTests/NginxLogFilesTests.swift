@@ -8,8 +8,7 @@ import PinionTrust
 import Testing
 
 extension NginxPublisherTests {
-    /// Found by the hostile review: the shipped configuration did not serve the transparency
-    /// log. manifest.proof and log/checkpoint as text notes that must be revalidated, and the
+    /// The shipped configuration serves the transparency log: manifest.proof and log/checkpoint as text notes that must be revalidated, and the
     /// canonical tile paths as immutable binaries, the headers `pinion serve` sends
     /// (PublishedPath); other paths under log/ stay 404.
     @Test func logFilesCarryTheTypeAndCacheControlPinionServeSends() throws {

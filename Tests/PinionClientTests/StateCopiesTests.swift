@@ -1,4 +1,4 @@
-// The two state copies at the store (docs/DESIGN.md §6, issue 13 part 2): a lost copy (garbage,
+// The two state copies at the store (docs/DESIGN.md §6): a lost copy (garbage,
 // truncated, a flipped bit, deleted, foreign, newer) gives way to the other and is rewritten; the
 // higher floor wins; a read error concludes nothing and writes nothing; formatVersion 1 migrates.
 

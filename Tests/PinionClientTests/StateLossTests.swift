@@ -1,5 +1,5 @@
-// The rollback floor through the SDK when state copies are lost or unreadable (docs/DESIGN.md §6,
-// issue 13 part 2): after each damage an older manifest is still refused as a rollback, a read
+// The rollback floor through the SDK when state copies are lost or unreadable (docs/DESIGN.md §6):
+// after each damage an older manifest is still refused as a rollback, a read
 // error skips the refresh and writes nothing, the same version with other bytes is equivocation,
 // both copies lost is the documented restart, and a formatVersion 1 install migrates.
 

@@ -148,7 +148,7 @@ final class CaseRunner {
             start()
         case "corruptCopy":
             // The Swift SDK keeps one state record: copy A is state.json, copy B the small
-            // enforced-domains.json (docs/DESIGN.md §6, issue 13 part 2).
+            // enforced-domains.json (docs/DESIGN.md §6).
             let name = step["copy"] as? String == "B" ? StateStore.enforcedDomainsFileName : StateStore.stateFileName
             _ = storage.corrupt(name)
             start()

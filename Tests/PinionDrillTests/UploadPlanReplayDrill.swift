@@ -15,39 +15,7 @@ import Testing
 
 @Suite struct UploadPlanReplayDrill {
     /// A plan as the drill reads it: phase names and file paths, and the refusal window.
-    struct Plan {
-        var phases: [(name: String, paths: [String])]
-        var window: (first: String, last: String)?
-
-        init(_ bytes: [UInt8]) throws {
-            guard case .object(let plan) = try StrictJSONParser.parse(bytes, limits: Limits.standard.json),
-                case .array(let items) = plan["phases"]
-            else { throw TestSetupError(description: "not an upload plan") }
-            phases = items.compactMap { item in
-                guard case .object(let phase) = item, case .string(let name) = phase["name"],
-                    case .array(let files) = phase["files"]
-                else { return nil }
-                let paths = files.compactMap { file -> String? in
-                    guard case .object(let entry) = file, case .string(let path) = entry["path"] else { return nil }
-                    return path
-                }
-                return (name, paths)
-            }
-            if case .object(let window) = plan["refusalWindow"], case .string(let first) = window["firstPhase"],
-                case .string(let last) = window["lastPhase"]
-            {
-                self.window = (first, last)
-            }
-        }
-
-        /// Whether a refusal is allowed while phase `index` is being uploaded.
-        func refusalAllowed(during index: Int) -> Bool {
-            guard let window, let first = phases.firstIndex(where: { $0.name == window.first }),
-                let last = phases.firstIndex(where: { $0.name == window.last })
-            else { return false }
-            return index >= first && index <= last
-        }
-    }
+    typealias Plan = PlannedUpload
 
     /// Copies `path` from the tree to the mirror as one atomic rename (a mirror's upload).
     func upload(_ path: String, team: Team, mirror: String) throws {
@@ -66,7 +34,9 @@ import Testing
         at time: Timestamp, newVersion: Int64
     ) throws -> [String] {
         var random = SplitMix(state: seed)
-        let phases = merged ? [(name: "all", paths: plan.phases.flatMap(\.paths))] : plan.phases
+        let phases =
+            merged
+            ? [PlannedUpload.Phase(name: "all", paths: plan.phases.flatMap(\.paths), invalidate: [])] : plan.phases
         var violations: [String] = []
         var floors = devices.map { $0.client.trustedState.persisted.floor }
         for (index, phase) in phases.enumerated() {

@@ -1,4 +1,4 @@
-// The client's manifest.proof check (docs/DESIGN.md §12) in its order, and each attack of issue 16 refused with its reason.
+// The client's manifest.proof check (docs/DESIGN.md §12) in its order, and each attack on it refused with its reason.
 
 import PinionCore
 import PinionTrust
@@ -291,7 +291,7 @@ private let now: Int64 = 1_800_000_000
 
     /// Cosignatures dated years ahead (witnesses with wrong clocks, or colluding) count as
     /// age 0 once; the same tree seen again keeps its stored t_q, so a frozen view ages from
-    /// when it was first seen instead of staying fresh until that date (hostile review).
+    /// when it was first seen instead of staying fresh until that date.
     @Test func aFutureQuorumTimeDoesNotKeepTheSameTreeFreshForEver() throws {
         let log = try threeSteps()
         let farFuture = UInt64(now + 9 * 365 * 86_400)

@@ -270,8 +270,8 @@ final class CountingHasher: SHA256Hasher, @unchecked Sendable {
 }
 
 @Suite struct AppendCostTests {
-    /// Issue 16: "the log append must not grow with the log; compare the 10,001st entry with
-    /// the 101st". Counted, not timed: SHA-256 calls (loading the right edge, appending, the
+    /// The log append must not grow with the log: the 10,001st entry is compared with the
+    /// 101st. Counted, not timed: SHA-256 calls (loading the right edge, appending, the
     /// root hash) and bytes written.
     @Test func the10001stAppendCostsNoMoreThanTwiceThe101st() throws {
         let store = MemoryTileStore()

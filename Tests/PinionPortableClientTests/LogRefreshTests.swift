@@ -1,4 +1,4 @@
-// The refresh under a root with a `log` (docs/DESIGN.md §12), driven with bytes: each attack of issue 16 refused with its reason code and the state unchanged, or noticed.
+// The refresh under a root with a `log` (docs/DESIGN.md §12), driven with bytes: each attack on the log refused with its reason code and the state unchanged, or noticed.
 
 import Foundation
 import PinionCore

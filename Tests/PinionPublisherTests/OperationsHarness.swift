@@ -183,14 +183,14 @@ final class EnvelopeTree: @unchecked Sendable {
 
     init(
         rootExpiresAt: Timestamp = t0.adding(seconds: 365 * day), manifestLifetime: Int64 = 30 * day,
-        manifestVersion: Int64 = 3
+        manifestVersion: Int64 = 3, domains: [ManifestPayload.Domain]? = nil
     )
         throws
     {
         directory = try makeTemporaryDirectory(prefix: "pinion-ops-tree")
         let setup = try Setup()
         root = rootPayload(rootKeys: [setup.rootKey], pinsKeys: [setup.pinsKey], expiresAt: rootExpiresAt)
-        manifest = manifestPayload(version: manifestVersion, lifetime: manifestLifetime)
+        manifest = manifestPayload(version: manifestVersion, lifetime: manifestLifetime, domains: domains)
         let scopeDirectory = "\(directory)/v1/\(scope)"
         for sub in ["root", "history"] {
             try FileManager.default.createDirectory(
@@ -205,6 +205,10 @@ final class EnvelopeTree: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
+
+/// The manifest entry report tests pin: api.example.com and its subdomains, so reports for
+/// `hN.api.example.com` (noted-hostname api.example.com) are distinct and accepted.
+let reportDomains = [ManifestPayload.Domain(name: "api.example.com", includeSubdomains: true, pins: [pin(1), pin(2)])]
 
 /// A fixed clock for the server.
 func fixedClock(_ time: Timestamp) -> @Sendable () -> Timestamp { { time } }
@@ -221,7 +225,7 @@ func reportCertificates() throws -> (first: String, second: String) {
 
 /// A report body (RFC 7469 §3 plus TrustKit members), as JSON text.
 func reportBody(
-    hostname: String = "api.example.com", port: Int = 443, chain: [String],
+    hostname: String = "api.example.com", notedHostname: String = "api.example.com", port: Int = 443, chain: [String],
     knownPins: [String] = [String(repeating: "A", count: 43) + "="],
     appVersion: String? = "2.1", extra: String = ""
 ) -> String {
@@ -233,7 +237,7 @@ func reportBody(
     var members = [
         "\"date-time\": \"2026-11-30T09:00:00Z\"", "\"hostname\": \(quoted(hostname))", "\"port\": \(port)",
         "\"include-subdomains\": false",
-        "\"noted-hostname\": \"api.example.com\"",
+        "\"noted-hostname\": \(quoted(notedHostname))",
         "\"served-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",
         "\"validated-certificate-chain\": [\(chain.map(quoted).joined(separator: ", "))]",
         "\"known-pins\": [\(knownPins.map { quoted("pin-sha256=\"\($0)\"") }.joined(separator: ", "))]",

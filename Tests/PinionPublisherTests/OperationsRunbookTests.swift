@@ -134,6 +134,15 @@ final class AnnouncedServer: @unchecked Sendable {
         ]
         var server: AnnouncedServer?
         var published = 1
+        var collecting = false
+        var reported = false
+        func postReport() throws -> Int {
+            let body = reportBody(chain: [try reportCertificates().first])
+            return try curl([
+                "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", body,
+                (server?.url ?? "") + "/v1/com.example.app/reports",
+            ]).status
+        }
         for command in commands {
             var text = command
             for (placeholder, value) in substitutions { text = text.replacingOccurrences(of: placeholder, with: value) }
@@ -147,14 +156,10 @@ final class AnnouncedServer: @unchecked Sendable {
                     let scraped = try PrometheusText.parse(try curl([metricsURL + "/metrics"]).body)
                     #expect(scraped.value("pinion_manifest_version", ["scope": "com.example.app"]) == Double(published))
                 }
-                if text.contains("--reports") {
-                    // Where the app's SDK would POST its report about the report-only entry.
-                    let body = reportBody(chain: [try reportCertificates().first])
-                    let posted = try curl([
-                        "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", body,
-                        (server?.url ?? "") + "/v1/com.example.app/reports",
-                    ])
-                    #expect(posted.status == 204)
+                collecting = text.contains("--reports")
+                if collecting {
+                    // Nothing pins api.example.com yet: the collector refuses reports about it.
+                    #expect(try postReport() == 422)
                 }
                 continue
             }
@@ -162,6 +167,12 @@ final class AnnouncedServer: @unchecked Sendable {
             #expect(result.status == 0, "\(command)\n-> \(result.err)")
             if arguments.first == "publish" {
                 published += 1
+                if collecting, !reported {
+                    // Where the app's SDK would POST its report about the report-only entry
+                    // the first publish under collection adds.
+                    #expect(try postReport() == 204)
+                    reported = true
+                }
                 if let metricsURL = server?.metricsURL {
                     // The metrics see the publish (the tree's status is re-read at most once a second).
                     var version: Double?
@@ -179,6 +190,7 @@ final class AnnouncedServer: @unchecked Sendable {
         }
         #expect(server?.stop() == 0)
         #expect(published == 4, "manifests 2 (re-sign), 3 (report-only) and 4 (enforced)")
+        #expect(reported)
         // The runbook's `pinion status --prometheus` wrote the textfile collector's file.
         let status = try PrometheusText.parse(try workspace.read("pinion_status.prom"))
         #expect(status.value("pinion_status_healthy", ["scope": "com.example.app"]) == 1)

@@ -59,7 +59,7 @@ import Testing
             // Unreadable inputs are I/O errors, exit 3, as in every other command.
             ("missing key file", ["--log-key", "@missing.key"], 3),
             ("missing --witness-ca", ["--log-key", "@log.key", "--witness-ca", "@missing.pem"], 3),
-            // Found by the hostile review: a non-PEM bundle was one network failure per witness.
+            // A non-PEM bundle is a usage error, not one network failure per witness.
             ("non-PEM --witness-ca", ["--log-key", "@log.key", "--witness-ca", "@root.json"], 2),
         ] {
             let result = workspace.run(["publish", "--repo", "@tree", "@manifest.json"] + extra)
@@ -92,8 +92,7 @@ import Testing
         let refresh = workspace.run(["log", "refresh", "--repo", "@tree", "--log-key", "@log.key"])
         #expect(refresh.status == 1, "\(refresh.err)")
         #expect(!workspace.exists(scope + "manifest.json"))
-        // Found by the hostile review: only the first failing scope was reported. A second
-        // scope whose index.json is damaged sorts after this one: both are named, exit 1.
+        // Every failing scope is reported, not only the first. A second scope whose index.json is damaged sorts after this one: both are named, exit 1.
         try FileManager.default.createDirectory(
             atPath: workspace.path("tree/v1/com.example.zzz/root"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(

@@ -139,8 +139,8 @@ import Testing
 
     /// The scope's first publish (root 1 and manifest 1 together) below the quorum: history
     /// and index.json are written, root/1.json (written last) is not. Both `log refresh` and
-    /// the same publish run again must complete it (found by the hostile review: the guard
-    /// against a tree that lost its roots refused both).
+    /// the same publish run again must complete it (the guard against a tree that lost its
+    /// roots must not refuse either).
     @Test func aFirstPublishBelowTheQuorumIsCompletedByRefreshAndByPublishingAgain() throws {
         for completeByRefresh in [true, false] {
             let world = try LogWorld()
@@ -253,7 +253,7 @@ import Testing
         #expect(world.snapshot(under: world.scopeDirectory + "/log/tile") == oldTiles, "no tile changes")
     }
 
-    /// Found by the hostile review: the refresh reported only the first failing scope. Two
+    /// The refresh reports every failing scope, not only the first. Two
     /// broken scopes sort before and after a healthy one: both are reported by name, and the
     /// healthy one is still re-cosigned.
     @Test func refreshTriesEveryScopeAndReportsEachFailingOne() throws {

@@ -33,8 +33,7 @@ import Testing
         let refresh = try workspace.pinion(["log", "refresh", "--repo", "@tree"] + world.log)
         #expect(refresh.status == 0, "\(refresh.err)")
         #expect(!refresh.err.contains("in the future"), "\(refresh.err)")
-        // Found by the hostile review: cosignatures dated ahead of this machine's clock were
-        // not mentioned. The witnesses sign with the real clock; run in-process with a clock
+        // Cosignatures dated ahead of this machine's clock are named. The witnesses sign with the real clock; run in-process with a clock
         // an hour behind it, the refresh succeeds and warns naming each witness.
         let behind = Timestamp(secondsSince1970: Int64(Date().timeIntervalSince1970) - 3600)
         let early = workspace.run(["log", "refresh", "--repo", "@tree"] + world.log, at: behind)

@@ -17,18 +17,18 @@ import Testing
         let publisher: HTTPSPublisher
         var reportsURL: String { "\(publisher.url)/v1/\(tree.scope)/reports" }
 
-        init(configure: (inout ReportSettings) -> Void = { _ in }) throws {
-            tree = try EnvelopeTree()
+        init(tree: EnvelopeTree? = nil, configure: (inout ReportSettings) throws -> Void = { _ in }) throws {
+            self.tree = try tree ?? EnvelopeTree(domains: reportDomains)
             database = try makeTemporaryDirectory(prefix: "pinion-reports") + "/reports.sqlite"
             let credentials = try ServerCredentials.shared()
             var configuration = PublisherConfiguration(
-                repository: tree.directory, certificateChainFile: credentials.certificate,
+                repository: self.tree.directory, certificateChainFile: credentials.certificate,
                 privateKeyFile: credentials.key, host: "127.0.0.1", port: 0)
             configuration.workers = 2
             configuration.metricsListen = ("127.0.0.1", 0)
             configuration.clock = fixedClock(t0.adding(seconds: day))
             var settings = ReportSettings(databasePath: database)
-            configure(&settings)
+            try configure(&settings)
             configuration.reports = settings
             publisher = try HTTPSPublisher(configuration: configuration, accessLog: .disabled)
             publisher.start()
@@ -44,7 +44,7 @@ import Testing
         }
 
         func rows() throws -> [String] {
-            try sqlite3(database, "SELECT hostname, count, served_pin, last_client FROM reports ORDER BY hostname")
+            try sqlite3(database, "SELECT hostname, count, served_pin, last_source FROM reports ORDER BY hostname")
         }
 
         func integrity() throws -> [String] { try sqlite3(database, "PRAGMA integrity_check") }
@@ -61,9 +61,9 @@ import Testing
         #expect(first.body.isEmpty)
         // Acknowledged means committed: another connection (the sqlite3 tool) sees it at once.
         let expectedPin = try opensslPin(ofCertificateFile: try ServerCredentials.shared().certificate)
-        #expect(try collector.rows() == ["api.example.com|1|\(expectedPin)|127.0.0.1"])
+        #expect(try collector.rows() == ["api.example.com|1|\(expectedPin)|127.0.0.0/24"])
         #expect(try collector.post(body).status == 204)
-        #expect(try collector.rows() == ["api.example.com|2|\(expectedPin)|127.0.0.1"])
+        #expect(try collector.rows() == ["api.example.com|2|\(expectedPin)|127.0.0.0/24"])
         #expect(try collector.post(reportBody(hostname: "API.Example.com.", chain: [chain.first])).status == 204)
         #expect(try collector.rows().count == 1, "the host is compared lowercased without its trailing dot")
         #expect(try sqlite3(collector.database, "PRAGMA journal_mode") == ["wal"])
@@ -75,7 +75,7 @@ import Testing
     @Test func refusesGarbageWithItsReasonAndTheDatabaseStaysIntact() throws {
         let collector = try Collector { $0.rateBurst = 1_000 }
         let chain = try reportCertificates()
-        #expect(try collector.post(reportBody(hostname: "kept.example.com", chain: [chain.first])).status == 204)
+        #expect(try collector.post(reportBody(hostname: "kept.api.example.com", chain: [chain.first])).status == 204)
         let good = reportBody(chain: [chain.first])
         let cases: [(String, String)] = [
             ("not json", "not strict JSON"),
@@ -130,7 +130,8 @@ import Testing
             ])
         #expect(unknownScope.status == 404)
         #expect(try collector.integrity() == ["ok"])
-        #expect(try collector.rows().map { $0.split(separator: "|").first.map(String.init) } == ["kept.example.com"])
+        #expect(
+            try collector.rows().map { $0.split(separator: "|").first.map(String.init) } == ["kept.api.example.com"])
         let metrics = try #require(collector.publisher.metrics)
         // The chunked body is refused by the HTTP parser, before it is known to be a report.
         #expect(metrics.refusals(.malformed) == UInt64(cases.count + 1))
@@ -149,11 +150,11 @@ import Testing
         var statuses: [Int] = []
         var retryAfter: [String] = []
         for index in 0..<12 {
-            let result = try collector.post(reportBody(hostname: "h\(index).example.com", chain: [chain.first]))
+            let result = try collector.post(reportBody(hostname: "h\(index).api.example.com", chain: [chain.first]))
             statuses.append(result.status)
             if result.status == 429 {
                 let object = try? JSONSerialization.jsonObject(with: Data(result.body.utf8)) as? [String: String]
-                #expect(object?["error"] == "too many reports from this address", "\(result.body)")
+                #expect(object?["error"] == "too many reports from this network (127.0.0.0/24)", "\(result.body)")
                 retryAfter += result.headers.split(separator: "\r\n").filter {
                     $0.lowercased().hasPrefix("retry-after:")
                 }
@@ -171,7 +172,7 @@ import Testing
     @Test func aTrustedProxysForwardedAddressIsTheClient() throws {
         let collector = try Collector {
             $0.rateBurst = 1
-            $0.trustedProxy = "127.0.0.1"
+            $0.trustedProxies = [try IPRange("127.0.0.0/8")]
         }
         let chain = try reportCertificates()
         let body = reportBody(chain: [chain.first])
@@ -183,9 +184,9 @@ import Testing
                 == 429)
         // The client may prepend anything; only the entry the proxy appended counts.
         let spoofed = try collector.post(
-            body, headers: ["Content-Type: application/json", "X-Forwarded-For: 10.0.0.1, 10.0.0.2"])
+            body, headers: ["Content-Type: application/json", "X-Forwarded-For: 10.0.0.1, 10.0.9.2"])
         #expect(spoofed.status == 204)
-        #expect(try collector.rows().first?.hasSuffix("|10.0.0.2") == true)
+        #expect(try collector.rows().first?.hasSuffix("|10.0.9.0/24") == true, "only the network is stored")
         let garbage = try collector.post(body, headers: ["Content-Type: application/json", "X-Forwarded-For: nobody"])
         #expect(garbage.status == 400)
         let missing = try collector.post(body)
@@ -202,7 +203,7 @@ import Testing
         #expect(
             try collector.post(body, headers: ["Content-Type: application/json", "X-Forwarded-For: 10.0.0.2"]).status
                 == 429)
-        #expect(try collector.rows().first?.hasSuffix("|127.0.0.1") == true)
+        #expect(try collector.rows().first?.hasSuffix("|127.0.0.0/24") == true)
     }
 
     @Test func aFullQueueAnswers503WhileManifestsAreStillServed() throws {
@@ -221,7 +222,7 @@ import Testing
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         }
         let first = try RawTLSClient(port: collector.publisher.port)
-        #expect(first.send(request("a.example.com")))
+        #expect(first.send(request("a.api.example.com")))
         // Wait until the writer has taken it (accepted, no longer queued) and is blocked.
         func queued() -> Int { metrics.reportsQueued.load(ordering: .relaxed) }
         for _ in 0..<2_000 where metrics.reportsAccepted.value < 1 || queued() != 0 {
@@ -229,11 +230,11 @@ import Testing
         }
         #expect(metrics.reportsAccepted.value == 1)
         let second = try RawTLSClient(port: collector.publisher.port)
-        #expect(second.send(request("b.example.com")))
+        #expect(second.send(request("b.api.example.com")))
         for _ in 0..<2_000 where metrics.reportsAccepted.value < 2 { Thread.sleep(forTimeInterval: 0.01) }
         #expect(queued() == 1)
         let third = try RawTLSClient(port: collector.publisher.port)
-        let refused = third.request(request("c.example.com"))
+        let refused = third.request(request("c.api.example.com"))
         #expect(refused?.status == 503)
         #expect(refused.map { String(decoding: $0.body, as: UTF8.self) }?.contains("queue is full") == true)
         #expect(refused?.header("retry-after") == "5")
@@ -246,11 +247,11 @@ import Testing
             splitResponses(client.receive(timeout: 20) { !splitResponses($0).isEmpty }.bytes).first?.status
         }
         let stored = try sqlite3(collector.database, "SELECT hostname FROM reports ORDER BY hostname")
-        for (host, status) in zip(["a.example.com", "b.example.com"], answers) {
+        for (host, status) in zip(["a.api.example.com", "b.api.example.com"], answers) {
             #expect(status == 204 || status == 503)
             #expect(stored.contains(host) == (status == 204), "\(host): \(String(describing: status))")
         }
-        #expect(!stored.contains("c.example.com"))
+        #expect(!stored.contains("c.api.example.com"))
         #expect(metrics.refusals(.queueFull) == 1)
         #expect(try collector.integrity() == ["ok"])
     }
@@ -292,5 +293,57 @@ import Testing
         #expect(proxy.err.contains("not an IPv4 or IPv6 address"))
         let retention = runPinion(base + ["--reports", "/tmp/x-\(UUID()).sqlite", "--reports-retention", "forever"])
         #expect(retention.status == 2)
+    }
+
+    /// Hostile values of --trusted-proxy, --baseline and --reports-max-bytes: a clear
+    /// message, a non-zero exit, and no database created.
+    @Test func badRangesAndBaselinesAreRefusedAtStartUp() throws {
+        let tree = try EnvelopeTree()
+        let credentials = try ServerCredentials.shared()
+        let directory = try makeTemporaryDirectory(prefix: "pinion-report-flags")
+        let database = directory + "/r.sqlite"
+        let base = [
+            "serve", "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key,
+            "--listen", "127.0.0.1:0", "--reports", database,
+        ]
+        for (value, message) in [
+            ("10.0.0.1/8", "address bits are set beyond the /8 prefix (did you mean 10.0.0.0/8?)"),
+            ("10.0.0.0/33", "the prefix length must be a number from 0 to 32"),
+            ("2001:db8::/200", "the prefix length must be a number from 0 to 128"),
+            ("10.0.0.0/8,,192.0.2.1", "an empty entry"), ("10.0.0.0/8,", "an empty entry"),
+            ("cdn.example.com/24", "not an IPv4 or IPv6 address"), ("10.0.0.0/8\u{1b}[2J", "the prefix length"),
+        ] {
+            let result = runPinion(base + ["--trusted-proxy", "192.0.2.1", "--trusted-proxy", value])
+            #expect(result.status == 2, "\(value): \(result.err)")
+            #expect(result.err.contains("--trusted-proxy: ") && result.err.contains(message), "\(result.err)")
+            #expect(!result.err.unicodeScalars.contains { $0.value == 0x1b })
+        }
+        let baselines: [(String, String)] = [
+            ("not json", "--baseline"),
+            ("{\"type\": \"pinion.manifest\", \"specVersion\": 1, \"domains\": []}", "type"),
+            (
+                "{\"type\": \"pinion.baseline\", \"specVersion\": 1, \"domains\": [{\"name\": \"EVIL\", \"pins\": []}]}",
+                "domains[0]"
+            ),
+        ]
+        for (index, (text, message)) in baselines.enumerated() {
+            let path = directory + "/baseline-\(index).json"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let result = runPinion(base + ["--baseline", path])
+            #expect(result.status == 1, "\(text): \(result.err)")
+            #expect(result.err.contains(path) && result.err.contains(message), "\(result.err)")
+        }
+        let missing = runPinion(base + ["--baseline", directory + "/missing.json"])
+        #expect(missing.status == 3, "\(missing.err)")
+        let small = runPinion(base + ["--reports-max-bytes", "65536"])
+        #expect(small.status == 2, "\(small.err)")
+        let stray = runPinion(
+            [
+                "serve", "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key,
+                "--baseline", directory + "/baseline-0.json",
+            ])
+        #expect(stray.status == 2)
+        #expect(stray.err.contains("--baseline needs --reports"), "\(stray.err)")
+        #expect(!FileManager.default.fileExists(atPath: database), "nothing was created")
     }
 }

@@ -6,22 +6,15 @@ import Foundation
 import PinionCore
 import PinionPublisher
 import PinionTestSupport
-import Synchronization
 import Testing
 
 @Suite(.serialized) struct ReportCrashTests {
-    /// What the senders saw: hosts acknowledged with 204, and every host sent.
-    final class Ledger: Sendable {
-        let acknowledged = Mutex<Set<String>>([])
-        let sent = Mutex<Set<String>>([])
-    }
-
     @Test func everyAcknowledgedReportSurvivesSIGKILLDuringWrites() throws {
         var generator = SeededGenerator(seed: crashSeed() &+ 7)
         let credentials = try ServerCredentials.shared()
         let certificate = try reportCertificates().first
         for round in 0..<3 {
-            let tree = try EnvelopeTree()
+            let tree = try EnvelopeTree(manifestLifetime: 3_650 * day, domains: reportDomains)
             let database = try makeTemporaryDirectory(prefix: "pinion-report-crash") + "/reports.sqlite"
             let server = try ServeProcess([
                 "--repo", tree.directory, "--cert", credentials.certificate, "--key", credentials.key, "--listen",
@@ -29,34 +22,9 @@ import Testing
                 "1000000", "--reports-per-minute", "1000000",
             ])
             let killAfter = 10 + Int(generator.next() % 60)
-            let ledger = Ledger()
-            let group = DispatchGroup()
-            for sender in 0..<4 {
-                group.enter()
-                let port = server.port
-                let scope = tree.scope
-                Thread.detachNewThread {
-                    defer { group.leave() }
-                    guard let client = try? RawTLSClient(port: port, timeout: 10) else { return }
-                    for index in 0..<10_000 {
-                        let host = "r\(round)-s\(sender)-\(index).example.com"
-                        let body = reportBody(hostname: host, chain: [certificate])
-                        let request =
-                            "POST /v1/\(scope)/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                            + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
-                        ledger.sent.withLock { _ = $0.insert(host) }
-                        guard let response = client.request(request, timeout: 10) else { return }
-                        guard response.status == 204 else { return }
-                        ledger.acknowledged.withLock { _ = $0.insert(host) }
-                    }
-                }
-            }
-            for _ in 0..<6_000 where ledger.acknowledged.withLock({ $0.count }) < killAfter {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
-            server.signal(SIGKILL)
-            _ = server.waitForExit(timeout: 30)
-            group.wait()
+            let ledger = sendReportsUntilKilled(
+                server, scope: tree.scope, round: round, certificate: certificate, killAfter: killAfter,
+                maxPolls: 6_000)
 
             let acknowledged = ledger.acknowledged.withLock { $0 }
             let sent = ledger.sent.withLock { $0 }

@@ -72,22 +72,82 @@ import Testing
 
     @Test func theClientAddressIsThePeerUnlessTheTrustedProxySentIt() throws {
         #expect(
-            try ReportClientAddress.resolve(peer: "127.0.0.1:5000", forwardedFor: ["1.2.3.4"], trustedProxy: nil)
+            try ReportClientAddress.resolve(peer: "127.0.0.1:5000", forwardedFor: ["1.2.3.4"], trustedProxies: [])
                 == "127.0.0.1")
-        #expect(try ReportClientAddress.resolve(peer: "[::1]:443", forwardedFor: [], trustedProxy: nil) == "::1")
+        #expect(try ReportClientAddress.resolve(peer: "[::1]:443", forwardedFor: [], trustedProxies: []) == "::1")
         #expect(
             try ReportClientAddress.resolve(
-                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"], trustedProxy: "10.1.1.1") == "::2")
+                peer: "10.1.1.1:80", forwardedFor: ["9.9.9.9, 8.8.8.8", "0:0::2"],
+                trustedProxies: [try IPRange("10.1.1.1")]) == "::2")
         #expect(
-            try ReportClientAddress.resolve(peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxy: "10.1.1.1")
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.2:80", forwardedFor: ["8.8.8.8"], trustedProxies: [try IPRange("10.1.1.1")])
                 == "10.1.1.2", "another peer's header is ignored")
         #expect(throws: ReportClientAddress.Refusal.self) {
             try ReportClientAddress.resolve(
-                peer: "10.1.1.1:80", forwardedFor: ["8.8.8.8, unknown"], trustedProxy: "10.1.1.1")
+                peer: "10.1.1.1:80", forwardedFor: ["8.8.8.8, unknown"], trustedProxies: [try IPRange("10.1.1.1")])
         }
         #expect(throws: ReportClientAddress.Refusal.self) {
-            try ReportClientAddress.resolve(peer: "10.1.1.1:80", forwardedFor: [], trustedProxy: "10.1.1.1")
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.1:80", forwardedFor: [], trustedProxies: [try IPRange("10.1.1.1")])
         }
+    }
+
+    @Test func trustedProxyRangesAreParsedStrictly() throws {
+        #expect(try IPRange("203.0.113.0/24").description == "203.0.113.0/24")
+        #expect(try IPRange("2001:DB8::/32").description == "2001:db8::/32")
+        #expect(try IPRange("192.0.2.1").prefixLength == 32)
+        #expect(try IPRange("::1").prefixLength == 128)
+        #expect(try IPRange("0.0.0.0/0").contains("8.8.8.8"))
+        #expect(try IPRange.list(["10.0.0.0/8, 192.0.2.1", "2001:db8::/32"]).count == 3)
+        for bad in [
+            "", "10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/08", "10.0.0.0/+8", "10.0.0.0/-1", "10.0.0.0/", "/8",
+            "10.0.0.0/8/8", "10.0.0.0/ 8", "::/129", "2001:db8::1/32", "proxy.example.com", "10.0.0.0/1e1",
+            "10.0.0.0/٨", "1.2.3", "10.0.0.0/0008",
+        ] {
+            #expect(throws: IPRange.ParseError.self, "\(bad)") { try IPRange(bad) }
+        }
+        #expect(throws: IPRange.ParseError.self) { try IPRange.list(["10.0.0.0/8,,192.0.2.1"]) }
+        #expect(throws: IPRange.ParseError.self) { try IPRange.list(["10.0.0.0/8,"]) }
+        let error = #expect(throws: IPRange.ParseError.self) { try IPRange("10.0.0.1/8") }
+        #expect(error?.description.contains("did you mean 10.0.0.0/8?") == true)
+    }
+
+    @Test func aRangeHoldsItsAddressesAndTheirIPv4MappedForm() throws {
+        let v4 = try IPRange("203.0.113.0/24")
+        #expect(v4.contains("203.0.113.255"))
+        #expect(v4.contains("::ffff:203.0.113.7"))
+        #expect(!v4.contains("203.0.114.0"))
+        #expect(!v4.contains("not an address"))
+        let v6 = try IPRange("2001:db8:1::/48")
+        #expect(v6.contains("2001:db8:1:ffff::1"))
+        #expect(!v6.contains("2001:db8:2::1"))
+        #expect(!v6.contains("203.0.113.7"))
+        #expect(try IPRange("10.0.0.0/9").contains("10.127.255.255"))
+        #expect(try !IPRange("10.0.0.0/9").contains("10.128.0.0"))
+    }
+
+    /// Behind a CDN edge and a load balancer, both trusted: the first untrusted entry from
+    /// the right is the client; what the client wrote to the left of it is never read.
+    @Test func theClientIsTheFirstUntrustedEntryFromTheRight() throws {
+        let proxies = try IPRange.list(["10.0.0.0/8", "2001:db8:cd::/48"])
+        #expect(
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.1:443", forwardedFor: ["6.6.6.6, 198.51.100.7, 2001:db8:cd::9"],
+                trustedProxies: proxies) == "198.51.100.7")
+        #expect(
+            try ReportClientAddress.resolve(
+                peer: "[::ffff:10.2.2.2]:443", forwardedFor: ["198.51.100.8"], trustedProxies: proxies)
+                == "198.51.100.8", "an IPv4 peer seen on a dual-stack socket")
+        #expect(throws: ReportClientAddress.Refusal.self) {
+            try ReportClientAddress.resolve(peer: "10.1.1.1:443", forwardedFor: ["10.9.9.9"], trustedProxies: proxies)
+        }
+        #expect(throws: ReportClientAddress.Refusal.self) {
+            try ReportClientAddress.resolve(
+                peer: "10.1.1.1:443", forwardedFor: ["198.51.100.7, , 10.3.3.3"], trustedProxies: proxies)
+        }
+        #expect(ReportClientAddress.sourcePrefix(of: "198.51.100.7") == "198.51.100.0/24")
+        #expect(ReportClientAddress.sourcePrefix(of: "2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")
     }
 
     @Test func theServedKeyIsTheValidatedLeafOrElseTheServedLeaf() throws {
@@ -126,11 +186,12 @@ import Testing
     }
 
     @Test func pipelinedReportsOnOneConnectionAreAnsweredInOrder() throws {
-        let tree = try EnvelopeTree()
+        let tree = try EnvelopeTree(domains: reportDomains)
         let credentials = try ServerCredentials.shared()
         var configuration = PublisherConfiguration(
             repository: tree.directory, certificateChainFile: credentials.certificate, privateKeyFile: credentials.key,
             host: "127.0.0.1", port: 0)
+        configuration.clock = fixedClock(t0.adding(seconds: day))
         configuration.reports = ReportSettings(
             databasePath: try makeTemporaryDirectory(prefix: "pinion-report-pipeline") + "/r.sqlite")
         let publisher = try HTTPSPublisher(configuration: configuration, accessLog: .disabled)
@@ -138,7 +199,7 @@ import Testing
         defer { publisher.drain(timeout: 5) }
         let chain = try reportCertificates()
         var text = ""
-        for host in ["a.example.com", "b.example.com"] {
+        for host in ["a.api.example.com", "b.api.example.com"] {
             let body = reportBody(hostname: host, chain: [chain.first])
             text +=
                 "POST /v1/\(tree.scope)/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

@@ -3,10 +3,12 @@
 
 import Foundation
 import PinionCore
-import PinionPublisher
+import PinionCrypto
 import PinionSystem
 import PinionTestSupport
 import Testing
+
+@testable import PinionPublisher
 
 @Suite struct ReportStoreTests {
     let directory: String
@@ -109,32 +111,167 @@ import Testing
         #expect(try sqlite3(directory + "/r.sqlite", "SELECT count(*) FROM report_days") == ["0"])
     }
 
-    @Test func theSizeCapRefusesNewReportsAndKeepsTheOldOnes() throws {
+    private func size(_ file: String) -> Int {
+        guard FileManager.default.fileExists(atPath: file) else { return 0 }
+        return (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? Int.max
+    }
+
+    /// A flood from one network fills the store; then reports from other networks still go
+    /// in, the flood's own rows are what is evicted, and every report stays counted.
+    @Test func atTheCapTheLargestSourceNetworkIsEvictedAndCountsAreKept() throws {
         let path = directory + "/capped.sqlite"
-        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: 65_536))
-        var stored = 0
-        var refusal: ReportStoreError?
-        for index in 0..<500 {
-            switch store.commit([(try report(host: "h\(index).example.com"), "s", "10.0.0.1")], at: t0) {
-            case .success: stored += 1
-            case .failure(let error):
-                refusal = error
-            }
-            if refusal != nil { break }
+        let cap: Int64 = 1 << 20
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: cap))
+        // Rare genuine reports first, from three networks.
+        for (index, client) in ["192.0.2.7", "198.51.100.9", "2001:db8:5::1"].enumerated() {
+            let genuine = try report(host: "g\(index).api.example.com", certificate: chain.second)
+            #expect(try store.commit([(genuine, "s", client)], at: t0).get() == [.stored])
         }
-        #expect(refusal == .full)
-        #expect(stored > 0)
-        #expect(try store.totals().distinct == Int64(stored))
-        // A repeat of a stored report still fits (no new row); the database is intact.
-        #expect(try store.commit([(try report(host: "h0.example.com"), "s", "10.0.0.1")], at: t0).get() == [.repeated])
+        // The flood: distinct reports from many addresses of one /64, far beyond the cap.
+        var flooded = 0
+        for index in 0..<1_500 {
+            let junk = try report(host: "junk\(index).api.example.com")
+            let outcome = store.commit([(junk, "s", "2001:db8:bad:1::\(String(index, radix: 16))")], at: t0)
+            #expect(throws: Never.self) { try outcome.get() }
+            flooded += 1
+        }
+        #expect(store.evictedCount > 0, "the cap was reached")
+        // A new genuine report from another network is accepted at the cap.
+        let late = try report(host: "late.api.example.com", certificate: chain.second)
+        #expect(try store.commit([(late, "s", "203.0.113.50")], at: t0).get() == [.stored])
+        let owners = try sqlite3(path, "SELECT source, count(*) FROM reports GROUP BY source ORDER BY source")
+        #expect(
+            owners.filter { !$0.hasPrefix("2001:db8:bad:1::/64|") }
+                == ["192.0.2.0/24|1", "198.51.100.0/24|1", "2001:db8:5::/64|1", "203.0.113.0/24|1"],
+            "only the flooding network lost rows: \(owners)")
+        // Every report is still counted per host, served key and day.
+        #expect(try sqlite3(path, "SELECT sum(count) FROM key_days") == ["\(flooded + 4)"])
+        let keys = try store.refusedKeys(scope: "s", since: t0)
+        let secondPin = try opensslPin(ofCertificateFile: try ServerCredentials.shared().secondCertificate)
+        let genuineKeys = keys.filter { $0.servedPin == secondPin }
+        #expect(genuineKeys.count == 4)
+        #expect(genuineKeys.allSatisfy { $0.count == 1 && $0.sourcePrefixes == 1 })
+        let days = try store.dayCounts(scope: "s", since: t0)
+        #expect(days.filter(\.evicted).reduce(0) { $0 + $1.count } == Int64(store.evictedCount))
+        #expect(days.reduce(0) { $0 + $1.count } == Int64(flooded + 4))
         #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
         // The cap covers the database file and its write-ahead log together.
-        func size(_ file: String) -> Int {
-            guard FileManager.default.fileExists(atPath: file) else { return 0 }
-            return (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? Int.max
+        #expect(size(path) + size(path + "-wal") <= Int(cap), "db \(size(path)) + wal \(size(path + "-wal"))")
+        // No address is stored, only networks.
+        #expect(try sqlite3(path, "SELECT count(*) FROM reports WHERE last_source NOT LIKE '%/%'") == ["0"])
+    }
+
+    /// Eviction lowers the largest networks to one level, never one below a smaller one.
+    @Test func evictionLevelsTheLargestNetworksFirst() {
+        #expect(ReportStore.levelling([10, 5, 1], needed: 3) == [3, 0, 0])
+        #expect(ReportStore.levelling([10, 5, 1], needed: 8) == [7, 1, 0])
+        #expect(ReportStore.levelling([30, 30, 30, 30], needed: 10) == [3, 3, 2, 2])
+        #expect(ReportStore.levelling([500, 1, 1], needed: 40) == [40, 0, 0], "a flood goes before any rare report")
+        #expect(
+            ReportStore.levelling([1, 1, 1, 1, 1], needed: 2) == [1, 1, 0, 0, 0], "whole rows: no more than needed")
+        #expect(ReportStore.levelling([10, 10, 10], needed: 4) == [2, 1, 1])
+        #expect(ReportStore.levelling([3, 2], needed: 100) == [3, 2])
+        #expect(ReportStore.levelling([], needed: 1) == [])
+    }
+
+    /// A flood of distinct hosts from one network outgrows even the per-key aggregates: its
+    /// source-network rows go next, and the store stays within its cap and keeps accepting.
+    @Test func aggregatesAreEvictedLastAndTheStoreKeepsAccepting() throws {
+        let path = directory + "/aggregates-cap.sqlite"
+        let cap: Int64 = 1 << 20
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: cap))
+        let small = try ReceivedReport.parse(
+            Array(
+                """
+                {"date-time": "2026-11-30T09:00:00Z", "hostname": "api.example.com", "port": 443,
+                 "noted-hostname": "api.example.com", "include-subdomains": true, "trustkit-version": "1.7",
+                 "validated-certificate-chain": [\(String(reflecting: chain.first))], "known-pins": []}
+                """.utf8))
+        for batch in 0..<100 {
+            let reports = (0..<100).map { index -> (report: ReceivedReport, scope: String, client: String) in
+                var report = small
+                report.hostname = "h\(batch)-\(index).api.example.com"
+                report.servedPin = Base64.encode(Array(SodiumSHA256().sha256(Array(report.hostname.utf8))))
+                return (report, "s", "2001:db8:bad::\(batch + 1)")
+            }
+            #expect(throws: Never.self) { try store.commit(reports, at: t0).get() }
         }
-        #expect(size(path) + size(path + "-wal") <= 65_536, "db \(size(path)) + wal \(size(path + "-wal"))")
-        #expect(size(path + "-wal") > 0, "the WAL is in use while the store is open")
+        let floodSources = Int(try sqlite3(path, "SELECT count(*) FROM key_sources").first ?? "") ?? -1
+        #expect(floodSources < 10_000, "the flood's source-network rows were evicted too: \(floodSources) left")
+        let genuine = try report(host: "late.api.example.com", certificate: chain.second)
+        #expect(try store.commit([(genuine, "s", "203.0.113.9")], at: t0).get() == [.stored])
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+        #expect(size(path) + size(path + "-wal") <= Int(cap))
+        #expect(try store.refusedKeys(scope: "s", since: t0).contains { $0.hostname == "late.api.example.com" })
+    }
+
+    /// A store too small for even one report after eviction still refuses cleanly.
+    @Test func aReportLargerThanTheRoomLeftIsRefusedAsFull() throws {
+        let path = directory + "/tiny.sqlite"
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(maxBytes: 65_536))
+        let large = try ReceivedReport.parse(
+            Array(reportBody(chain: Array(repeating: chain.first, count: ReceivedReport.maxChainLength)).utf8))
+        let result = store.commit([(large, "s", "10.0.0.1")], at: t0)
+        #expect(throws: ReportStoreError.full) { try result.get() }
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+    }
+
+    /// A version 1 database (full client addresses) is migrated in one transaction: each
+    /// address becomes its network, and the per-key aggregates are filled from the rows.
+    @Test func migratesAVersion1DatabaseKeepingOnlyNetworks() throws {
+        let path = directory + "/v1.sqlite"
+        let certificate = chain.first
+        let body = Array(reportBody(chain: [certificate]).utf8)
+        let parsed = try ReceivedReport.parse(body)
+        let v1 = ReportStore.migrations[0]
+        _ = try sqlite3(
+            path,
+            """
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT;
+            INSERT INTO schema_version VALUES (1);
+            \(v1)
+            INSERT INTO reports (id, identity, scope, hostname, port, noted_hostname, include_subdomains, served_pin,
+                known_pins, validated_chain, served_chain, first_seen, last_seen, count, last_client)
+            VALUES (1, x'01', 's', 'api.example.com', 443, 'api.example.com', 0, '\(parsed.servedPin)', '', '[]', '[]',
+                \(t0.secondsSince1970), \(t0.secondsSince1970 + day), 3, '203.0.113.77'),
+                (2, x'02', 's', 'api.example.com', 443, 'api.example.com', 0, '\(parsed.servedPin)', '', '[]', '[]',
+                \(t0.secondsSince1970), \(t0.secondsSince1970), 1, '2001:db8:1:2:3:4:5:6');
+            INSERT INTO report_days VALUES (1, '2026-11-30', 2), (1, '2026-12-01', 1), (2, '2026-11-30', 1);
+            """)
+        let store = try ReportStore(path: path, create: false)
+        #expect(try sqlite3(path, "SELECT version FROM schema_version") == ["2"])
+        #expect(
+            try sqlite3(path, "SELECT id, source, last_source FROM reports ORDER BY id")
+                == ["1|203.0.113.0/24|203.0.113.0/24", "2|2001:db8:1:2::/64|2001:db8:1:2::/64"])
+        #expect(
+            try sqlite3(path, "SELECT day, count FROM key_days ORDER BY day") == ["2026-11-30|3", "2026-12-01|1"])
+        let keys = try store.refusedKeys(scope: "s", since: t0)
+        #expect(keys.count == 1)
+        #expect(keys.first?.count == 4)
+        #expect(keys.first?.sourcePrefixes == 2)
+        #expect(keys.first?.firstSeen == t0)
+        #expect(keys.first?.lastSeen == t0.adding(seconds: day))
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+        // Nothing of the addresses is left in the file's pages either.
+        let bytes =
+            try Data(contentsOf: URL(fileURLWithPath: path))
+            + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
+        #expect(bytes.range(of: Data("203.0.113.77".utf8)) == nil)
+        #expect(bytes.range(of: Data("2001:db8:1:2:3:4:5:6".utf8)) == nil)
+    }
+
+    /// Rows of report_days, key_days and key_sources older than the retention period go too.
+    @Test func retentionPrunesTheAggregates() throws {
+        let path = directory + "/aggregates.sqlite"
+        let store = try ReportStore(path: path, create: true, limits: ReportStoreLimits(retentionSeconds: 10 * day))
+        _ = try store.commit([(try report(), "s", "10.0.0.1")], at: t0).get()
+        _ = try store.commit([(try report(), "s", "10.0.1.1")], at: t0.adding(seconds: 5 * day)).get()
+        try store.prune(at: t0.adding(seconds: 12 * day))
+        #expect(try sqlite3(path, "SELECT day, count FROM key_days") == ["2026-12-05|1"])
+        #expect(try sqlite3(path, "SELECT prefix FROM key_sources") == ["10.0.1.0/24"])
+        #expect(try sqlite3(path, "SELECT day FROM report_days") == ["2026-12-05"])
+        #expect(try store.refusedKeys(scope: nil, since: t0).first?.count == 1)
     }
 
     @Test func theWriteAheadLogStaysWithinItsBudgetUnderManyCommits() throws {

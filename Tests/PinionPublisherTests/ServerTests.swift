@@ -399,8 +399,8 @@ import Testing
                 "GET /v1/s/manifest.json HTTP/1.0\r\nConnection: keep-alive\r\nIf-None-Match: \"x\"\r\nIf-None-Match: \(etag)\r\n\r\n"
             ))
         #expect(conditional.status == 304)
-        // Errors and /healthz keep an HTTP/1.0 connection too, and say so (found by the
-        // hostile review): the same connection then answers the next request.
+        // Errors and /healthz keep an HTTP/1.0 connection too, and say so: the same
+        // connection then answers the next request.
         for (request, status) in [
             ("GET /nope HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 404),
             ("GET /v1/s/missing.json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 404),

@@ -52,7 +52,7 @@ import Testing
         let next = try cosign(workspace, try log.body(old: 5, size: 9), at: "2027-01-15T09:00:00Z")
         #expect(next.status == 0, "\(next.err)")
 
-        // Found by the hostile review: --at could go back below the latest cosignature's time.
+        // --at cannot go back below the latest cosignature's time.
         var later = log
         later.grow(to: 12)
         let stateBefore = try workspace.readBytes(

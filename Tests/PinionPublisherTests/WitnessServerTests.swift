@@ -73,8 +73,7 @@ import Testing
         #expect(try running.post("/add-checkpoint", try grown.body(old: 8, size: 12)).status == 200)
     }
 
-    /// Found by the hostile review (with `witness cosign --at`): a clock behind the latest
-    /// cosignature's time must not sign a cosignature dated before it. The server answers
+    /// A clock behind the latest cosignature's time (as `witness cosign --at` can set) must not sign a cosignature dated before it. The server answers
     /// 503 with Retry-After, keeps its state, and cosigns again once the clock has passed it.
     @Test func aClockBehindTheLatestCosignatureAnswers503() throws {
         var log = try TestLog(size: 4)

@@ -37,8 +37,8 @@ import Testing
             ("{\"name\": \"w1.test\", \"logs\": [\(entry), \(entry)]}", "listed twice"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"junk\"}]}", "not a C2SP verifier key"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"o\", \"key\": \"\(witnessKey)\"}]}", "type 0x01"),
-            // The origin rule roots share (LogPolicy.validateCheckpointOrigin), not a second
-            // one (found by the hostile review: the witness allowed 1-255 bytes, a root 256).
+            // The origin rule roots share (LogPolicy.validateCheckpointOrigin, 1-256 bytes), not
+            // a second one.
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\nb\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
             ("{\"name\": \"w1.test\", \"logs\": [{\"origin\": \"a\\u0000b\", \"key\": \"\(key)\"}]}", "1-256 bytes"),
@@ -188,8 +188,7 @@ import Testing
         }
     }
 
-    /// Found by the hostile review: a cosignature time before the latest one was signed.
-    /// A v1 cosignature says its tree was the latest "as of" its time (C2SP
+    /// A cosignature time before the latest one is never signed. A v1 cosignature says its tree was the latest "as of" its time (C2SP
     /// tlog-cosignature): going back in time is refused, with nothing signed or written.
     @Test func aCosignatureTimeBeforeTheLatestOneIsRefused() throws {
         let (fixture, log) = try cosignedState()
@@ -268,8 +267,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.stateFile(log.origin))) == before)
     }
 
-    /// Found by the hostile review: a state file its group or others may write was used. The
-    /// state is the witness's memory of what it cosigned (rolling it back lets it cosign a
+    /// A state file its group or others may write is not used. The state is the witness's memory of what it cosigned (rolling it back lets it cosign a
     /// fork): the witness refuses to start, naming the file, and leaves the file alone.
     @Test func aStateFileWritableByGroupOrOthersStopsTheStart() throws {
         let (fixture, log) = try cosignedState()
@@ -319,8 +317,7 @@ import Testing
         let replay = try log.body(old: 4, size: 4)
         // Within the interval: answered with the stored cosignature (dated `start`), served by
         // GET, nothing signed anew or written: every cosignature given is in the state file, so
-        // a restarted witness cannot date a larger tree before one it gave (found by the
-        // hostile review, when the answer carried the new time and was not written).
+        // a restarted witness cannot date a larger tree before one it gave.
         guard case .cosigned(let line, _) = witness.addCheckpoint(replay, timestamp: start + 30) else {
             throw SetupFailure(description: "the re-cosign was refused")
         }
@@ -355,9 +352,9 @@ import Testing
                 == (try grown.checkpoint(size: 6).text))
     }
 
-    /// Found by the hostile review: a re-cosign within the interval was answered with a new
-    /// time and not written, so a new process on the state (a restart, each
-    /// `pinion witness cosign`) knew only the older time and dated a larger tree before a
+    /// A re-cosign within the interval answered with a new time and not written would let a
+    /// new process on the state (a restart, each `pinion witness cosign`) know only the older
+    /// time and date a larger tree before a
     /// cosignature it had already given.
     @Test func aNewTreeIsNeverDatedBeforeACosignatureGivenBeforeARestart() throws {
         let log = try TestLog(size: 4)

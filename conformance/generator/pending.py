@@ -130,7 +130,7 @@ def case_refusal_order(b):
         refresh(T_START, "rejected", None, False, "root-version-mismatch"),
         serve(manifest="manifest-too-long.json"),
         refresh(T_START, "rejected", None, False, "threshold-not-met"),
-    ], pending="the refusal order of docs/DESIGN.md §5 (issue 12 item 4): both SDKs check signatures before "
+    ], pending="the refusal order of docs/DESIGN.md §5: both SDKs check signatures before "
                "the payload is parsed, so these read threshold-not-met")
 
 
@@ -142,7 +142,7 @@ GRADUATED = [
     ("pins-role-since-rules", case_pins_role_since_rules),
     ("upgrade-reverifies-stored-manifest", case_upgrade_reverifies_stored),
 ]
-# The transparency-log cases (issue 16), written as pending and passed by both SDKs.
+# The transparency-log cases, written as pending and passed by both SDKs.
 GRADUATED += LOG_CASES
 
 PENDING = [

@@ -1,4 +1,5 @@
-// Shims used by the X.509 / TLS code (PinionCrypto/SPKI*.swift, TLS*.swift).
+// Shims for OpenSSL's stack macros and OPENSSL_free, which Swift cannot import, used by the
+// TLS code of PinionSystem (PinnedHTTPSClient.swift, TLSProbe.swift).
 #ifndef PINION_SHIMS_X509_H
 #define PINION_SHIMS_X509_H
 #include <openssl/bio.h>

@@ -16,15 +16,22 @@ struct ReportsCommand: Command {
         and answers the question to ask before enforcing a report-only entry: which keys do
         clients see that our pins refuse? It lists each served key (SPKI SHA-256, RFC 7469
         §2.4) with its host, report count, app versions and first and last receive times,
-        most reported first (after the totals per host), then the counts by day, host, served
-        key and app version.
+        most reported first (after the totals per host), with the number of distinct source
+        networks (IPv4 /24, IPv6 /64) that reported it, then the counts by day, host, served
+        key and app version ("evicted" for reports whose rows were evicted at the size cap;
+        their counts are kept).
+
+        Reports are unauthenticated: anyone can send them, from many networks, so a count can
+        be forged to coax a team into adding an attacker's key as a pin. Check a key yourself
+        (`pinion check-host`, the certificate's issuer) before pinning it.
 
         options:
           --scope S     only reports POSTed to /v1/S/reports
           --since T     from this long before --at (whole UTC days; default 7d)
           --at TIME     the time to count back from (RFC 3339; default now)
           --json        the same as JSON: {"since", "distinctReports", "receivedReports",
-                        "hosts": [...], "refusedKeys": [...], "days": [...]}
+                        "hosts": [...], "refusedKeys": [...], "days": [...], "warning"};
+                        each refused key has "sourcePrefixes", each day "evicted"
 
           --html F      also write the same as one self-contained HTML page (atomically):
                         failures by host, served key and day, with charts; no script, no fetch
@@ -84,6 +91,7 @@ struct ReportsCommand: Command {
             context.print("no served key was refused")
             return
         }
+        context.print("warning: " + unauthenticatedWarning)
         context.print("hosts, most reported first:")
         for host in hostTotals(keys) {
             context.print(
@@ -95,7 +103,8 @@ struct ReportsCommand: Command {
             context.print(
                 TerminalText.escape(
                     "  \(key.count)  \(key.scope)  \(key.hostname)  pin-sha256=\"\(key.servedPin)\"  "
-                        + "app \(versions)  first \(key.firstSeen)  last \(key.lastSeen)"))
+                        + "app \(versions)  first \(key.firstSeen)  last \(key.lastSeen)  "
+                        + "from \(key.sourcePrefixes) source network(s)"))
             context.print("      known pins: " + key.knownPins.map { "pin-sha256=\"\($0)\"" }.joined(separator: " "))
         }
         context.print("by day:")
@@ -103,9 +112,14 @@ struct ReportsCommand: Command {
             context.print(
                 TerminalText.escape(
                     "  \(row.day)  \(row.count)  \(row.scope)  \(row.hostname)  pin-sha256=\"\(row.servedPin)\"  "
-                        + "app \(row.appVersion ?? "-")"))
+                        + (row.evicted ? "evicted (count kept)" : "app \(row.appVersion ?? "-")")))
         }
     }
+
+    /// Printed before the keys, and in the JSON as `warning`.
+    static let unauthenticatedWarning =
+        "reports are unauthenticated: anyone can send them, so counts and source networks can be forged "
+        + "to coax you into pinning an attacker's key; check a key yourself before adding it as a pin"
 
     /// At most `shownVersions` app versions in text, then how many more: a client can send
     /// any version string, so the list is bounded on screen (the JSON has them all).
@@ -143,6 +157,7 @@ struct ReportsCommand: Command {
                     .init("appVersions", .array(key.appVersions.map { .string($0) })),
                     .init("appVersionCount", .number(String(key.appVersions.count))),
                     .init("knownPins", .array(key.knownPins.map { .string($0) })),
+                    .init("sourcePrefixes", .number(String(key.sourcePrefixes))),
                 ]))
         }
         let hostValues = hostTotals(keys).map { host -> JSONValue in
@@ -158,7 +173,7 @@ struct ReportsCommand: Command {
                     .init("day", .string(row.day)), .init("scope", .string(row.scope)),
                     .init("hostname", .string(row.hostname)), .init("servedPin", .string(row.servedPin)),
                     .init("appVersion", row.appVersion.map { .string($0) } ?? .null),
-                    .init("count", .number(String(row.count))),
+                    .init("count", .number(String(row.count))), .init("evicted", .bool(row.evicted)),
                 ]))
         }
         return .object(
@@ -168,6 +183,7 @@ struct ReportsCommand: Command {
                 .init("receivedReports", .number(String(totals.received))),
                 .init("hosts", .array(hostValues)),
                 .init("refusedKeys", .array(keyValues)), .init("days", .array(dayValues)),
+                .init("warning", .string(unauthenticatedWarning)),
             ]))
     }
 }

@@ -22,7 +22,7 @@ struct ServeCommand: Command {
                             [--metrics-listen [ADDRESS:]PORT] [--reports DB.sqlite
                              [--reports-retention 30d] [--reports-max-bytes N]
                              [--reports-queue N] [--reports-burst N] [--reports-per-minute N]
-                             [--trusted-proxy IP]]
+                             [--trusted-proxy RANGE,...] [--baseline FILE]]
 
         Serves the tree written by `pinion publish --repo DIR` over HTTPS (TLS 1.2 and 1.3).
         When ready it prints one line, `listening on https://ADDRESS:PORT`, to standard

@@ -4,11 +4,13 @@
 import PinionCore
 import PinionPublisher
 import PinionSystem
+import PinionTrust
 
 enum ServeOperations {
     static let options: [OptionSpec] = [
         .value("metrics-listen"), .value("reports"), .value("reports-retention"), .value("reports-max-bytes"),
-        .value("reports-queue"), .value("reports-burst"), .value("reports-per-minute"), .value("trusted-proxy"),
+        .value("reports-queue"), .value("reports-burst"), .value("reports-per-minute"),
+        .value("trusted-proxy", repeatable: true), .value("baseline", repeatable: true),
     ]
 
     static let help = """
@@ -18,16 +20,24 @@ enum ServeOperations {
                                  picks a free one (printed as `metrics on http://...`)
           --reports DB.sqlite    accept POST /v1/{scope}/reports (RFC 7469 §3 JSON, at most
                                  64 KiB) into this SQLite file, which must be outside --repo;
-                                 204 only once committed, 400/413/429 with the reason, 503
-                                 while the write queue is full
+                                 204 only once committed, 400/413/429 with the reason, 422
+                                 for a host no manifest or baseline pins, 503 while the
+                                 write queue is full
           --reports-retention T  delete reports last seen longer ago (default 30d; they
-                                 hold client addresses)
-          --reports-max-bytes N  size cap of the database and its WAL (default 268435456)
+                                 hold source networks); also how long hosts of expired
+                                 manifest versions are still accepted
+          --reports-max-bytes N  size cap of the database and its WAL (default 268435456,
+                                 at least 1048576); near it, reports are evicted from the
+                                 source network holding the most, counts per day kept
           --reports-queue N      reports waiting to be written at most (default 1024)
-          --reports-burst N      reports one client address may send at once (default 20)
+          --reports-burst N      reports one source network (IPv4 /24, IPv6 /64) may send
+                                 at once (default 20)
           --reports-per-minute N then this many a minute (default 10)
-          --trusted-proxy IP     believe the last X-Forwarded-For address on connections
-                                 from this one proxy (a CDN or load balancer)
+          --trusted-proxy RANGE  believe X-Forwarded-For on connections from these
+                                 proxies (a CDN's egress, a load balancer): CIDR ranges or
+                                 addresses, comma-separated and/or repeated
+          --baseline FILE        also accept reports for the hosts this pinion.baseline
+                                 pins (the apps' compiled-in pins); repeatable
         /healthz answers 503 with the reason while a served manifest or a newest root has
         expired, 200 otherwise.
 
@@ -48,7 +58,7 @@ enum ServeOperations {
         }
         let reportOptions = [
             "reports-retention", "reports-max-bytes", "reports-queue", "reports-burst",
-            "reports-per-minute", "trusted-proxy",
+            "reports-per-minute", "trusted-proxy", "baseline",
         ]
         guard let database = arguments.value("reports") else {
             if let stray = reportOptions.first(where: { arguments.value($0) != nil }) {
@@ -60,7 +70,7 @@ enum ServeOperations {
         if let text = arguments.value("reports-retention") {
             settings.storeLimits.retentionSeconds = try DurationText.seconds(text, option: "reports-retention")
         }
-        if let value = try arguments.integer("reports-max-bytes", in: 65_536...(1 << 40)) {
+        if let value = try arguments.integer("reports-max-bytes", in: 1_048_576...(1 << 40)) {
             settings.storeLimits.maxBytes = value
         }
         if let value = try arguments.integer("reports-queue", in: 1...1_000_000) { settings.queueCapacity = Int(value) }
@@ -68,11 +78,14 @@ enum ServeOperations {
         if let value = try arguments.integer("reports-per-minute", in: 1...1_000_000) {
             settings.ratePerMinute = Double(value)
         }
-        if let text = arguments.value("trusted-proxy") {
-            guard let canonical = IPLiteral.canonical(text) else {
-                throw .usage("--trusted-proxy: \(text) is not an IPv4 or IPv6 address")
+        do { settings.trustedProxies = try IPRange.list(arguments.values("trusted-proxy")) } catch {
+            throw .usage("--trusted-proxy: \(TerminalText.escape(error.description))")
+        }
+        for path in arguments.values("baseline") {
+            let bytes = try Files.read(path, limit: maxInputBytes)
+            do { settings.baselines.append(try Baseline.parse(bytes)) } catch {
+                throw .failure("--baseline \(error.inFile(path).description)")
             }
-            settings.trustedProxy = canonical
         }
         configuration.reports = settings
     }

@@ -152,9 +152,9 @@ struct VerifyCommand: Command {
         func path(_ version: Int64) -> String {
             URL(fileURLWithPath: directory).appendingPathComponent("\(version).json").path
         }
-        // Found by the hostile review: entries at or below the trusted root were never read.
-        // The one of the trusted root's own version must be that root; older ones are history
-        // this check cannot judge (their successors are not in the chain), so they are named.
+        // Entries at or below the trusted root are read too. The one of the trusted root's own
+        // version must be that root; older ones are history this check cannot judge (their
+        // successors are not in the chain), so they are named.
         let trusted = chain.newest
         for version in numbered.sorted() where version <= trusted.version {
             guard version == trusted.version else {

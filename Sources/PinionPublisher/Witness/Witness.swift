@@ -241,7 +241,7 @@ public final class Witness: Sendable {
             // The same tree again within the interval: the stored cosignature is given again
             // (its time up to reCosignWriteInterval old) instead of a new one, so no
             // cosignature exists that the state file does not hold, and a new process on the
-            // state never dates a larger tree before one it gave (found by the hostile review).
+            // state never dates a larger tree before one it gave.
             if let current = record, current.checkpoint == decided.checkpoint, timestamp >= current.persistedTime,
                 timestamp - current.persistedTime < Self.reCosignWriteInterval, !current.cosignatureLine.isEmpty
             {

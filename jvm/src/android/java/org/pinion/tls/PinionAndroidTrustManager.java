@@ -1,6 +1,8 @@
 // Android trust manager: the platform's verified chain (X.509 and Network Security Config), host name, then pins.
 package org.pinion.tls;
 
+import android.content.Context;
+import android.content.pm.ApplicationInfo;
 import android.net.http.X509TrustManagerExtensions;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
@@ -35,6 +37,47 @@ public final class PinionAndroidTrustManager extends HostAwareTrustManager {
     public PinionAndroidTrustManager(X509TrustManager platform, PolicySource policy) {
         super(requireNonNull(platform, policy), policy, null);
         this.extensions = new X509TrustManagerExtensions(platform);
+    }
+
+    private PinionAndroidTrustManager(X509TrustManager platform, PolicySource policy, DebugProxyOverride override) {
+        super(platform, policy, null, override);
+        this.extensions = new X509TrustManagerExtensions(platform);
+    }
+
+    /**
+     * UNSAFE: a trust manager whose pins a debugging proxy's CA may bypass, refused unless the APP is
+     * debuggable. It checks as {@link #PinionAndroidTrustManager(X509TrustManager, PolicySource)}
+     * does, except that a chain the platform verified, ending in a CA that {@code override} names, on
+     * a domain it covers, passes in spite of the pins ({@link DebugProxyOverride}); each such use is
+     * sent to {@link PolicySource#onEvent} and logged at WARNING, and so is the creation of this
+     * trust manager. The proxy's CA must already be trusted by the platform, typically through the
+     * Network Security Config's {@code <debug-overrides>}; the override adds no anchor.
+     *
+     * <p>Debuggable means {@link ApplicationInfo#FLAG_DEBUGGABLE} in
+     * {@code context.getApplicationInfo().flags}: the app's own manifest, which the debug build type
+     * sets and a release build does not. The library's {@code BuildConfig.DEBUG} (always false in a
+     * released AAR), {@code ro.debuggable} and {@code Build.TYPE} (the device's build, true on every
+     * emulator and rooted device) are not consulted.
+     *
+     * @param context any context of the app (its application info is read)
+     * @param platform the platform's default trust manager
+     * @param policy the effective policy, failure sink and event sink
+     * @param override the proxy CAs and the domains whose pins they bypass
+     * @return the trust manager
+     * @throws IllegalArgumentException a null argument, or a context without application info
+     * @throws IllegalStateException the app is not debuggable
+     */
+    public static PinionAndroidTrustManager unsafeAllowDebugProxy(Context context, X509TrustManager platform, PolicySource policy,
+            DebugProxyOverride override) {
+        if (context == null) throw new IllegalArgumentException("the context is null");
+        ApplicationInfo info = context.getApplicationInfo();
+        if (info == null) throw new IllegalArgumentException("the context has no application info");
+        if ((info.flags & ApplicationInfo.FLAG_DEBUGGABLE) == 0) {
+            throw new IllegalStateException("the debug proxy override is refused: the app is not debuggable "
+                    + "(ApplicationInfo.FLAG_DEBUGGABLE is not set; only a debug build type may use it)");
+        }
+        requireDebugProxyArguments(platform, policy, override);
+        return new PinionAndroidTrustManager(platform, policy, override);
     }
 
     /**

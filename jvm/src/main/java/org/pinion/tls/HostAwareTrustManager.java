@@ -32,11 +32,32 @@ abstract class HostAwareTrustManager extends X509ExtendedTrustManager implements
     final X509TrustManager platform;
     private final PolicySource policy;
     private final List<Pin> fixedPins;
+    /** The UNSAFE debug proxy override, or null (always null for the update channel's fixed pins). */
+    final DebugProxyOverride debugProxy;
 
     HostAwareTrustManager(X509TrustManager platform, PolicySource policy, List<Pin> fixedPins) {
+        this(platform, policy, fixedPins, null);
+    }
+
+    HostAwareTrustManager(X509TrustManager platform, PolicySource policy, List<Pin> fixedPins, DebugProxyOverride debugProxy) {
         this.platform = platform;
         this.policy = policy;
         this.fixedPins = fixedPins == null ? null : Collections.unmodifiableList(new ArrayList<>(fixedPins));
+        this.debugProxy = debugProxy;
+    }
+
+    /**
+     * Checks the arguments of an {@code unsafeAllowDebugProxy} factory and logs at WARNING that the
+     * override is on.
+     *
+     * @throws IllegalArgumentException a null argument
+     */
+    static void requireDebugProxyArguments(X509TrustManager platform, PolicySource policy, DebugProxyOverride override) {
+        if (platform == null) throw new IllegalArgumentException("the platform trust manager is null");
+        if (policy == null) throw new IllegalArgumentException("the policy is null");
+        if (override == null) throw new IllegalArgumentException("the debug proxy override is null (build one, or use the constructor)");
+        DebugProxyOverride.LOG.warning("Pinion UNSAFE debug proxy override enabled: " + override
+                + "; connections through these CAs skip their pins");
     }
 
     /**
@@ -119,7 +140,7 @@ abstract class HostAwareTrustManager extends X509ExtendedTrustManager implements
         List<X509Certificate> verified = platformVerifiedChain(chain, authType, host);
         if (verified == null || verified.isEmpty()) throw new CertificateException("the platform returned no verified chain for " + host);
         if (!HostNames.matches(host, chain[0])) throw new CertificateException("the certificate is not valid for " + host);
-        PinionTrustManager.checkPins(host, chain, verified, port, fixedPins, policy, session);
+        PinionTrustManager.checkPins(host, chain, verified, port, fixedPins, policy, session, debugProxy);
         return Collections.unmodifiableList(new ArrayList<>(verified));
     }
 }

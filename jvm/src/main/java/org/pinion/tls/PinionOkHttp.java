@@ -71,7 +71,8 @@ public final class PinionOkHttp {
         ConnectionPool pool = new ConnectionPool();
         builder.sslSocketFactory(new FreshContextSocketFactory(trustManager), trustManager);
         builder.connectionPool(pool);
-        builder.addNetworkInterceptor(new RecheckInterceptor(policy));
+        builder.addNetworkInterceptor(new RecheckInterceptor(policy,
+                trustManager instanceof HostAwareTrustManager ? ((HostAwareTrustManager) trustManager).debugProxy : null));
         return new Installed(trustManager, pool);
     }
 
@@ -99,11 +100,18 @@ public final class PinionOkHttp {
         return new FreshContextSocketFactory(trustManager);
     }
 
-    /** Re-checks the connection's verified chain against the current policy before the request is sent. */
+    /**
+     * Re-checks the connection's verified chain against the current policy before the request is
+     * sent; the trust manager's debug proxy override, if any, applies here as at the handshake.
+     */
     static final class RecheckInterceptor implements Interceptor {
         private final PolicySource policy;
+        private final DebugProxyOverride debugProxy;
 
-        RecheckInterceptor(PolicySource policy) { this.policy = policy; }
+        RecheckInterceptor(PolicySource policy, DebugProxyOverride debugProxy) {
+            this.policy = policy;
+            this.debugProxy = debugProxy;
+        }
 
         @Override
         public Response intercept(Chain chain) throws IOException {
@@ -114,7 +122,8 @@ public final class PinionOkHttp {
                 String host = chain.request().url().host();
                 List<byte[]> digests = stored instanceof PinionTrustManager.DigestList ? ((PinionTrustManager.DigestList) stored).digests : Collections.emptyList();
                 PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
-                if (evaluation.verdict == PinEvaluation.Verdict.REJECTED) {
+                if (evaluation.verdict == PinEvaluation.Verdict.REJECTED
+                        && !(debugProxy != null && debugProxy.apply(host, digests, evaluation, policy))) {
                     connection.socket().close();
                     throw new IOException(new PinningException(evaluation, digests).getMessage());
                 }

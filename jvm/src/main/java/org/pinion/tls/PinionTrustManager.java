@@ -44,6 +44,31 @@ public final class PinionTrustManager extends HostAwareTrustManager {
         super(platform, null, publisherPins);
     }
 
+    private PinionTrustManager(X509TrustManager platform, PolicySource policy, DebugProxyOverride override) {
+        super(platform, policy, null, override);
+    }
+
+    /**
+     * UNSAFE: a trust manager whose pins a debugging proxy's CA may bypass, for debug builds only.
+     * It checks as {@link #PinionTrustManager(X509TrustManager, PolicySource)} does, except that a
+     * chain the platform verified, ending in a CA that {@code override} names, on a domain it
+     * covers, passes in spite of the pins ({@link DebugProxyOverride}); each such use is sent to
+     * {@link PolicySource#onEvent} and logged at WARNING, and so is the creation of this trust
+     * manager. The proxy's CA must already be trusted by {@code platform} (for example through the
+     * CA file); the override adds no anchor. Never ship it in a release: the JVM cannot tell a
+     * debug build, so keeping this call out of production code is the caller's duty.
+     *
+     * @param platform the platform trust manager, trusting the proxy's CA
+     * @param policy the effective policy, failure sink and event sink
+     * @param override the proxy CAs and the domains whose pins they bypass
+     * @return the trust manager
+     * @throws IllegalArgumentException a null argument
+     */
+    public static PinionTrustManager unsafeAllowDebugProxy(X509TrustManager platform, PolicySource policy, DebugProxyOverride override) {
+        requireDebugProxyArguments(platform, policy, override);
+        return new PinionTrustManager(platform, policy, override);
+    }
+
     /**
      * The host-aware check with the host name the caller gives, in the shape of Android's
      * {@code X509TrustManagerExtensions.checkServerTrusted} (which looks this method up by reflection
@@ -71,12 +96,14 @@ public final class PinionTrustManager extends HostAwareTrustManager {
     /**
      * The pin half of every Pinion trust manager, run on a chain the platform has verified: the
      * publisher pins when {@code fixedPins} is not empty, else the policy's pins for {@code host};
-     * failures go to the policy's sink; the verified digests are stored in {@code session} when there is one.
+     * failures go to the policy's sink unless {@code debugProxy} bypasses them; the verified digests
+     * are stored in {@code session} when there is one.
      *
      * @throws CertificateException no publisher pin on the chain, or a {@link PinningException}
      */
     static void checkPins(String host, X509Certificate[] chain, List<X509Certificate> verified, int port,
-            List<org.pinion.trust.Pin> fixedPins, PolicySource policy, SSLSession session) throws CertificateException {
+            List<org.pinion.trust.Pin> fixedPins, PolicySource policy, SSLSession session, DebugProxyOverride debugProxy)
+            throws CertificateException {
         List<byte[]> digests = VerifiedChain.spkiDigests(verified);
         if (fixedPins != null && !fixedPins.isEmpty()) {
             boolean found = false;
@@ -87,6 +114,10 @@ public final class PinionTrustManager extends HostAwareTrustManager {
         }
         if (policy != null) {
             PinEvaluation evaluation = PinEvaluation.evaluate(host, digests, policy.currentPolicy());
+            if (debugProxy != null && debugProxy.apply(host, digests, evaluation, policy)) {
+                if (session != null) session.putValue(SESSION_KEY, new DigestList(digests));
+                return;
+            }
             if (evaluation.verdict == PinEvaluation.Verdict.REJECTED || evaluation.verdict == PinEvaluation.Verdict.REPORT_ONLY) {
                 policy.onPinFailure(evaluation, port, Arrays.asList(chain), verified);
             }

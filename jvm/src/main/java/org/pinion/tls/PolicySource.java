@@ -3,6 +3,7 @@ package org.pinion.tls;
 
 import java.security.cert.X509Certificate;
 import java.util.List;
+import org.pinion.trust.ClientEvent;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.PinEvaluation;
 
@@ -20,4 +21,13 @@ public interface PolicySource {
      * @param verified the chain PKIX validation built (empty when none)
      */
     void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified);
+
+    /**
+     * Called for what the TLS layer observes beyond pin failures: a {@code DEBUG_PROXY_BYPASS} on
+     * every connection or request whose pins a {@link DebugProxyOverride} bypassed. The default
+     * ignores it (the use is still logged at WARNING).
+     *
+     * @param event the event
+     */
+    default void onEvent(ClientEvent event) { }
 }

@@ -30,7 +30,12 @@ public final class ClientEvent {
         /** The verified log checkpoint's t_q is past maxCheckpointAge (docs/DESIGN.md §12): a freeze or a stale cache. */
         STALE_CHECKPOINT,
         /** Witness cosignature times (or t_q) more than 5 minutes ahead of the client's time (counted as age 0). */
-        FUTURE_COSIGNATURES
+        FUTURE_COSIGNATURES,
+        /**
+         * A connection's pins were bypassed by an UNSAFE debug proxy override (its verified chain ends in
+         * a proxy CA the app named); raised by the TLS layer on every use, never by a refresh.
+         */
+        DEBUG_PROXY_BYPASS
     }
 
     /** The kind. */
@@ -43,6 +48,8 @@ public final class ClientEvent {
     public final ClientException error;
     /** For EQUIVOCATION of the log: both checkpoint notes; else null. */
     public final org.pinion.trust.log.Equivocation logEvidence;
+    /** The host connected to for DEBUG_PROXY_BYPASS, else null. */
+    public final String host;
     private final String text;
 
     private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text) {
@@ -51,6 +58,12 @@ public final class ClientEvent {
 
     private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text,
             org.pinion.trust.log.Equivocation logEvidence) {
+        this(kind, order, version, error, text, logEvidence, null);
+    }
+
+    private ClientEvent(Kind kind, ManifestOrder order, long version, ClientException error, String text,
+            org.pinion.trust.log.Equivocation logEvidence, String host) {
+        this.host = host;
         this.logEvidence = logEvidence;
         this.kind = kind;
         this.order = order;
@@ -137,6 +150,15 @@ public final class ClientEvent {
     /** @param reason the read error @return the event */
     public static ClientEvent storageUnavailable(String reason) {
         return new ClientEvent(Kind.STORAGE_UNAVAILABLE, null, 0, null, "state unavailable, refresh skipped: " + reason);
+    }
+
+    /**
+     * @param host the host whose pins were bypassed
+     * @param line the log line of the use, naming the proxy CA's SPKI pin
+     * @return the DEBUG_PROXY_BYPASS event
+     */
+    public static ClientEvent debugProxyBypass(String host, String line) {
+        return new ClientEvent(Kind.DEBUG_PROXY_BYPASS, null, 0, null, line, null, host);
     }
 
     @Override

@@ -264,6 +264,37 @@ public final class PinningClient implements PolicySource {
         return builder.build();
     }
 
+    /**
+     * UNSAFE, for debug builds only: {@link #pinnedOkHttp} with a trust manager from
+     * {@link org.pinion.tls.PinionTrustManager#unsafeAllowDebugProxy}, so a chain the platform
+     * verified that ends in a proxy CA {@code override} names passes in spite of the pins of the
+     * domains it covers. Each use reaches this client's event listener as a
+     * {@link ClientEvent.Kind#DEBUG_PROXY_BYPASS} event and is logged at WARNING. The proxy's CA
+     * must be in {@code config.caFile} (or the system store); the update channel keeps its own
+     * checks. The JVM cannot tell a debug build: keeping this call out of release code is the
+     * caller's duty. On Android use {@code PinionAndroidTrustManager.unsafeAllowDebugProxy}, which
+     * checks that the app is debuggable.
+     *
+     * @param builder the app's OkHttp builder
+     * @param override the proxy CAs and the domains whose pins they bypass
+     * @return the builder's client
+     * @throws IllegalArgumentException a null override
+     */
+    public OkHttpClient pinnedOkHttpUnsafeAllowingDebugProxy(OkHttpClient.Builder builder, org.pinion.tls.DebugProxyOverride override) {
+        PinionOkHttp.Installed installed = PinionOkHttp.install(builder,
+                org.pinion.tls.PinionTrustManager.unsafeAllowDebugProxy(platform, this, override));
+        addTrustRemovedListener(installed::evictConnections);
+        return builder.build();
+    }
+
+    /**
+     * Sends the TLS layer's events (a debug proxy override's uses) to this client's event listener.
+     *
+     * @param event the event
+     */
+    @Override
+    public void onEvent(ClientEvent event) { onEvent.accept(event); }
+
     /** @return the update channel's client: X.509 with the system store or CA file, publisher pins only */
     OkHttpClient updateClient() {
         synchronized (updateClientLock) {

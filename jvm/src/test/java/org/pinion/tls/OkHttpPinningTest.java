@@ -51,6 +51,7 @@ public class OkHttpPinningTest {
     static final class MutablePolicy implements PolicySource {
         volatile MergedPolicy policy;
         final List<PinEvaluation> failures = new CopyOnWriteArrayList<>();
+        final List<org.pinion.trust.ClientEvent> events = new CopyOnWriteArrayList<>();
 
         MutablePolicy(PinnedDomain... domains) { policy = new MergedPolicy(List.of(domains)); }
 
@@ -61,6 +62,9 @@ public class OkHttpPinningTest {
         public void onPinFailure(PinEvaluation evaluation, int port, List<X509Certificate> served, List<X509Certificate> verified) {
             failures.add(evaluation);
         }
+
+        @Override
+        public void onEvent(org.pinion.trust.ClientEvent event) { events.add(event); }
     }
 
     static OkHttpClient client(MutablePolicy policy) {

@@ -42,6 +42,20 @@ public final class TestPki {
         Files.writeString(dir.resolve("chain-with-stray.pem"), Files.readString(dir.resolve("int.pem")) + Files.readString(dir.resolve("stray.pem")));
     }
 
+    /**
+     * Adds a self-signed CA (P-256, basicConstraints CA:TRUE), as a debugging proxy or an MDM profile
+     * would install, and a leaf it issues for the test host names.
+     *
+     * @param ca the CA's file name stem ({@code ca.pem}, {@code ca.key})
+     * @param leaf the leaf's file name stem
+     */
+    public void addCaWithLeaf(String ca, String leaf) throws IOException, InterruptedException {
+        run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", ca + ".key", "-out", ca + ".pem",
+                "-days", "30", "-subj", "/CN=Pinion Test " + ca, "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign");
+        issue(leaf, "/CN=api.example.test", ca, "leaf.ext");
+    }
+
     private void issue(String name, String subject, String ca, String ext) throws IOException, InterruptedException {
         run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", subject);
