@@ -78,7 +78,7 @@ final class WitnessedWorkspace: @unchecked Sendable {
         // The witnesses date cosignatures with the machine's clock, so this workspace signs at
         // the same clock: manifests signed at a fixed past time would expire while the
         // cosignatures stay current.
-        workspace = try Workspace(prefix: prefix, now: Timestamp(secondsSince1970: Int64(Date().timeIntervalSince1970)))
+        workspace = try Workspace(prefix: prefix, now: Timestamp(Date()))
         self.environment = environment
         for name in ["root", "pins", "w1", "w2"] { workspace.quickKey(name) }
         if let makeLogKey {
