@@ -75,7 +75,10 @@ final class WitnessedWorkspace: @unchecked Sendable {
         prefix: String = "pinion-publog-e2e", makeLogKey: ((Workspace) throws -> [String])? = nil,
         environment: [String: String] = [:]
     ) throws {
-        workspace = try Workspace(prefix: prefix)
+        // The witnesses date cosignatures with the machine's clock, so this workspace signs at
+        // the same clock: manifests signed at a fixed past time would expire while the
+        // cosignatures stay current.
+        workspace = try Workspace(prefix: prefix, now: Timestamp(Date()))
         self.environment = environment
         for name in ["root", "pins", "w1", "w2"] { workspace.quickKey(name) }
         if let makeLogKey {
