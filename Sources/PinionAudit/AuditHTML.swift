@@ -4,6 +4,7 @@
 // No script, no fetch: the Content-Security-Policy allows only the page's own style sheet.
 
 import PinionCore
+import PinionSystem
 import PinionTrust
 
 /// Renders an `AuditReport` as HTML (`HTMLWriter`: every value escaped and capped).
@@ -37,23 +38,17 @@ public enum AuditHTML {
                 let last = report.manifests.last?.version
                 let first = report.manifests.first?.version
                 let failing = report.manifests.filter { !$0.verified }.count
-                for (term, value) in [
+                let range: String = first.map { ", versions \($0) to \(last ?? $0)" } ?? ""
+                let held: String = report.manifestJSONVersion.map { "version \($0)" } ?? "no readable version"
+                let coverage: String =
+                    report.coverage.map { "\($0.from) to \($0.until), \(report.gaps.count) gap(s)" } ?? "none"
+                let facts: [(String, String)] = [
                     ("Tree", report.location), ("Given root version", String(report.anchorVersion)),
-                    ("Judged at", report.at.description),
-                    (
-                        "Manifests",
-                        "\(report.manifests.count)" + (first.map { ", versions \($0) to \(last ?? $0)" } ?? "")
-                    ),
-                    ("Failing verification", "\(failing) version(s)"),
-                    (
-                        "manifest.json holds",
-                        report.manifestJSONVersion.map { "version \($0)" } ?? "no readable version"
-                    ),
-                    (
-                        "Expiry coverage",
-                        report.coverage.map { "\($0.from) to \($0.until), \(report.gaps.count) gap(s)" } ?? "none"
-                    ),
-                ] {
+                    ("Judged at", report.at.description), ("Manifests", "\(report.manifests.count)\(range)"),
+                    ("Failing verification", "\(failing) version(s)"), ("manifest.json holds", held),
+                    ("Expiry coverage", coverage),
+                ]
+                for (term, value) in facts {
                     page.element("dt", term)
                     page.element("dd", value)
                 }

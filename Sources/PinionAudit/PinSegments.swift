@@ -23,9 +23,19 @@ public struct PinSegment: Sendable, Equatable {
 
 /// One pin's presence: the versions from `from` to `until` (inclusive) listed it.
 public struct PinBar: Sendable, Equatable {
+    /// The pin drawn.
     public var pin: Pin
+    /// The first manifest version that lists it.
     public var from: Int64
+    /// The last manifest version of the run (inclusive).
     public var until: Int64
+
+    /// A bar from version `from` to `until`, both inclusive.
+    public init(pin: Pin, from: Int64, until: Int64) {
+        self.pin = pin
+        self.from = from
+        self.until = until
+    }
 }
 
 /// A domain's timeline folded into segments and bars.

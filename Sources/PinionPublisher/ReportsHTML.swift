@@ -3,6 +3,7 @@
 // from unauthenticated clients, so all of it goes through `HTMLWriter` (escaped, capped).
 
 import PinionCore
+import PinionSystem
 
 /// Renders the report store's summary (`refusedKeys`, `dayCounts`, `totals`) as HTML.
 public enum ReportsHTML {
@@ -107,7 +108,10 @@ public enum ReportsHTML {
                 table.element(
                     "caption", "Served keys (SPKI SHA-256, RFC 7469 §2.4) the pins refused, most reported first")
                 header(
-                    ["Served key", "Host", "Reports", "App versions", "First seen", "Last seen", "Pins that applied"],
+                    [
+                        "Served key", "Host", "Reports", "Source networks", "App versions", "First seen", "Last seen",
+                        "Pins that applied",
+                    ],
                     &table)
                 table.element("tbody") { body in
                     for key in keys.prefix(maxRows) {
@@ -115,6 +119,7 @@ public enum ReportsHTML {
                             row.element("td") { $0.element("code", "pin-sha256=\"\(key.servedPin)\"") }
                             row.element("td", key.hostname)
                             row.element("td") { bar(key.count, of: keys.first?.count ?? 0, &$0) }
+                            row.element("td", "\(key.sourcePrefixes)")
                             let shown = key.appVersions.prefix(maxAppVersions).joined(separator: ", ")
                             let extra =
                                 key.appVersions.count > maxAppVersions

@@ -38,6 +38,10 @@ import Testing
               app_version = '</style><b id=styled>'' onmouseover=''alert(3)' || printf('%.*c', 100000, 'V') || '<script>tail</script>'
             WHERE app_version = '2.1';
             UPDATE reports SET app_version = '</title><body onload=alert(4)>' WHERE app_version = '2.0';
+            UPDATE key_days SET hostname = (SELECT hostname FROM reports WHERE app_version LIKE '</style>%')
+            WHERE served_pin = (SELECT served_pin FROM reports WHERE app_version LIKE '</style>%');
+            UPDATE key_sources SET hostname = (SELECT hostname FROM reports WHERE app_version LIKE '</style>%')
+            WHERE served_pin = (SELECT served_pin FROM reports WHERE app_version LIKE '</style>%');
             """)
         return path
     }
@@ -56,7 +60,7 @@ import Testing
             #expect(!page.lowercased().contains(markup), "\(markup)")
         }
         #expect(page.components(separatedBy: "</style>").count == 2)
-        #expect(page.components(separatedBy: "</title>").count == 2)
+        #expect(head(page).components(separatedBy: "</title>").count == 2, "the title ended once")
         #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
         #expect(page.contains("&lt;/style&gt;&lt;b id=styled&gt;&#39; onmouseover=&#39;alert(3)"))
         for scalar: Unicode.Scalar in ["\u{202E}", "\u{2066}", "\u{1B}", "\u{0}"] {
@@ -64,7 +68,7 @@ import Testing
         }
         #expect(page.contains("\\u{202E}gnp.exe\\u{2066}\\u{1B}[31m"))
         #expect(page.contains("more characters not shown"))
-        #expect(!page.contains("tail"))
+        #expect(!page.contains("<script>tail") && !page.contains("&lt;script&gt;tail"), "the cut-off end is not shown")
         #expect(page.utf8.count < 100_000, "\(page.utf8.count) bytes")
         #expect(page.contains("Which keys do clients see that our pins would refuse? (2)"))
         #expect(page.contains("Reports are not authenticated"))
@@ -106,9 +110,10 @@ import Testing
         let page = try chromium.load(out)
         #expect(page.consoleMessages.isEmpty, "\(page.consoleMessages)")
         let dom = page.dom.lowercased()
-        for element in ["<script", "<img", "<b id=\"styled\"", "onmouseover", "onload", "onerror=\""] {
+        for element in ["<script", "<img", "<b id=\"styled\""] {
             #expect(!dom.contains(element), "\(element) became markup")
         }
+        #expect(try eventHandlerAttributes(in: page.dom).isEmpty, "an event handler became markup")
         let store = try ReportStore(path: database, create: false)
         for key in try store.refusedKeys(scope: nil, since: t0.adding(seconds: -7 * day)) {
             #expect(page.dom.contains("pin-sha256=\"\(key.servedPin)\""), "\(key.servedPin)")

@@ -70,3 +70,39 @@ public struct HeadlessChromium: Sendable {
         _ = try run(["--screenshot=\(png)", "--window-size=\(width),\(height)", "--hide-scrollbars"], file: file)
     }
 }
+
+/// The document's head: everything before the first `</head>` (the whole text when there is
+/// none), where an attacker's `</title>` would end the title early.
+///
+/// - Parameter page: an HTML document.
+/// - Returns: its head's markup.
+public func head(_ page: String) -> String {
+    guard let end = page.range(of: "</head>") else { return page }
+    return String(page[..<end.lowerBound])
+}
+
+/// The event handler attributes (`onload`, `onerror`, ...) of every element in `markup`, as
+/// `tag attribute` strings. Built for serialised DOMs and for our own pages, where every `<`
+/// in text and every `"` in an attribute value is a character reference: a `<` starts an
+/// element, and a quoted value ends at the next `"`.
+///
+/// - Parameter markup: serialised HTML.
+/// - Returns: one entry per handler attribute found, empty when there is none.
+/// - Throws: what `NSRegularExpression` throws for a pattern it cannot compile.
+public func eventHandlerAttributes(in markup: String) throws -> [String] {
+    let tag = try NSRegularExpression(
+        pattern: #"<([A-Za-z][^\s/>]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*/?>"#)
+    let attribute = try NSRegularExpression(pattern: #"\s([^\s"'>/=]+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?"#)
+    let text = markup as NSString
+    var found: [String] = []
+    for element in tag.matches(in: markup, range: NSRange(location: 0, length: text.length)) {
+        let name = text.substring(with: element.range(at: 1))
+        let attributes = text.substring(with: element.range(at: 2))
+        let list = attributes as NSString
+        for match in attribute.matches(in: attributes, range: NSRange(location: 0, length: list.length)) {
+            let attributeName = list.substring(with: match.range(at: 1)).lowercased()
+            if attributeName.hasPrefix("on") { found.append("\(name) \(attributeName)") }
+        }
+    }
+    return found
+}

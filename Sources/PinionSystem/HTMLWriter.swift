@@ -5,6 +5,8 @@
 // app versions, witness names, log origins) is stripped of control and bidirectional
 // characters as terminal output is (`TerminalText`), capped, and escaped.
 
+import PinionCore
+
 /// Builds one HTML document whose only markup comes from string literals: text and attribute
 /// values are always escaped, so untrusted input cannot open an element, end the style sheet
 /// or break out of an attribute.
@@ -82,8 +84,11 @@ public struct HTMLWriter: Sendable {
         markup += " />"
     }
 
+    /// Appends `<tag>text</tag>`.
+    public mutating func element(_ tag: StaticString, _ text: String) { element(tag, [], text) }
+
     /// Appends `<tag attributes>text</tag>`.
-    public mutating func element(_ tag: StaticString, _ attributes: [(StaticString, String)] = [], _ text: String) {
+    public mutating func element(_ tag: StaticString, _ attributes: [(StaticString, String)], _ text: String) {
         open(tag, attributes)
         self.text(text)
         close(tag)
