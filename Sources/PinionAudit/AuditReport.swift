@@ -103,10 +103,30 @@ public struct DomainTimeline: Sendable, Equatable {
         /// (or refused) content says, never the domain's pins; later changes are relative
         /// to the last verified version.
         public var trusted: Bool = true
+
+        /// - Parameters:
+        ///   - version: the version that made the change.
+        ///   - date: that version's issuedAt.
+        ///   - event: what changed.
+        ///   - trusted: false when the version failed verification.
+        public init(version: Int64, date: Timestamp, event: DomainEvent, trusted: Bool = true) {
+            self.version = version
+            self.date = date
+            self.event = event
+            self.trusted = trusted
+        }
     }
 
     public var name: String
     public var entries: [Entry]
+
+    /// - Parameters:
+    ///   - name: the domain name.
+    ///   - entries: its changes, in version order.
+    public init(name: String, entries: [Entry]) {
+        self.name = name
+        self.entries = entries
+    }
 }
 
 /// A revocation added or lifted at one version.
@@ -196,6 +216,20 @@ public struct AuditReport: Sendable, Equatable {
     public var warnings: [AuditFinding] = []
     /// The transparency log's facts, when the newest root has a `log` member.
     public var log: LogAuditSummary?
+
+    /// An empty report: nothing read yet.
+    ///
+    /// - Parameters:
+    ///   - scope: the root's scope.
+    ///   - location: where the tree is read.
+    ///   - at: the time expiry is judged at.
+    ///   - anchorVersion: the given root's version.
+    public init(scope: String, location: String, at: Timestamp, anchorVersion: Int64) {
+        self.scope = scope
+        self.location = location
+        self.at = at
+        self.anchorVersion = anchorVersion
+    }
 
     /// Whether every rule holds (warnings allowed).
     public var passed: Bool { violations.isEmpty }

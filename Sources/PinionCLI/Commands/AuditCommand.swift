@@ -15,11 +15,12 @@ struct AuditCommand: Command {
     static let options: [OptionSpec] = [
         .value("root"), .flag("json"), .value("cafile"), .value("at"), .value("witness-ca"), .flag("no-witnesses"),
         .value("since"), .value("save-checkpoint"), .value("publish-grace"), .value("prometheus"),
+        .value("html"),
     ]
     static let help = """
         usage: pinion audit --root ROOT_ENVELOPE TREE [--json] [--cafile F] [--at TIME]
                             [--witness-ca F | --no-witnesses] [--since CHECKPOINT] [--save-checkpoint F]
-                            [--publish-grace D] [--prometheus FILE]
+                            [--publish-grace D] [--prometheus FILE] [--html OUT.html]
 
         Audits the published tree of the root's scope: TREE is the directory given to
         pinion publish --repo, or its https URL (the server root a client is given).
@@ -72,6 +73,9 @@ struct AuditCommand: Command {
                                  on the publisher host, it is log-unpublished-entries
           --prometheus FILE      also write Prometheus text-format gauges to FILE atomically
                                  (pinion_audit_level 0 ok, 1 warning, 2 critical)
+          --html OUT.html        also write the report as one self-contained HTML page
+                                 (atomically): verdict, findings by cause, a pin timeline
+                                 per domain, roots, log and witnesses; no script, no fetch
 
         Exit 0 every rule holds (warnings allowed), 1 violations (all listed), 2 usage,
         3 I/O or network error. With --save-checkpoint (a monitor): 0 ok, 4 warnings only,
@@ -124,6 +128,8 @@ struct AuditCommand: Command {
         options.pendingCheckpoint = try pendingCheckpoint(tree, scope: scope)
         let prometheusPath = arguments.value("prometheus")
         if let prometheusPath { _ = try Files.existingRegularFileMode(prometheusPath) }
+        let htmlPath = arguments.value("html")
+        if let htmlPath { _ = try Files.existingRegularFileMode(htmlPath) }
         let report: AuditReport
         do {
             report = try Auditor.audit(anchor: anchor, source: source, crypto: crypto, options: options)
@@ -133,6 +139,10 @@ struct AuditCommand: Command {
         if let prometheusPath {
             try Files.writeAtomically(
                 Array(AuditMetrics.render(report).utf8), to: prometheusPath, replace: true, mode: 0o644)
+        }
+        if let htmlPath {
+            try Files.writeAtomically(
+                AuditHTML.render(report, hasher: crypto.hasher), to: htmlPath, replace: true, mode: 0o644)
         }
         if arguments.flag("json") {
             context.out(JSONWriter.terminalSafeText(report.json()))
@@ -243,51 +253,29 @@ enum AuditText {
         }
     }
 
-    /// Whether `follower` is grouped under `cause`: a signature finding owns the findings
-    /// about the content of the same version (the same file first), the root equivocation
-    /// owns those that follow from the given root.
-    static func owns(_ cause: AuditFinding, _ follower: AuditFinding, among findings: [AuditFinding]) -> Bool {
-        switch follower.followsFrom {
-        case nil: return false
-        case .givenRoot?: return cause.rule == .rootEquivocation
-        case .unverifiedContent?:
-            let signatureRules: Set<AuditRule> = [.manifestSignature, .manifestForeignKey, .rootSignature]
-            guard signatureRules.contains(cause.rule), cause.followsFrom == nil, cause.version == follower.version
-            else { return false }
-            let sameFile = findings.contains {
-                signatureRules.contains($0.rule) && $0.followsFrom == nil && $0.version == follower.version
-                    && $0.file == follower.file
-            }
-            return !sameFile || cause.file == follower.file
-        }
-    }
-
     /// Violations, causes first: each followed by its advice and by the findings that follow
-    /// from it, indented under it and marked.
+    /// from it (`AuditFinding.groups`), indented under it and marked.
     static func violationLines(_ report: AuditReport) -> [String] {
         let findings = report.violations
         guard !findings.isEmpty else { return [] }
         var lines = ["", "violations (\(findings.count))"]
-        var placed = Set<Int>()
-        for position in findings.indices where findings[position].followsFrom == nil {
-            let cause = findings[position]
+        for group in AuditFinding.groups(findings) {
+            guard let cause = group.cause else {
+                for finding in group.followers {
+                    lines.append(
+                        "  " + finding.description + "  " + followsText(finding.followsFrom ?? .givenRoot, report))
+                    lines.append("      " + finding.advice)
+                }
+                continue
+            }
             lines.append("  " + cause.description)
             lines.append("      " + cause.advice)
-            let followers = findings.indices.filter {
-                !placed.contains($0) && owns(cause, findings[$0], among: findings)
-            }
-            guard let first = followers.first, let kind = findings[first].followsFrom else { continue }
+            guard let kind = group.followers.first?.followsFrom else { continue }
             lines.append("    " + followsText(kind, report) + ":")
-            for follower in followers {
-                placed.insert(follower)
-                lines.append("      " + findings[follower].description)
-                lines.append("          " + findings[follower].advice)
+            for follower in group.followers {
+                lines.append("      " + follower.description)
+                lines.append("          " + follower.advice)
             }
-        }
-        for position in findings.indices where findings[position].followsFrom != nil && !placed.contains(position) {
-            let finding = findings[position]
-            lines.append("  " + finding.description + "  " + followsText(finding.followsFrom ?? .givenRoot, report))
-            lines.append("      " + finding.advice)
         }
         return lines
     }

@@ -8,9 +8,9 @@ import PinionPublisher
 struct ReportsCommand: Command {
     static let path = ["reports"]
     static let summary = "summarise collected pin-failure reports by host, served key, app version and day"
-    static let options: [OptionSpec] = [.value("scope"), .value("since"), .value("at"), .flag("json")]
+    static let options: [OptionSpec] = [.value("scope"), .value("since"), .value("at"), .flag("json"), .value("html")]
     static let help = """
-        usage: pinion reports DB.sqlite [--scope S] [--since 7d] [--at TIME] [--json]
+        usage: pinion reports DB.sqlite [--scope S] [--since 7d] [--at TIME] [--json] [--html OUT.html]
 
         Reads the database written by `pinion serve --reports DB.sqlite` (it may be running)
         and answers the question to ask before enforcing a report-only entry: which keys do
@@ -33,6 +33,9 @@ struct ReportsCommand: Command {
                         "hosts": [...], "refusedKeys": [...], "days": [...], "warning"};
                         each refused key has "sourcePrefixes", each day "evicted"
 
+          --html F      also write the same as one self-contained HTML page (atomically):
+                        failures by host, served key and day, with charts; no script, no fetch
+
         Text lists at most 10 app versions per key, then "(+N more)"; --json lists them all.
 
         Exit codes: 0 (also when there are no reports), 1 not a report database or one
@@ -54,6 +57,8 @@ struct ReportsCommand: Command {
         guard FileManager.default.fileExists(atPath: database) else {
             throw CLIError.io("\(database): no such file")
         }
+        let htmlPath = arguments.value("html")
+        if let htmlPath { _ = try Files.existingRegularFileMode(htmlPath) }
         let keys: [RefusedKey]
         let days: [ReportDayCount]
         let totals: (distinct: Int64, received: Int64)
@@ -67,6 +72,11 @@ struct ReportsCommand: Command {
             case .database: throw CLIError.io("\(database): \(error)")
             default: throw CLIError.failure("\(database): \(error)")
             }
+        }
+        if let htmlPath {
+            let page = ReportsHTML.render(
+                since: since, scope: scope, keys: keys, days: days, totals: totals, hasher: crypto.hasher)
+            try Files.writeAtomically(page, to: htmlPath, replace: true, mode: 0o644)
         }
         if arguments.flag("json") {
             context.out(String(decoding: JSONWriter.write(json(since: since, keys, days, totals)), as: UTF8.self))
