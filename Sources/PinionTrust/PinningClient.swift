@@ -475,6 +475,11 @@ public final class PinningClient: Sendable {
                 return .failure(
                     FetchFailure(reason: "refused redirect to http (\(TerminalText.escape(location)))", refused: true))
             }
+            // A redirect past the limit is one the channel does not follow: refused, as a 3xx it
+            // returns is (docs/ARCHITECTURE.md, the status table), never a network failure.
+            if case .tooManyRedirects = error {
+                return .failure(FetchFailure(reason: "refused: \(error.description)", refused: true))
+            }
             if let host = offHost.withLock({ $0 }) {
                 return .failure(
                     FetchFailure(
