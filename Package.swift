@@ -192,10 +192,14 @@ let package = Package(
         .executableTarget(
             name: "PinionMemoryProbe", dependencies: ["PinionCLI", "PinionCore"], path: "Tests/PinionMemoryProbe"),
         // The shared conformance suite of conformance/ (cases, parser corpus, fixture regeneration),
-        // driving PinionTrust with bytes.
+        // driving PinionTrust with bytes, in memory and over HTTPS through the Linux SDK's update
+        // channel against publishers that close or drop connections.
         .testTarget(
             name: "PinionConformanceTests",
-            dependencies: ["PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport"]),
+            dependencies: [
+                "PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport", "PinionClient",
+                "PinionTestSupport",
+            ]),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [

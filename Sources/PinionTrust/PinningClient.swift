@@ -287,18 +287,13 @@ public final class PinningClient: Sendable {
             }
             let start = trustedState
             let t0 = configuration.clock()
-            guard let baseURL = configuration.baseURL else {
+            guard let fetcher = updateFetcher() else {
                 let error = ClientError.fetchFailed(
                     resource: TreeFile.manifest.path, reason: "no publisher URL configured")
                 return (
                     RefreshReport(outcome: .networkFailure(error)), startEvents + [.networkFailure(error.description)]
                 )
             }
-            let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
-            let deadline =
-                DispatchTime.now().uptimeNanoseconds
-                + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
-            let fetcher = TransportFetcher(client: self, scopeURL: scopeURL, deadline: deadline)
             let result = core.refresh(
                 start, startTime: t0, fetcher: fetcher, baselineDocument: configuration.baseline.document)
             var outcome = result.outcome
@@ -379,10 +374,23 @@ public final class PinningClient: Sendable {
         return .success((startEvents, rewrite))
     }
 
+    /// The update channel of one refresh starting now: tree files of the scope below
+    /// `configuration.baseURL`, all within `configuration.refreshDeadline` seconds from now.
+    /// `refresh()` reads through it, and so do the shared conformance runs over HTTPS.
+    ///
+    /// - Returns: the fetcher, or nil when no publisher URL is configured.
+    func updateFetcher() -> TransportFetcher? {
+        guard let baseURL = configuration.baseURL else { return nil }
+        let scopeURL = baseURL.appendingPathComponent("v1").appendingPathComponent(configuration.scope)
+        let deadline =
+            DispatchTime.now().uptimeNanoseconds + UInt64(max(min(configuration.refreshDeadline, 86_400), 1) * 1e9)
+        return TransportFetcher(client: self, scopeURL: scopeURL, deadline: deadline)
+    }
+
     /// The update-channel fetcher over the app's `HTTPSTransport`: tree files of the scope at
     /// `scopeURL`, all within one refresh's deadline; it keeps the manifest's Cache-Control
     /// max-age for the poller.
-    private struct TransportFetcher: UpdateFetcher {
+    struct TransportFetcher: UpdateFetcher {
         let client: PinningClient
         let scopeURL: URL
         let deadline: UInt64
@@ -466,6 +474,11 @@ public final class PinningClient: Sendable {
             if case .redirectToNonHTTPS(let location) = error {
                 return .failure(
                     FetchFailure(reason: "refused redirect to http (\(TerminalText.escape(location)))", refused: true))
+            }
+            // A redirect past the limit is one the channel does not follow: refused, as a 3xx it
+            // returns is (docs/ARCHITECTURE.md, the status table), never a network failure.
+            if case .tooManyRedirects = error {
+                return .failure(FetchFailure(reason: "refused: \(error.description)", refused: true))
             }
             if let host = offHost.withLock({ $0 }) {
                 return .failure(

@@ -18,6 +18,8 @@ final class ScriptedPublisher: HTTPSTransport {
         case status(Int, body: [UInt8] = [], headers: [(String, String)] = [])
         case redirect(toHost: String, then: Int, body: [UInt8] = [])
         case redirectToHTTP(String)
+        /// The transport's redirect limit reached (a redirect loop on the publisher's host).
+        case tooManyRedirects
     }
     let answers: [String: Answer]
     let requests = Mutex<[(path: String, headers: [(String, String)])]>([])
@@ -46,6 +48,8 @@ final class ScriptedPublisher: HTTPSTransport {
             return HTTPSResponse(url: url, status: status, headers: [("etag", "\"r\"")], body: body)
         case .redirectToHTTP(let location):
             throw .redirectToNonHTTPS(location: location)
+        case .tooManyRedirects:
+            throw .tooManyRedirects(limit: 3)
         }
     }
 
@@ -110,6 +114,19 @@ final class ScriptedPublisher: HTTPSTransport {
         #expect(resource == "root/2.json")
         #expect(reason.hasPrefix("refused redirect to http"))
         #expect(report.failed)
+    }
+
+    /// More redirects than the transport follows: a redirect not followed, refused as the status
+    /// table refuses a 3xx (the JVM SDK's fetcher answers the same), not a network failure.
+    @Test func tooManyRedirectsAreARefusalNotANetworkFailure() throws {
+        let publisher = ScriptedPublisher([Self.manifestPath: .tooManyRedirects])
+        let report = try client(publisher).refresh()
+        guard case .rejected(.fetchRefused(let resource, let reason)) = report.outcome else {
+            Issue.record("expected a refusal, got \(report.outcome)")
+            return
+        }
+        #expect(resource == "manifest.json")
+        #expect(reason.contains("more than 3 redirects"), "\(reason)")
     }
 
     @Test func status410EndsTheRootWalkLike404() throws {

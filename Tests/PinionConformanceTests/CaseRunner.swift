@@ -1,10 +1,13 @@
-// Runs one conformance case (conformance/README.md) against the Swift SDK: PinionTrust driven with bytes, no network.
+// Runs one conformance case (conformance/README.md) against the Swift SDK: PinionTrust driven with
+// bytes, in memory or through the Linux SDK's update channel against an HTTPS publisher.
 
 import Foundation
+import PinionClient
 import PinionCore
 import PinionCrypto
-import PinionTrust
 import PinionTrustTestSupport
+
+@testable import PinionTrust
 
 /// A step whose result differs from its expectation, or a case file that cannot be read.
 struct ConformanceFailure: Error, CustomStringConvertible {
@@ -30,6 +33,9 @@ final class CaseRunner {
     private var manifest: ServedFile?
     /// `manifest.proof` (docs/DESIGN.md §12); absent: 404.
     private var proof: ServedFile?
+    /// The update channel over HTTPS (`useHTTPS`): the publisher serving the case's answers and
+    /// the SDK client whose fetcher reads them; nil: answers in memory.
+    private var channel: (publisher: HTTPSPublisher, client: PinningClient)?
 
     /// Reads steps.json and the embedded root and baseline it names.
     ///
@@ -54,6 +60,26 @@ final class CaseRunner {
         store = StateStore(storage: storage, scope: scope, hasher: crypto.hasher)
         state = core.initialState()
         start()
+    }
+
+    /// Refreshes through the Linux SDK's own update channel (`PinningClient`'s fetcher on
+    /// `PinnedHTTPSClient`) against `publisher`, which serves the case's answers, instead of in
+    /// memory (conformance/README.md, "Publisher modes").
+    ///
+    /// - Parameter publisher: the HTTPS publisher; its answers are replaced before every refresh.
+    /// - Throws: `ClientSetupError` when the SDK client cannot be made.
+    func useHTTPS(_ publisher: HTTPSPublisher) throws {
+        guard let scope = document["scope"] as? String, let embedded = document["embeddedRoot"] as? String,
+            let baseURL = URL(string: "https://\(HTTPSPublisher.host)/")
+        else { throw ConformanceFailure(description: "no scope or embeddedRoot") }
+        // Bounds a client that waits for a close the publisher never sends: it fails the step,
+        // it does not hang the run.
+        let configuration = ClientConfiguration(
+            scope: scope, baseURL: baseURL, embeddedRoot: try CaseRunner.bytes(directory, embedded),
+            baseline: baseline, stateDirectory: "/nonexistent/unused", caFile: publisher.caFile, connectTimeout: 10,
+            ioTimeout: 10, totalDeadline: 20, refreshDeadline: 60,
+            publisherConnectTo: ("127.0.0.1", publisher.port))
+        channel = (publisher, try PinningClient(configuration: configuration, storage: MemoryStorage()))
     }
 
     /// The case's `pending` note, if it is a pending case.
@@ -166,8 +192,42 @@ final class CaseRunner {
         }
     }
 
+    /// What the publisher serves now, by path below `v1/{scope}/`.
+    private var publishedFiles: [String: PublishedFile] {
+        func published(_ file: ServedFile) -> PublishedFile {
+            switch file {
+            case .status(let status): return PublishedFile(status: status)
+            case .file(let bytes, let etag): return PublishedFile(status: 200, body: bytes, etag: etag)
+            }
+        }
+        var files: [String: PublishedFile] = [:]
+        for (version, file) in roots { files[TreeFile.root(version).path] = published(file) }
+        if let manifest { files[TreeFile.manifest.path] = published(manifest) }
+        if let proof { files[TreeFile.manifestProof.path] = published(proof) }
+        return files
+    }
+
     private func refresh(at t0: Timestamp, expect: [String: Any]) throws {
-        let result = core.refresh(
+        let result =
+            try channel.map { try refreshOverHTTPS($0.publisher, $0.client, at: t0) } ?? refreshInMemory(at: t0)
+        try checkRefresh(result, at: t0, expect: expect)
+    }
+
+    /// One refresh through the SDK's fetcher; a manifest request must carry the poll token of
+    /// the state held.
+    private func refreshOverHTTPS(_ publisher: HTTPSPublisher, _ client: PinningClient, at t0: Timestamp) throws
+        -> RefreshResult
+    {
+        let token = PollToken(
+            have: state.manifest.map { UInt64(clamping: $0.version) } ?? 0, baselineDocument: baseline.document,
+            hasher: core.crypto.hasher)
+        try publisher.serve(publishedFiles, manifestQuery: token.query)
+        guard let fetcher = client.updateFetcher() else { throw ConformanceFailure(description: "no publisher URL") }
+        return core.refresh(state, startTime: t0, fetcher: fetcher, baselineDocument: baseline.document)
+    }
+
+    private func refreshInMemory(at t0: Timestamp) -> RefreshResult {
+        core.refresh(
             state, startTime: t0,
             // Raw answers: UpdateStatus.classify maps them (the status table of docs/ARCHITECTURE.md
             // "The update-channel seam"), as for every transport.
@@ -177,6 +237,9 @@ final class CaseRunner {
                 return self.served(self.manifest)
             },
             fetchProof: { self.served(self.proof) })
+    }
+
+    private func checkRefresh(_ result: RefreshResult, at t0: Timestamp, expect: [String: Any]) throws {
         if result.stateChanged {
             do { try store.save(result.state.persisted) } catch {
                 throw ConformanceFailure(description: "save failed: \(error)")

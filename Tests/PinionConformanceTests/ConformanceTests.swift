@@ -34,6 +34,53 @@ final class ConformanceTests: XCTestCase {
         print("conformance: \(directories.count) cases, \(steps) steps passed")
     }
 
+    /// Every case of conformance/cases/ through the Linux SDK's own update channel against an
+    /// HTTPS publisher in `mode` (conformance/README.md, "Publisher modes").
+    private func everyCaseOverHTTPS(_ mode: HTTPSPublisher.Mode) throws {
+        let publisher = try HTTPSPublisher(mode: mode)
+        defer { publisher.stop() }
+        var steps = 0
+        let directories = try caseDirectories("cases")
+        for directory in directories {
+            do {
+                let runner = try CaseRunner(directory: directory)
+                try runner.useHTTPS(publisher)
+                steps += try runner.run()
+            } catch {
+                XCTFail("over HTTPS (\(mode)): \(error)")
+            }
+        }
+        let (requests, connections) = publisher.counts()
+        XCTAssertGreaterThan(requests, steps, "too few requests reached the publisher: \(publisher.serverErrors)")
+        print(
+            "conformance over HTTPS (\(mode)): \(directories.count) cases, \(steps) steps, \(requests) requests, "
+                + "\(connections) connections")
+    }
+
+    /// Every case passes through the SDK's update channel against a publisher that closes every
+    /// connection after one response (with a TLS close_notify), unannounced.
+    func testEveryCasePassesAgainstAPublisherThatClosesEveryConnection() throws {
+        try everyCaseOverHTTPS(.closeSilently)
+    }
+
+    /// Every case passes against a publisher that closes every connection after one response
+    /// without a TLS close_notify (the body's length is given, so nothing is truncated).
+    func testEveryCasePassesAgainstAPublisherThatClosesWithoutCloseNotify() throws {
+        try everyCaseOverHTTPS(.closeAbruptly)
+    }
+
+    /// Every case passes against a keep-alive publisher that never closes after a response and
+    /// drops its idle connections between refreshes.
+    func testEveryCasePassesAgainstAPublisherThatDropsIdleConnections() throws {
+        try everyCaseOverHTTPS(.keepAliveDroppingIdle)
+    }
+
+    /// Every case passes against a publisher that redirects every request (307) to another path
+    /// on its own host: the update channel follows https redirects on the publisher's host.
+    func testEveryCasePassesAgainstAPublisherThatRedirectsOnItsHost() throws {
+        try everyCaseOverHTTPS(.redirectingOnTheSameHost)
+    }
+
     /// Pending cases are run, counted and listed; those whose `supportedBy` lists `swift` must
     /// pass, the others do not fail the suite.
     func testPendingCasesAreReported() throws {

@@ -214,11 +214,14 @@ def case_update_channel_statuses(b):
     standard_root(b)
     b.sign("manifest-1.json", manifest_payload(1, M1_DOMAINS), ["pins1"])
     b.write_steps("The update channel's status table (docs/DESIGN.md §6, docs/ARCHITECTURE.md): 404 and 410 on "
-                  "root/N+1.json end the root walk; a redirect (never followed) and a 304 to a request that sent "
-                  "no If-None-Match are refused (fetch-refused); 404 and 410 on manifest.json are failures", [
+                  "root/N+1.json end the root walk; a final 3xx (a redirect the transport did not follow), a 304 "
+                  "to a root request and a 304 to a request that sent no If-None-Match are refused "
+                  "(fetch-refused); 404 and 410 on manifest.json are failures", [
         serve(roots={"2": 410}, manifest="manifest-1.json"),
         refresh(T_START, "updated", [1, 1], True),
         serve(roots={"2": 301}, manifest="manifest-1.json"),
+        refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
+        serve(roots={"2": 304}, manifest="manifest-1.json"),
         refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),
         serve(roots={"2": 410}, manifest=302),
         refresh(T_START, "rejected", [1, 1], False, "fetch-refused"),

@@ -16,8 +16,10 @@
 // Every archive has its entries sorted by name, each dated 2000-01-01 00:00 (DOS time, no time zone).
 // Refused, with exit status 1 and a message naming what is wrong: a class in CLASSES outside
 // org/pinion/ or in org/pinion/cli/, a file in CLASSES that is not a class, a class in JAR outside
-// org/pinion/, a POM without description, url, licenses, developers or scm, a non-test dependency
-// without a pinion.publish.GROUP.ARTIFACT property.
+// org/pinion/, a POM without description, licenses or developers, a placeholder host (example.org and
+// the other RFC 2606 / RFC 6761 names) anywhere in that metadata or in url or scm, a non-test
+// dependency without a pinion.publish.GROUP.ARTIFACT property. url and scm are copied when the POM
+// has them; without them the published POMs say in a comment that there is no public repository.
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -34,6 +36,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
@@ -79,7 +83,16 @@ public final class AndroidPackage {
         List<Element> metadata = new ArrayList<>();
         for (String name : new String[] {"description", "url", "licenses", "developers", "scm"}) {
             Element e = child(project, name);
-            if (e == null || e.getTextContent().trim().isEmpty()) throw new Refused(pomFile + " has no <" + name + ">, which a published POM needs");
+            boolean optional = name.equals("url") || name.equals("scm");
+            if (e == null || e.getTextContent().trim().isEmpty()) {
+                if (optional) continue;
+                throw new Refused(pomFile + " has no <" + name + ">, which a published POM needs");
+            }
+            String placeholder = placeholderHost(e.getTextContent());
+            if (placeholder != null) {
+                throw new Refused(pomFile + " <" + name + "> names the placeholder host " + placeholder
+                        + " (RFC 2606 / RFC 6761): give the true value or remove it");
+            }
             metadata.add(e);
         }
         List<String[]> dependencies = publishedDependencies(project, properties, pomFile);
@@ -207,6 +220,16 @@ public final class AndroidPackage {
         return bytes.toByteArray();
     }
 
+    /** Host names reserved for examples and tests (RFC 2606, RFC 6761), never a real project's. */
+    static final Pattern PLACEHOLDER = Pattern.compile(
+            "(?i)(?<![A-Za-z0-9-])((?:[A-Za-z0-9-]+\\.)*(?:example\\.(?:org|com|net)|[A-Za-z0-9-]+\\.(?:example|invalid|test|localhost)))(?![A-Za-z0-9-])");
+
+    /** @return the first placeholder host in {@code text}, or null */
+    static String placeholderHost(String text) {
+        Matcher m = PLACEHOLDER.matcher(text);
+        return m.find() ? m.group(1) : null;
+    }
+
     static byte[] manifest(String androidPackage, String minSdk) {
         String xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
                 + "<manifest xmlns:android=\"http://schemas.android.com/apk/res/android\" package=\"" + escape(androidPackage) + "\">\n"
@@ -230,6 +253,16 @@ public final class AndroidPackage {
         leaf(x, "  ", "packaging", packaging);
         leaf(x, "  ", "name", name);
         for (Element e : metadata) copy(x, "  ", e);
+        boolean hasUrl = false;
+        boolean hasScm = false;
+        for (Element e : metadata) {
+            hasUrl |= e.getTagName().equals("url");
+            hasScm |= e.getTagName().equals("scm");
+        }
+        if (!hasUrl || !hasScm) {
+            x.append("  <!-- No ").append(!hasUrl && !hasScm ? "<url> or <scm>" : !hasUrl ? "<url>" : "<scm>")
+                    .append(": Pinion has no public repository or home page yet. -->\n");
+        }
         x.append("  <dependencies>\n");
         for (String[] d : dependencies) {
             x.append("    <dependency>\n");

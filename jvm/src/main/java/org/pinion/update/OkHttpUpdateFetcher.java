@@ -1,4 +1,4 @@
-// The update channel's transport over OkHttp: one GET per request, size-limited, with one retry on a stale connection.
+// The update channel's transport over OkHttp: GETs of tree files, size-limited, https redirects on the publisher's host, one retry on a stale connection.
 package org.pinion.update;
 
 import java.io.ByteArrayOutputStream;
@@ -10,6 +10,7 @@ import java.net.SocketException;
 import java.security.cert.CertificateException;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Pattern;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
@@ -34,7 +35,7 @@ import org.pinion.trust.UpdateRequest;
 
 /**
  * GETs {@code {base}v1/{scope}/{file}} (docs/DESIGN.md §6, §9, §12) with the update channel's own client
- * (X.509 plus the publisher pins; manifest pins never apply; redirects not followed). The manifest
+ * (X.509 plus the publisher pins; manifest pins never apply). The manifest
  * request carries the poll token as its query ({@code manifest.json?have=V&base=B}) and
  * {@code If-None-Match} when an ETag is held; the proof request {@code Cache-Control: no-cache}. A body
  * is read up to the request's limit and refused past it; a compressed body is refused.
@@ -44,11 +45,22 @@ import org.pinion.trust.UpdateRequest;
  * other than a TLS or certificate failure, a timeout or a cancellation is sent once more on a new connection, within
  * what is left of the call timeout. These GETs are idempotent reads of signed files; nothing else (the
  * pin failure report's POST) goes through this class.
+ *
+ * <p>Redirects (docs/ARCHITECTURE.md, "The update-channel seam"; the Swift SDK's transport does the
+ * same): a 301, 302, 303, 307 or 308 with a {@code Location} is followed, at most
+ * {@link #MAX_REDIRECTS} times, when it stays on https and on the publisher's host (any port), with the
+ * same request headers; a redirect to another scheme or another host is refused before any connection to
+ * it, and so is one past the limit. A 3xx without {@code Location} (or any other 3xx) is returned as the
+ * final answer, which {@code UpdateStatus.classify} refuses.
  */
 public final class OkHttpUpdateFetcher implements UpdateFetcher {
     private final OkHttpClient client;
     private final HttpUrl scopeUrl;
     private final long callTimeoutMillis;
+
+    /** Redirects followed at most for one request (the Swift SDK's {@code PinnedHTTPSClient} default). */
+    public static final int MAX_REDIRECTS = 3;
+    private static final Pattern SCHEME = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:");
 
     /**
      * @param client the update channel's client (its call timeout bounds both attempts of a request)
@@ -63,8 +75,9 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
 
     /**
      * The update channel's client: X.509 with {@code platform} plus the publisher pins (never manifest
-     * pins), a fresh TLS context per connection, no redirect followed, OkHttp's own retry off (this class
-     * retries GETs itself; the report POST must not be repeated).
+     * pins), a fresh TLS context per connection, OkHttp's own redirects off (this class follows them under
+     * its checks) and OkHttp's own retry off (this class retries GETs itself; the report POST must not be
+     * repeated, nor redirected).
      *
      * @param timeoutSeconds the connect and read timeout; the call timeout is twice it
      * @param platform the X.509 trust manager (system store or the app's CA file)
@@ -90,7 +103,48 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
 
     @Override
     public UpdateAnswer fetch(UpdateRequest request) throws UpdateFetchError {
-        Request.Builder http = new Request.Builder().url(url(request)).get().header("Accept-Encoding", "identity");
+        HttpUrl url = url(request);
+        for (int redirects = 0; ; redirects++) {
+            Hop hop = get(url, request);
+            if (hop.location == null) return hop.answer;
+            if (redirects == MAX_REDIRECTS) throw UpdateFetchError.refused("refused: more than " + MAX_REDIRECTS + " redirects");
+            url = redirectTarget(url, hop.location);
+        }
+    }
+
+    /**
+     * @param from the URL that answered with a redirect
+     * @param location its {@code Location}
+     * @return the URL to follow: https, on the publisher's host
+     * @throws UpdateFetchError REFUSED for another scheme or host, NETWORK for a Location that is no URL
+     */
+    private HttpUrl redirectTarget(HttpUrl from, String location) throws UpdateFetchError {
+        HttpUrl next = from.resolve(location);
+        if (next == null) {
+            boolean otherScheme = SCHEME.matcher(location).find() && !location.regionMatches(true, 0, "https:", 0, 6);
+            if (otherScheme) throw UpdateFetchError.refused("refused redirect to " + printable(location) + ": not https");
+            throw UpdateFetchError.network("invalid Location \"" + printable(location) + "\"");
+        }
+        if (!next.isHttps()) throw UpdateFetchError.refused("refused redirect to http (" + printable(next.toString()) + ")");
+        if (!next.host().equals(scopeUrl.host())) {
+            throw UpdateFetchError.refused("refused redirect to " + printable(next.host()) + ": the update channel stays on the publisher's host");
+        }
+        return next;
+    }
+
+    /** @param text server-chosen text @return it with control characters replaced, for messages and logs */
+    private static String printable(String text) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < text.length() && i < 200; i++) {
+            char c = text.charAt(i);
+            out.append(c < 0x20 || c == 0x7f ? '?' : c);
+        }
+        return out.toString();
+    }
+
+    /** One GET (and its retry on a stale connection) of {@code url}. */
+    private Hop get(HttpUrl url, UpdateRequest request) throws UpdateFetchError {
+        Request.Builder http = new Request.Builder().url(url).get().header("Accept-Encoding", "identity");
         if (request.ifNoneMatch != null) http.header("If-None-Match", request.ifNoneMatch);
         if (request.file.kind == TreeFile.Kind.MANIFEST_PROOF) http.header("Cache-Control", "no-cache");
         Request built = http.build();
@@ -169,22 +223,38 @@ public final class OkHttpUpdateFetcher implements UpdateFetcher {
         }
     }
 
-    private static UpdateAnswer execute(Call call, int maxBytes) throws IOException {
+    /** One response: the answer, or a redirect to follow. */
+    private static final class Hop {
+        final UpdateAnswer answer;
+        /** The Location of a 301, 302, 303, 307 or 308, else null. */
+        final String location;
+
+        Hop(UpdateAnswer answer, String location) {
+            this.answer = answer;
+            this.location = location;
+        }
+    }
+
+    private static Hop execute(Call call, int maxBytes) throws IOException {
         try (Response response = call.execute()) {
             int code = response.code();
             String etag = response.header("ETag");
             long maxAge = maxAge(response.header("Cache-Control"));
-            if (code != 200) return new UpdateAnswer(code, etag, new byte[0], maxAge);
+            String location = response.header("Location");
+            boolean redirect = code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
+            // The redirect's body is never read.
+            if (redirect && location != null) return new Hop(null, location);
+            if (code != 200) return new Hop(new UpdateAnswer(code, etag, new byte[0], maxAge), null);
             String encoding = response.header("Content-Encoding");
             if (encoding != null && !encoding.equalsIgnoreCase("identity")) {
                 throw new Refusal(UpdateFetchError.refused("compressed body (Content-Encoding " + encoding + ")"));
             }
             ResponseBody body = response.body();
-            if (body == null) return new UpdateAnswer(code, etag, new byte[0], maxAge);
+            if (body == null) return new Hop(new UpdateAnswer(code, etag, new byte[0], maxAge), null);
             if (body.contentLength() > maxBytes) throw new Refusal(UpdateFetchError.tooLarge(maxBytes));
             byte[] bytes = readLimited(body.byteStream(), maxBytes);
             if (bytes == null) throw new Refusal(UpdateFetchError.tooLarge(maxBytes));
-            return new UpdateAnswer(code, etag, bytes, maxAge);
+            return new Hop(new UpdateAnswer(code, etag, bytes, maxAge), null);
         }
     }
 

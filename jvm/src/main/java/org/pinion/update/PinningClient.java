@@ -251,12 +251,34 @@ public final class PinningClient implements PolicySource {
         });
     }
 
-    /** @param listener called after a refresh that may have removed trust (evict connection pools there) */
-    public void addTrustRemovedListener(Runnable listener) { trustRemovedListeners.add(listener); }
+    /**
+     * Registers a listener run after every refresh that changed the policy (and so may have removed
+     * trust): evict connection pools there. The client holds the listener, and whatever it references,
+     * until the returned registration is closed; a listener for a client the app discards must be
+     * removed, or that client's pool stays reachable for this client's lifetime.
+     *
+     * @param listener called on the refreshing thread, after the new policy is in place
+     * @return the registration; {@link ListenerRegistration#close()} removes exactly this listener
+     *     (the same {@code Runnable} registered twice is two registrations)
+     * @throws IllegalArgumentException a null listener
+     */
+    public ListenerRegistration addTrustRemovedListener(Runnable listener) {
+        if (listener == null) throw new IllegalArgumentException("listener is null");
+        // A holder per registration: removal is by identity, never by Runnable equality.
+        Runnable holder = listener::run;
+        trustRemovedListeners.add(holder);
+        return () -> trustRemovedListeners.remove(holder);
+    }
+
+    /** @return listeners registered and not removed (for tests) */
+    int trustRemovedListenerCount() { return trustRemovedListeners.size(); }
 
     /**
      * @param builder the app's OkHttp builder
-     * @return the builder's client, checking pins; its pool is evicted whenever trust is removed
+     * @return the builder's client, checking pins; its pool is evicted whenever trust is removed. The
+     *     eviction listener stays registered for this client's lifetime: build one pinned client and
+     *     share it (as OkHttp advises), or use {@link PinionOkHttp#install} and
+     *     {@link #addTrustRemovedListener} to remove the listener with the client.
      */
     public OkHttpClient pinnedOkHttp(OkHttpClient.Builder builder) {
         PinionOkHttp.Installed installed = PinionOkHttp.install(builder, platform, this);

@@ -100,12 +100,14 @@ public class ConformanceTest {
      * The client is the SDK's own update channel ({@link OkHttpUpdateFetcher} on the update channel's client).
      */
     private static final class Publisher implements AutoCloseable {
+        /** Where the redirecting publisher sends every request: the same path under this prefix. */
+        static final String MOVED = "/moved";
         final TestPublisher server;
         volatile CaseRunner runner;
 
         Publisher(TestPki pki, TestPublisher.Mode mode, boolean dropIdle) throws Exception {
             server = new TestPublisher(pki, mode, request -> {
-                String target = request.target;
+                String target = request.target.startsWith(MOVED) ? request.target.substring(MOVED.length()) : request.target;
                 int q = target.indexOf('?');
                 String path = q < 0 ? target : target.substring(0, q);
                 String query = q < 0 ? null : target.substring(q + 1);
@@ -138,16 +140,24 @@ public class ConformanceTest {
     }
 
     private static void everyCaseOverHttp(TestPublisher.Mode mode, boolean dropIdle) throws Exception {
+        everyCaseOverHttp(mode, dropIdle, false);
+    }
+
+    private static void everyCaseOverHttp(TestPublisher.Mode mode, boolean dropIdle, boolean redirecting) throws Exception {
         Path pkiDir = Files.createTempDirectory("pinion-conformance-pki-");
         try (Publisher publisher = new Publisher(new TestPki(pkiDir), mode, dropIdle)) {
+            if (redirecting) {
+                // A relative Location on the same host, as a publisher that moved its tree answers.
+                publisher.server.redirect = request -> request.target.startsWith("/v1/") ? Publisher.MOVED + request.target : null;
+            }
             List<String> failures = new ArrayList<>();
             int steps = 0;
             List<Path> directories = cases("cases");
             for (Path directory : directories) steps += runCase(directory, false, failures, new boolean[1], publisher);
-            assertEquals("failing conformance steps over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + ")",
+            assertEquals("failing conformance steps over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + (redirecting ? ", redirects" : "") + ")",
                     Collections.emptyList(), failures);
             assertTrue("only " + publisher.server.requests.size() + " requests", publisher.server.requests.size() > steps);
-            System.out.println("conformance over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + "): " + directories.size()
+            System.out.println("conformance over HTTPS (" + mode + (dropIdle ? ", idle drops" : "") + (redirecting ? ", redirects" : "") + "): " + directories.size()
                     + " cases, " + steps + " steps, " + publisher.server.requests.size() + " requests, "
                     + publisher.server.connections() + " connections");
         } finally {
@@ -165,6 +175,16 @@ public class ConformanceTest {
     @Test
     public void everyCasePassesAgainstAPublisherThatDropsIdleConnections() throws Exception {
         everyCaseOverHttp(TestPublisher.Mode.KEEP_ALIVE, true);
+    }
+
+    /**
+     * Every case passes against a publisher that answers every request with a 307 to the same path under
+     * another prefix on its own host: the update channel follows https redirects on the publisher's host
+     * (docs/ARCHITECTURE.md, "The update-channel seam"), as the Swift SDK's does.
+     */
+    @Test
+    public void everyCasePassesAgainstAPublisherThatRedirectsOnItsHost() throws Exception {
+        everyCaseOverHttp(TestPublisher.Mode.CLOSE_SILENTLY, false, true);
     }
 
     /**

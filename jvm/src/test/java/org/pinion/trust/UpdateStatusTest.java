@@ -35,8 +35,9 @@ public class UpdateStatusTest {
         assertEquals(Fetch.Status.NOT_MODIFIED, of(TreeFile.MANIFEST, 304, true));
         assertEquals(60, UpdateStatus.classify(TreeFile.MANIFEST, new UpdateAnswer(304, null, null, 60), true).maxAge);
         assertEquals(Fetch.Status.REFUSED, of(TreeFile.MANIFEST, 304, false));
-        assertEquals(Fetch.Status.FAILED, of(ROOT, 304, true));
-        assertEquals(Fetch.Status.FAILED, of(TreeFile.MANIFEST_PROOF, 304, false));
+        // "Not modified" means nothing for a root or the proof: refused like any 3xx, as the Swift SDK does.
+        assertEquals(Fetch.Status.REFUSED, of(ROOT, 304, true));
+        assertEquals(Fetch.Status.REFUSED, of(TreeFile.MANIFEST_PROOF, 304, false));
     }
 
     @Test

@@ -110,6 +110,51 @@ public class PinningClientSeamTest {
         assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, client.refresh().outcome);
     }
 
+    /** A closed registration's listener is never run again and no longer held; the others still run. */
+    @Test
+    public void aClosedTrustRemovedListenerIsNoLongerRunOrHeld() throws Exception {
+        FakeChannel channel = new FakeChannel();
+        channel.answers.put("manifest.json", new UpdateAnswer(200, null, manifest(1), -1));
+        PinningClient client = client(channel, config("seam-listeners"));
+        int[] kept = new int[1];
+        int[] removed = new int[1];
+        Runnable counter = () -> removed[0]++;
+        ListenerRegistration keep = client.addTrustRemovedListener(() -> kept[0]++);
+        ListenerRegistration first = client.addTrustRemovedListener(counter);
+        ListenerRegistration second = client.addTrustRemovedListener(counter);
+        assertEquals(3, client.trustRemovedListenerCount());
+        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(1, kept[0]);
+        assertEquals("the same Runnable registered twice runs twice", 2, removed[0]);
+
+        first.close();
+        first.close();
+        assertEquals("closing twice removes one registration only", 2, client.trustRemovedListenerCount());
+        channel.answers.put("manifest.json", new UpdateAnswer(200, null,
+                PinningClientTest.manifest(2, Collections.singletonList(PinningClientTest.pinOf("int")), Collections.<Pin>emptyList(), null), -1));
+        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(2, kept[0]);
+        assertEquals("the other registration of the same Runnable still runs", 3, removed[0]);
+
+        second.close();
+        try (ListenerRegistration scoped = client.addTrustRemovedListener(() -> removed[0] += 100)) {
+            assertEquals(2, client.trustRemovedListenerCount());
+        }
+        assertEquals(1, client.trustRemovedListenerCount());
+        channel.answers.put("manifest.json", new UpdateAnswer(200, null, manifest(3), -1));
+        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(3, kept[0]);
+        assertEquals("no removed listener ran", 3, removed[0]);
+        keep.close();
+        assertEquals(0, client.trustRemovedListenerCount());
+        try {
+            client.addTrustRemovedListener(null);
+            fail("a null listener was accepted");
+        } catch (IllegalArgumentException expected) {
+            assertTrue(expected.getMessage().contains("null"));
+        }
+    }
+
     @Test
     public void aTransportFailureIsANetworkFailureAndKeepsThePolicy() throws Exception {
         ClientConfiguration config = config("seam-4");

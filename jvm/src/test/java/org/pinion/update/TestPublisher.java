@@ -31,6 +31,8 @@ import org.pinion.trust.UpdateAnswer;
  * {@code Connection: close} header, as an HTTP/1.0 server or a dropped keep-alive does: a client that
  * pools the connection finds it dead at its next request. {@link #dropIdleConnections()} closes every
  * connection waiting for its next request, as a server's idle timeout does, at a moment the test picks.
+ * A 3xx the handler answers carries no {@code Location} (a redirect no client follows); redirects to
+ * follow come from {@link #redirect}.
  */
 public final class TestPublisher implements AutoCloseable {
     /** How connections end. */
@@ -66,6 +68,13 @@ public final class TestPublisher implements AutoCloseable {
     public volatile Mode mode;
     /** Every request, in order. */
     public final CopyOnWriteArrayList<Received> requests = new CopyOnWriteArrayList<>();
+    /**
+     * When set, asked first for every request: a non-null answer is the {@code Location} of a redirect
+     * with status {@link #redirectStatus} (the handler is not asked); null lets the handler answer.
+     */
+    public volatile Function<Received, String> redirect;
+    /** The status of {@link #redirect}'s answers. */
+    public volatile int redirectStatus = 307;
     private final AtomicInteger connections = new AtomicInteger();
     private final Set<SSLSocket> idle = ConcurrentHashMap.newKeySet();
 
@@ -116,6 +125,8 @@ public final class TestPublisher implements AutoCloseable {
         while (!server.isClosed()) {
             try {
                 SSLSocket socket = (SSLSocket) server.accept();
+                // As nginx does: a response is not held back waiting for the ACK of the one before.
+                socket.setTcpNoDelay(true);
                 connections.incrementAndGet();
                 Thread t = new Thread(() -> serve(socket), "test-publisher-connection");
                 t.setDaemon(true);
@@ -146,13 +157,15 @@ public final class TestPublisher implements AutoCloseable {
                 int length = headers.containsKey("content-length") ? Integer.parseInt(headers.get("content-length")) : 0;
                 for (int i = 0; i < length; i++) in.read();
                 requests.add(received);
-                UpdateAnswer answer = handler.apply(received);
+                Function<Received, String> redirecting = redirect;
+                String location = redirecting == null ? null : redirecting.apply(received);
+                UpdateAnswer answer = location != null ? new UpdateAnswer(redirectStatus, null, new byte[0], -1) : handler.apply(received);
                 byte[] body = answer.body();
                 StringBuilder head = new StringBuilder("HTTP/1.1 ").append(answer.status).append(' ').append(reason(answer.status)).append("\r\n");
                 head.append("Content-Length: ").append(body.length).append("\r\n");
                 if (answer.etag != null) head.append("ETag: ").append(answer.etag).append("\r\n");
                 if (answer.maxAge >= 0) head.append("Cache-Control: max-age=").append(answer.maxAge).append("\r\n");
-                if (answer.status >= 300 && answer.status < 400 && answer.status != 304) head.append("Location: https://elsewhere.example.test/\r\n");
+                if (location != null) head.append("Location: ").append(location).append("\r\n");
                 head.append("\r\n");
                 out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
                 out.write(body);
