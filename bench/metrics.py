@@ -26,7 +26,9 @@ args = parser.parse_args()
 
 work = os.path.abspath(args.work)
 SERVER_CPU, LOAD_CPU = "0", "1"
-PATH = "/v1/com.example.app/manifest.json"
+# Polls as the SDKs send them, so the poll counter (pinion_manifest_polls_total) parses the
+# query and counts every request.
+PATH = "/v1/com.example.app/manifest.json?have=1&base=0123456789abcdef"
 
 
 def log(message):
