@@ -256,6 +256,25 @@ enum DocumentBlocks {
                     String(contentsOfFile: Self.packageRoot + "/" + document, encoding: .utf8), file: document)).count)
     }
 
+    /// The README's block that makes the signer tour's inputs with openssl is skipped by the
+    /// tour run (the test brings its own); run alone in an empty directory, it must make a
+    /// certificate and two CSRs whose pins `pinion spki` reads, each key different.
+    @Test func tourInputsAreMadeAsTheReadmeSays() throws {
+        let markdown = try String(contentsOfFile: Self.packageRoot + "/README.md", encoding: .utf8)
+        let blocks = try DocumentBlocks.shellBlocks(markdown, file: "README.md")
+        let making = blocks.filter { $0.text.contains("openssl req -x509") && $0.text.contains("new-backup") }
+        try #require(making.count == 1, "one README block makes server.pem and the CSRs")
+        let directory = try makeTemporaryDirectory(prefix: "pinion-docs-tour-inputs")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = "set -euo pipefail\n" + making[0].text + "\npinion spki server.pem backup.csr new-backup.csr\n"
+        let result = try runProgram(
+            "/bin/bash", ["-c", script], in: directory, environment: Self.environment(directory))
+        #expect(result.status == 0, "\(result.out)\(result.err)")
+        let pins = result.out.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(pins.count == 3 && Set(pins).count == 3, "three different SPKI pins: \(result.out)")
+        #expect(pins.allSatisfy { $0.hasPrefix("sha256/") }, "\(result.out)")
+    }
+
     @Test func blocksAndMarkersAreFound() throws {
         let markdown = """
             Text.
