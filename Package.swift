@@ -139,7 +139,8 @@ let package = Package(
         // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
         // checked against libsodium and OpenSSL called directly as oracles.
         .testTarget(
-            name: "PinionPortableCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "CSodium", "COpenSSL"],
+            name: "PinionPortableCryptoTests",
+            dependencies: ["PinionCore", "PinionCrypto", "PinionTrustTestSupport", "CSodium", "COpenSSL"],
             exclude: ["Fixtures"]),
         // The SDK's client built only from its seams, as an Apple app builds it: libsodium called
         // directly as the CryptoProvider (the verifier wrapped in StrictEd25519Verifier), a fake

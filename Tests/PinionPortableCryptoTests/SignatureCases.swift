@@ -2,6 +2,7 @@
 // Fixtures/README.md) and fixed-seed mutations of valid signatures, keys and messages.
 
 import Foundation
+import PinionTrustTestSupport
 
 /// One verification input.
 struct SignatureCase: Sendable {
@@ -59,7 +60,7 @@ enum SignatureCases {
 
     /// `count` cases from `seed`: a valid signature, then one mutation chosen at random.
     static func mutations(count: Int, seed: UInt64) -> [SignatureCase] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix(state: seed)
         return (0..<count).map { index in mutation(index, &generator) }
     }
 
@@ -77,7 +78,7 @@ enum SignatureCases {
         return out
     }
 
-    static func mutation(_ index: Int, _ generator: inout SeededGenerator) -> SignatureCase {
+    static func mutation(_ index: Int, _ generator: inout SplitMix) -> SignatureCase {
         let message = generator.bytes(Int.random(in: 0...48, using: &generator))
         let (publicKey, signature) = Sodium.sign(message, seed: generator.bytes(32))
         var m = message

@@ -13,19 +13,6 @@ import PinionSystem
 import PinionTestSupport
 import Testing
 
-/// SplitMix64: a tiny, fully determined generator for reproducible kill moments.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 /// A fresh tree with root version 1 and a chain of signed manifests ready to publish.
 /// Manifests are signed relative to the wall clock, because `pinion client refresh` (a
 /// child process) checks expiry against it; each is valid for 30 days either way.
@@ -148,7 +135,7 @@ func crashSeed() -> UInt64 {
         }
         var floor = try #require(first.floor).version
 
-        var generator = SeededGenerator(seed: crashSeed())
+        var generator = SplitMix(state: crashSeed())
         var killedDuringRun = 0
         for kill in 0..<Self.kills {
             try world.publishInProcess(try world.signNext())
@@ -207,7 +194,7 @@ func crashSeed() -> UInt64 {
         let (duration, status) = try timedRun(["publish", "--repo", world.repo, first, "--at", world.now.description])
         #expect(status == 0)
         let scope = world.repo + "/v1/com.example.app"
-        var generator = SeededGenerator(seed: crashSeed() &+ 1)
+        var generator = SplitMix(state: crashSeed() &+ 1)
         var killedDuringRun = 0
         for kill in 0..<Self.kills {
             let file = try world.signNext()

@@ -15,7 +15,7 @@ import Testing
         try world.signManifest(1)
         let first = try timedRun(world.publishArguments(["@m1.json"]))
         try #require(first.status == 0)
-        var generator = SeededGenerator(seed: crashSeed())
+        var generator = SplitMix(state: crashSeed())
         var killed = 0
         for version in 2...(Self.kills + 1) {
             try world.signManifest(version)

@@ -10,7 +10,7 @@ import Testing
 
 @Suite(.serialized) struct ReportCrashTests {
     @Test func everyAcknowledgedReportSurvivesSIGKILLDuringWrites() throws {
-        var generator = SeededGenerator(seed: crashSeed() &+ 7)
+        var generator = SplitMix(state: crashSeed() &+ 7)
         let credentials = try ServerCredentials.shared()
         let certificate = try reportCertificates().first
         for round in 0..<3 {

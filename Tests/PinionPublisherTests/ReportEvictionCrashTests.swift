@@ -12,7 +12,7 @@ import Testing
 
 @Suite(.serialized) struct ReportEvictionCrashTests {
     @Test func theDatabaseStaysWholeWhenKilledDuringEviction() throws {
-        var generator = SeededGenerator(seed: crashSeed() &+ 25)
+        var generator = SplitMix(state: crashSeed() &+ 25)
         let credentials = try ServerCredentials.shared()
         let certificate = try reportCertificates().first
         let cap = 1 << 20
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aKillDuringTheStartUpEvictionOfALoweredCapLeavesAllOrNothing() throws {
-        var generator = SeededGenerator(seed: crashSeed() &+ 26)
+        var generator = SplitMix(state: crashSeed() &+ 26)
         let credentials = try ServerCredentials.shared()
         let certificate = try reportCertificates().first
         let directory = try makeTemporaryDirectory(prefix: "pinion-evict-start")

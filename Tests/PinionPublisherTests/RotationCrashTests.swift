@@ -83,7 +83,7 @@ import Testing
         let first = try world.nextBatch()
         let (duration, status) = try timedRun(["publish", "--repo", world.repo] + first + ["--at", t0.description])
         #expect(status == 0)
-        var generator = SeededGenerator(seed: crashSeed() &+ 2)
+        var generator = SplitMix(state: crashSeed() &+ 2)
         var killedDuringRun = 0
         var windows = 0
         for kill in 0..<Self.kills {

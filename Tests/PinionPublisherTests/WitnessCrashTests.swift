@@ -70,21 +70,6 @@ final class WitnessProcess: @unchecked Sendable {
     deinit { if process.isRunning { kill9() } }
 }
 
-/// A small deterministic generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next(_ range: ClosedRange<Int>) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        value ^= value >> 31
-        return range.lowerBound + Int(value % UInt64(range.count))
-    }
-}
-
 @Suite struct WitnessCrashTests {
     @Test func reloadsOnSIGHUPAndDrainsToExitZeroOnSIGTERM() throws {
         let log = try TestLog(size: 2)
@@ -112,7 +97,7 @@ struct SeededRandom {
 
     @Test(.timeLimit(.minutes(3))) func neverForgetsAnAcknowledgedSizeNorCosignsAForkAcrossTwoHundredKills() throws {
         let kills = 200
-        var random = SeededRandom(seed: 0x5eed_2026)
+        var random = SplitMix(state: 0x5eed_2026)
         var log = try TestLog(size: 0)
         let workspace = try Workspace(prefix: "pinion-witness-crash")
         workspace.quickKey("w")
@@ -161,19 +146,19 @@ struct SeededRandom {
 
             // A seeded number of requests, each growing the log or trying a fork, then the kill:
             // between requests, or right after sending one (its answer never read).
-            for _ in 0..<random.next(0...3) {
+            for _ in 0..<random.number(in: 0...3) {
                 let body: [UInt8]
                 let target: Int
-                let isFork = size > 0 && random.next(0...3) == 0
+                let isFork = size > 0 && random.number(in: 0...3) == 0
                 if isFork {
                     forkAttempts += 1
-                    let fork = log.forked(at: random.next(0...(size - 1)))
+                    let fork = log.forked(at: random.number(in: 0...(size - 1)))
                     var grown = fork
-                    target = size + random.next(0...2)
+                    target = size + random.number(in: 0...2)
                     grown.grow(to: target)
                     body = try grown.body(old: size, size: target)
                 } else {
-                    target = size + random.next(1...5)
+                    target = size + random.number(in: 1...5)
                     log.grow(to: target)
                     body = try log.body(old: size, size: target)
                 }
@@ -192,9 +177,9 @@ struct SeededRandom {
                 size = target
                 acknowledged = max(acknowledged, target)
             }
-            if random.next(0...1) == 0 {
+            if random.number(in: 0...1) == 0 {
                 inFlightKills += 1
-                let target = size + random.next(1...5)
+                let target = size + random.number(in: 1...5)
                 log.grow(to: target)
                 let body = try log.body(old: size, size: target)
                 let head = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nContent-Length: \(body.count)\r\n\r\n"

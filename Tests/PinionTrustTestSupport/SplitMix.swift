@@ -2,8 +2,9 @@
 // seed. In the light helper module so the portable tests use the same generator.
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a fixed `state` gives the same sequence on every
-/// run and machine.
-public struct SplitMix {
+/// run and machine. As a `RandomNumberGenerator` it drives the standard library's
+/// `random(in:using:)` and `shuffled(using:)`.
+public struct SplitMix: RandomNumberGenerator {
     /// The generator's state; the seed to start from.
     public var state: UInt64
 
@@ -21,6 +22,9 @@ public struct SplitMix {
 
     /// A number in `0..<bound` (`bound` > 0; the modulo bias is irrelevant for tests).
     public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// A number in `range`, from one `next()` (`range.lowerBound + below(range.count)`).
+    public mutating func number(in range: ClosedRange<Int>) -> Int { range.lowerBound + below(range.count) }
 
     /// A coin flip.
     public mutating func flag() -> Bool { next() & 1 == 1 }
