@@ -386,6 +386,9 @@ public enum AuditHTML {
         case .added(let enforce, _, let pins):
             return
                 "listed (\(enforce ? "enforce" : "report-only")) with \(pins.map(\.description).joined(separator: " "))"
+        case .claimed(let enforce, _, let pins):
+            return
+                "claims (no verified version before it) \(enforce ? "enforce" : "report-only") with \(pins.map(\.description).joined(separator: " "))"
         case .removed: return "removed"
         case .pinAdded(let pin): return "+ \(pin)"
         case .pinRemoved(let pin): return "- \(pin)"

@@ -77,6 +77,10 @@ public struct ManifestSummary: Sendable, Equatable {
 public enum DomainEvent: Sendable, Equatable {
     /// The domain appears, with its flags and pins.
     case added(enforce: Bool, includeSubdomains: Bool, pins: [Pin])
+    /// A version that failed verification lists the domain with these flags and pins, and
+    /// no version before it verified: there is nothing trusted to compare it with, so this is
+    /// what the file claims, never a change (always on an untrusted entry).
+    case claimed(enforce: Bool, includeSubdomains: Bool, pins: [Pin])
     /// The domain is no longer listed.
     case removed
     case pinAdded(Pin)

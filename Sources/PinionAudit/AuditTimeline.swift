@@ -13,9 +13,11 @@ extension AuditRun {
         }
         guard let old else {
             for domain in new.domains {
-                event(
-                    domain.name, version, date,
-                    .added(enforce: domain.enforce, includeSubdomains: domain.includeSubdomains, pins: domain.pins))
+                let listed: DomainEvent =
+                    trusted
+                    ? .added(enforce: domain.enforce, includeSubdomains: domain.includeSubdomains, pins: domain.pins)
+                    : .claimed(enforce: domain.enforce, includeSubdomains: domain.includeSubdomains, pins: domain.pins)
+                event(domain.name, version, date, listed)
             }
             revocationEvents(
                 revoked: new.revokedPins, lifted: [], old: nil, new: new, version: version, trusted: trusted)

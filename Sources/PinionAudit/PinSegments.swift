@@ -92,6 +92,9 @@ public struct DomainPinSegments: Sendable, Equatable {
                 next.enforce = enforce
                 next.includeSubdomains = includeSubdomains
                 next.changes.append("listed (\(enforce ? "enforce" : "report-only"))")
+            case .claimed:
+                // Untrusted only, and untrusted entries never shape a segment.
+                break
             case .removed:
                 next.listed = false
                 next.pins = []

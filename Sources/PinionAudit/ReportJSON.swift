@@ -117,6 +117,12 @@ extension AuditReport {
                 .init("includeSubdomains", .bool(includeSubdomains)),
                 .init("pins", .array(pins.map { .string($0.description) })),
             ]
+        case .claimed(let enforce, let includeSubdomains, let pins):
+            return [
+                .init("change", .string("claimed")), .init("enforce", .bool(enforce)),
+                .init("includeSubdomains", .bool(includeSubdomains)),
+                .init("pins", .array(pins.map { .string($0.description) })),
+            ]
         case .removed: return [.init("change", .string("removed"))]
         case .pinAdded(let pin): return [.init("change", .string("pin-added")), .init("pin", .string(pin.description))]
         case .pinRemoved(let pin):

@@ -135,6 +135,41 @@ func flipped(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         #expect(!marks.contains("1 false"))
     }
 
+    /// Version 1 changed after signing: nothing verified comes before it, so what it lists is
+    /// a claim, never "added"; version 2, the first that verifies, is where the domain is added.
+    @Test func anUnverifiedFirstVersionIsAClaimNotAnAddition() throws {
+        let directory = try TemporaryDirectory()
+        let fixture = try simpleHistory(2)
+        let tree = try fixture.write(to: directory.path)
+        try tree.write(
+            .history(1),
+            try resealed(try tree.read(.history(1))) { payload in
+                payload = Array(
+                    String(decoding: payload, as: UTF8.self).replacingOccurrences(
+                        of: "api.example.com", with: "api.example.org"
+                    ).utf8)
+            })
+        let report = try audit(fixture, repo: directory.path)
+        #expect(rulesAndVersions(report.violations.filter { $0.followsFrom == nil }) == ["manifest-signature@1"])
+        let claimed = try #require(report.timeline("api.example.org"))
+        #expect(claimed.entries.count == 1)
+        #expect(claimed.entries.allSatisfy { !$0.trusted })
+        guard case .claimed? = claimed.entries.first?.event else {
+            Issue.record("version 1's listing is \(String(describing: claimed.entries.first?.event)), not a claim")
+            return
+        }
+        let api = try #require(report.timeline("api.example.com"))
+        #expect(api.entries.first.map { ($0.version, $0.trusted) } ?? (0, false) == (2, true))
+        guard case .added? = api.entries.first?.event else {
+            Issue.record("version 2 does not add api.example.com: \(api.entries)")
+            return
+        }
+        #expect(
+            !report.domains.flatMap(\.entries).contains {
+                !$0.trusted && { if case .added = $0.event { return true } else { return false } }($0)
+            })
+    }
+
     @Test func aForgedVersionBeyondTheIndexNamesTheKeyAndGetsNoCrashRecoveryHint() throws {
         let directory = try TemporaryDirectory()
         let fixture = try simpleHistory(4)

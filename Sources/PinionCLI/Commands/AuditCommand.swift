@@ -341,6 +341,9 @@ enum AuditText {
         case .added(let enforce, let includeSubdomains, let pins):
             return
                 "added (\(enforce ? "enforce" : "report-only"), includeSubdomains \(includeSubdomains)): \(pins.map(\.description).joined(separator: " "))"
+        case .claimed(let enforce, let includeSubdomains, let pins):
+            return
+                "claims, with no verified version before it to compare (\(enforce ? "enforce" : "report-only"), includeSubdomains \(includeSubdomains)): \(pins.map(\.description).joined(separator: " "))"
         case .removed: return "removed"
         case .pinAdded(let pin): return "+ pin \(pin)"
         case .pinRemoved(let pin): return "- pin \(pin)"
