@@ -323,3 +323,45 @@ import Testing
         #expect(walked > 60)
     }
 }
+
+/// `sign --previous` and `diff` between a signed version and the next bare payload (the usual
+/// co-signing step) report the payload's changes and no envelope member that is not there.
+@Suite struct ReviewAgainstASignedPreviousTests {
+    @Test func aBarePayloadAgainstAnEnvelopeShowsNoPhantomEnvelopeMember() throws {
+        let directory = try makeTemporaryDirectory(prefix: "pinion-review-previous")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func run(_ arguments: [String]) throws -> CommandResult {
+            let result = runPinion(arguments)
+            try #require(result.status == 0, "\(arguments): \(result.err)")
+            return result
+        }
+        let path = { (name: String) in directory + "/" + name }
+        for key in ["root", "pins"] {
+            _ = try run(["keygen", "--out", path(key), "--insecure-no-passphrase"])
+        }
+        _ = try run([
+            "root", "init", "--scope", "com.example.app", "--root-key", path("root.pub"), "--root-threshold", "1",
+            "--pins-key", path("pins.pub"), "--pins-threshold", "1", "-o", path("r.json"),
+        ])
+        _ = try run(["sign", "--key", path("root.key"), path("r.json"), "-o", path("root.json")])
+        _ = try run(["manifest", "init", "--root", path("root.json"), "--expires-in", "30d", "-o", path("p1.json")])
+        _ = try run([
+            "manifest", "set-domain", path("p1.json"), "api.example.com", "--pin", pin(1).description, "--pin",
+            pin(2).description,
+        ])
+        _ = try run(["sign", "--key", path("pins.key"), path("p1.json"), "-o", path("m1.json")])
+        _ = try run(["manifest", "init", "--previous", path("m1.json"), "--expires-in", "30d", "-o", path("p2.json")])
+        _ = try run([
+            "manifest", "set-domain", path("p2.json"), "api.example.com", "--pin", pin(1).description, "--pin",
+            pin(2).description, "--pin", pin(3).description,
+        ])
+        let signed = try run([
+            "sign", "--key", path("pins.key"), "--previous", path("m1.json"), path("p2.json"), "-o", path("m2.json"),
+        ])
+        let diff = try run(["diff", path("m1.json"), path("p2.json")])
+        for output in [signed.out, diff.out] {
+            #expect(output.contains("+ pin \(pin(3))"), "\(output)")
+            #expect(!output.contains("envelope."), "a phantom envelope member: \(output)")
+        }
+    }
+}

@@ -72,13 +72,15 @@ struct ReviewedDocument {
         return members
     }
 
-    /// `otherMembers` that differ between `old` and `new`.
+    /// `otherMembers` that differ between `old` and `new`. Envelope members are compared only
+    /// when both are envelopes: a bare payload has no envelope to differ (the signatures line
+    /// says the two were not compared), and each side's own envelope members are shown with it.
     static func otherChanges(_ old: ReviewedDocument, _ new: ReviewedDocument) -> [MemberChange] {
         var changes = DocumentMembers.changes(old.payloadJSON, new.payloadJSON, rendered: new.rendered)
-        changes += DocumentMembers.changes(
-            old.envelopeJSON ?? .object(JSONObject()), new.envelopeJSON ?? .object(JSONObject()),
-            rendered: DocumentMembers.envelopeRendered
-        ).map { MemberChange(path: "envelope." + $0.path, old: $0.old, new: $0.new) }
+        if let oldEnvelope = old.envelopeJSON, let newEnvelope = new.envelopeJSON {
+            changes += DocumentMembers.changes(oldEnvelope, newEnvelope, rendered: DocumentMembers.envelopeRendered)
+                .map { MemberChange(path: "envelope." + $0.path, old: $0.old, new: $0.new) }
+        }
         return changes
     }
 }
