@@ -47,6 +47,27 @@ public struct RefusedKey: Sendable, Equatable {
     public var sourcePrefixes: Int64 = 0
 }
 
+extension RefusedKey {
+    /// Reports per (scope, host) over `keys`: the summed count and the number of served keys,
+    /// most reported first, then by scope and host name. What `pinion reports` and its HTML
+    /// page list as failures by host.
+    ///
+    /// - Parameter keys: refused keys, as `ReportStore.refusedKeys` returns them.
+    /// - Returns: one row per (scope, host).
+    public static func hostTotals(_ keys: [RefusedKey]) -> [(scope: String, hostname: String, count: Int64, keys: Int)]
+    {
+        var totals: [String: (scope: String, hostname: String, count: Int64, keys: Int)] = [:]
+        for key in keys {
+            let id = key.scope + "\u{0}" + key.hostname
+            var entry = totals[id] ?? (key.scope, key.hostname, 0, 0)
+            entry.count += key.count
+            entry.keys += 1
+            totals[id] = entry
+        }
+        return totals.values.sorted { ($1.count, $0.scope, $0.hostname) < ($0.count, $1.scope, $1.hostname) }
+    }
+}
+
 extension ReportStore {
     /// Failures by scope, host, served key, app version and day, from `since` (by day) on.
     /// Reports whose rows were evicted count in one row per scope, host, served key and day

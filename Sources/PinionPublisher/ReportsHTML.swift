@@ -35,7 +35,7 @@ public enum ReportsHTML {
                 "p", [("class", "verdict-word")],
                 keys.isEmpty
                     ? "No served key was refused."
-                    : "\(counted) report(s) of \(keys.count) served key(s) that the pins refuse, on \(hosts(keys).count) host(s)."
+                    : "\(counted) report(s) of \(keys.count) served key(s) that the pins refuse, on \(RefusedKey.hostTotals(keys).count) host(s)."
             )
             box.element("p", "\(totals.distinct) distinct reports, \(totals.received) received in the database.")
             box.element(
@@ -47,19 +47,6 @@ public enum ReportsHTML {
         keySection(keys, &page)
         daySection(days, &page)
         return HTMLWriter.document(title: "pinion reports since \(sinceDay)", style: style, body: page, hasher: hasher)
-    }
-
-    /// Reports per (scope, host), most reported first.
-    static func hosts(_ keys: [RefusedKey]) -> [(scope: String, hostname: String, count: Int64, keys: Int)] {
-        var totals: [String: (scope: String, hostname: String, count: Int64, keys: Int)] = [:]
-        for key in keys {
-            let id = key.scope + "\u{0}" + key.hostname
-            var entry = totals[id] ?? (key.scope, key.hostname, 0, 0)
-            entry.count += key.count
-            entry.keys += 1
-            totals[id] = entry
-        }
-        return totals.values.sorted { ($1.count, $0.scope, $0.hostname) < ($0.count, $1.scope, $1.hostname) }
     }
 
     /// A labelled horizontal bar: the count is written beside it, so the length is never the
@@ -79,7 +66,7 @@ public enum ReportsHTML {
     }
 
     static func hostSection(_ keys: [RefusedKey], _ page: inout HTMLWriter) {
-        let rows = hosts(keys)
+        let rows = RefusedKey.hostTotals(keys)
         page.element("section", [("aria-labelledby", "hosts")]) { page in
             page.element("h2", [("id", "hosts")], "Failures by host (\(rows.count))")
             page.element("table") { table in

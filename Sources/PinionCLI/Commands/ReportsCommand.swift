@@ -93,7 +93,7 @@ struct ReportsCommand: Command {
         }
         context.print("warning: " + unauthenticatedWarning)
         context.print("hosts, most reported first:")
-        for host in hostTotals(keys) {
+        for host in RefusedKey.hostTotals(keys) {
             context.print(
                 TerminalText.escape("  \(host.count)  \(host.scope)  \(host.hostname)  \(host.keys) served key(s)"))
         }
@@ -131,19 +131,6 @@ struct ReportsCommand: Command {
         return versions.count > shownVersions ? shown + " (+\(versions.count - shownVersions) more)" : shown
     }
 
-    /// Reports per (scope, host) over the refused keys, most reported first.
-    static func hostTotals(_ keys: [RefusedKey]) -> [(scope: String, hostname: String, count: Int64, keys: Int)] {
-        var totals: [String: (scope: String, hostname: String, count: Int64, keys: Int)] = [:]
-        for key in keys {
-            let id = key.scope + "\u{0}" + key.hostname
-            var entry = totals[id] ?? (key.scope, key.hostname, 0, 0)
-            entry.count += key.count
-            entry.keys += 1
-            totals[id] = entry
-        }
-        return totals.values.sorted { ($1.count, $0.scope, $0.hostname) < ($0.count, $1.scope, $1.hostname) }
-    }
-
     private static func json(
         since: Timestamp, _ keys: [RefusedKey], _ days: [ReportDayCount], _ totals: (distinct: Int64, received: Int64)
     ) -> JSONValue {
@@ -160,7 +147,7 @@ struct ReportsCommand: Command {
                     .init("sourcePrefixes", .number(String(key.sourcePrefixes))),
                 ]))
         }
-        let hostValues = hostTotals(keys).map { host -> JSONValue in
+        let hostValues = RefusedKey.hostTotals(keys).map { host -> JSONValue in
             .object(
                 JSONObject([
                     .init("scope", .string(host.scope)), .init("hostname", .string(host.hostname)),
