@@ -77,7 +77,7 @@ public enum AndroidNSC {
         for domain in domains {
             text += "    <domain-config>\n"
             text += "        <domain includeSubdomains=\"\(domain.includeSubdomains)\">"
-            text += XMLText.escape(domain.name) + "</domain>\n"
+            text += MarkupText.escape(domain.name) + "</domain>\n"
             text += "        <pin-set>\n"
             for pin in domain.pins {
                 text += "            <pin digest=\"SHA-256\">\(Base64.encode(pin.digest))</pin>\n"
@@ -263,24 +263,8 @@ public enum AndroidNSC {
     }
 }
 
-/// Escaping for generated XML.
+/// Comments for generated XML (text is escaped by `MarkupText`).
 enum XMLText {
-    /// `&`, `<`, `>`, `"` and `'` as entity references.
-    static func escape(_ text: String) -> String {
-        var output = ""
-        for character in text {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&apos;"
-            default: output.append(character)
-            }
-        }
-        return output
-    }
-
     /// An XML comment of several lines; `--` (not allowed in comments) becomes `- -`.
     static func comment(_ lines: [String], indent: String) -> String {
         guard !lines.isEmpty else { return "" }

@@ -122,7 +122,7 @@ public enum ApplePlist {
                         "\(domain.name): has leaf and CA pins; Apple then requires a leaf match AND a CA match, Pinion one match of any pin"
                     )
                 }
-                text += "\t\t\t<key>\(XMLText.escape(domain.name))</key>\n\t\t\t<dict>\n"
+                text += "\t\t\t<key>\(MarkupText.escape(domain.name))</key>\n\t\t\t<dict>\n"
                 text += "\t\t\t\t<key>NSIncludesSubdomains</key>\n\t\t\t\t<\(domain.includeSubdomains)/>\n"
                 for (key, pins) in [("NSPinnedLeafIdentities", leaf), ("NSPinnedCAIdentities", ca)] where !pins.isEmpty
                 {
@@ -143,7 +143,7 @@ public enum ApplePlist {
                 if domain.pins.count < 2 {
                     warnings.append("\(domain.name): TrustKit refuses a domain with fewer than two pins")
                 }
-                text += "\t\t\t<key>\(XMLText.escape(domain.name))</key>\n\t\t\t<dict>\n"
+                text += "\t\t\t<key>\(MarkupText.escape(domain.name))</key>\n\t\t\t<dict>\n"
                 text += "\t\t\t\t<key>kTSKEnforcePinning</key>\n\t\t\t\t<false/>\n"
                 text += "\t\t\t\t<key>kTSKIncludeSubdomains</key>\n\t\t\t\t<\(domain.includeSubdomains)/>\n"
                 text += "\t\t\t\t<key>kTSKPublicKeyHashes</key>\n\t\t\t\t<array>\n"

@@ -48,6 +48,19 @@ public struct RefusedKey: Sendable, Equatable {
 }
 
 extension RefusedKey {
+    /// The most app versions `appVersionList` names: a client can send any version string,
+    /// so the list is bounded on screen (`pinion reports --json` has them all).
+    public static let shownAppVersions = 10
+
+    /// `appVersions` for people: at most `shownAppVersions`, comma-separated, then how many
+    /// more (`2.0, 2.1 (+3 more)`); `-` when there is none.
+    public var appVersionList: String {
+        guard !appVersions.isEmpty else { return "-" }
+        let shown = appVersions.prefix(Self.shownAppVersions).joined(separator: ", ")
+        let more = appVersions.count - Self.shownAppVersions
+        return more > 0 ? shown + " (+\(more) more)" : shown
+    }
+
     /// Reports per (scope, host) over `keys`: the summed count and the number of served keys,
     /// most reported first, then by scope and host name. What `pinion reports` and its HTML
     /// page list as failures by host.

@@ -9,8 +9,6 @@ import PinionSystem
 public enum ReportsHTML {
     /// The most rows per table (hosts, served keys, day rows); the page says how many more.
     public static let maxRows = 500
-    /// The most app versions listed per served key.
-    public static let maxAppVersions = 10
     /// The most days drawn in the chart (the newest).
     public static let maxDays = 120
 
@@ -107,11 +105,7 @@ public enum ReportsHTML {
                             row.element("td", key.hostname)
                             row.element("td") { bar(key.count, of: keys.first?.count ?? 0, &$0) }
                             row.element("td", "\(key.sourcePrefixes)")
-                            let shown = key.appVersions.prefix(maxAppVersions).joined(separator: ", ")
-                            let extra =
-                                key.appVersions.count > maxAppVersions
-                                ? " (+\(key.appVersions.count - maxAppVersions) more)" : ""
-                            row.element("td", key.appVersions.isEmpty ? "-" : shown + extra)
+                            row.element("td", key.appVersionList)
                             row.element("td", key.firstSeen.description)
                             row.element("td", key.lastSeen.description)
                             row.element("td", key.knownPins.map { "pin-sha256=\"\($0)\"" }.joined(separator: " "))

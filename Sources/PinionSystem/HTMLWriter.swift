@@ -41,20 +41,7 @@ public struct HTMLWriter: Sendable {
     ///
     /// - Parameter text: any text.
     /// - Returns: markup that is text only.
-    public static func escape(_ text: String) -> String {
-        var output = ""
-        for scalar in shown(text).unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
+    public static func escape(_ text: String) -> String { MarkupText.escape(shown(text)) }
 
     /// Appends escaped text.
     public mutating func text(_ text: String) { markup += Self.escape(text) }

@@ -102,14 +102,16 @@ serve_url="$started_url"
 metrics_url="$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' serve.out serve.err | head -1)"
 [ -n "$metrics_url" ] || { cat serve.out serve.err; fail "pinion serve printed no metrics address"; }
 mkdir -p nginx/temp
+# nginx's workers (as nobody when this runs as root) read the key.
+chmod 644 tls.key
+user=""
+[ "$(id -u)" = 0 ] && user="user nobody $(id -gn nobody);"
 nginx_port=""
-for attempt in $(seq 20); do
+for _ in $(seq 20); do
   nginx_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   sed -e "s|@PINION_LISTEN@|127.0.0.1:$nginx_port|" -e "s|@PINION_SERVER_NAME@|127.0.0.1|" \
     -e "s|@PINION_CERT@|$work/tls.pem|" -e "s|@PINION_KEY@|$work/tls.key|" -e "s|@PINION_TREE@|$work/tree|" \
     "$repo/deploy/nginx/pinion.conf" > nginx/pinion.conf
-  user=""
-  [ "$(id -u)" = 0 ] && user="user nobody $(id -gn nobody);"
   cat > nginx/nginx.conf <<EOF
 daemon off;
 worker_processes 1;
@@ -127,7 +129,6 @@ http {
   include $work/nginx/pinion.conf;
 }
 EOF
-  chmod 644 tls.key
   "$nginx_binary" -p "$work/nginx" -c "$work/nginx/nginx.conf" 2> nginx/stderr &
   pids+=($!)
   for _ in $(seq 100); do [ -s nginx/nginx.pid ] && break; kill -0 "${pids[-1]}" 2>/dev/null || break; sleep 0.1; done

@@ -99,7 +99,7 @@ struct ReportsCommand: Command {
         }
         context.print("served keys the pins refused, most reported first:")
         for key in keys {
-            let versions = versionList(key.appVersions)
+            let versions = key.appVersionList
             context.print(
                 TerminalText.escape(
                     "  \(key.count)  \(key.scope)  \(key.hostname)  pin-sha256=\"\(key.servedPin)\"  "
@@ -120,16 +120,6 @@ struct ReportsCommand: Command {
     static let unauthenticatedWarning =
         "reports are unauthenticated: anyone can send them, so counts and source networks can be forged "
         + "to coax you into pinning an attacker's key; check a key yourself before adding it as a pin"
-
-    /// At most `shownVersions` app versions in text, then how many more: a client can send
-    /// any version string, so the list is bounded on screen (the JSON has them all).
-    static let shownVersions = 10
-
-    static func versionList(_ versions: [String]) -> String {
-        guard !versions.isEmpty else { return "-" }
-        let shown = versions.prefix(shownVersions).joined(separator: ", ")
-        return versions.count > shownVersions ? shown + " (+\(versions.count - shownVersions) more)" : shown
-    }
 
     private static func json(
         since: Timestamp, _ keys: [RefusedKey], _ days: [ReportDayCount], _ totals: (distinct: Int64, received: Int64)
