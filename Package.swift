@@ -165,7 +165,9 @@ let package = Package(
         // The slow CLI suites, apart so `swift test --filter PinionCLITests` stays quick: the main
         // job (scripts/demo with the built `pinion`, its servers on 127.0.0.1) and every shell
         // block of README.md and docs/*.md run as written.
-        .testTarget(name: "PinionIntegrationTests", dependencies: ["PinionTestSupport"]),
+        .testTarget(
+            name: "PinionIntegrationTests",
+            dependencies: ["PinionTestSupport", "PinionClient", "PinionCore", "PinionTrust"], exclude: ["testdata"]),
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [
