@@ -100,6 +100,8 @@ final class FleetRotation {
         var gateNotAccepting: Int?
         /// Whether the runbook's switch gate passed before the switch.
         var switchGatePassed: Bool?
+        /// The clients the oracle asked about the server in each state the fleet must cover.
+        var seen: [String: Set<Int>] = [:]
         /// How many times the switch gate ran before it passed (or gave up).
         var gateRuns = 0
         /// Refreshes made, and how many failed.
@@ -254,6 +256,8 @@ final class FleetRotation {
     }
 
     var members: [Member] = []
+    /// The gap being played.
+    var currentGap = 0
     /// Gaps the fleet waits for a failing switch gate before it gives up and switches anyway.
     static let gateAttempts = 7
     let day: Int64 = 86_400
@@ -305,6 +309,16 @@ final class FleetRotation {
     /// oracle does not allow.
     func check(_ index: Int, _ when: String) {
         guard let client = members[index].client else { return }
+        let held = client.trustedState.manifest
+        if held == nil { outcome.seen["on its baseline alone", default: []].insert(index) }
+        if let held, held.expiresAt <= clock.now {
+            outcome.seen["holding an expired manifest", default: []].insert(index)
+        }
+        if members[index].offline.contains(currentGap) || (!switched && members[index].dormantUntilSwitch) {
+            outcome.seen["offline", default: []].insert(index)
+        }
+        if members[index].installsAfterSwitch { outcome.seen["installed after the switch", default: []].insert(index) }
+        outcome.seen["app \(members[index].release == 0 ? "4.2" : "4.3")", default: []].insert(index)
         let policy = client.policyNow()
         if case .trusted = evaluate(host: Self.domain, verifiedChain: presented, policy: policy) { return }
         let now = clock.now
@@ -333,6 +347,7 @@ final class FleetRotation {
     /// now refresh once or twice and reach the server at random moments; at the end, every
     /// device is asked once more.
     func gap(_ number: Int, length: Int64) throws {
+        currentGap = number
         let start = clock.now
         var events: [(at: Int64, index: Int, refresh: Bool)] = []
         for index in members.indices
@@ -546,6 +561,12 @@ final class FleetRotation {
         #expect(outcome.violations.isEmpty, "\(outcome.violations.prefix(10))")
         #expect(outcome.switchGatePassed == true, "the runbook's adoption gate must pass before the switch")
         #expect(outcome.failedRefreshes == 0)
+        for state in [
+            "app 4.2", "app 4.3", "on its baseline alone", "holding an expired manifest", "offline",
+            "installed after the switch",
+        ] {
+            #expect((outcome.seen[state]?.count ?? 0) >= 5, "the fleet must have clients \(state)")
+        }
         // Clients on app 4.2 (no baseline pin for the new key) without a current manifest
         // refuse the switched server until they refresh: the gate saw each of them.
         #expect(!outcome.refusingAfterSwitch.isEmpty)
@@ -553,7 +574,8 @@ final class FleetRotation {
         print(
             "fleet: \(fleet.fleetSize) clients, \(outcome.refreshes) refreshes, "
                 + "\(outcome.refusingAfterSwitch.count) refused after the switch until their first refresh, "
-                + "gate counted \(outcome.gateNotAccepting ?? -1); switch gate run \(outcome.gateRuns) times")
+                + "gate counted \(outcome.gateNotAccepting ?? -1); switch gate run \(outcome.gateRuns) times; "
+                + outcome.seen.sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", "))
     }
 
     @Test(.timeLimit(.minutes(3))) func theOldRunbookLocksClientsOut() throws {
