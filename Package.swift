@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
         .library(name: "PinionTrust", targets: ["PinionTrust"]),
-        .library(name: "PinionClient", targets: ["PinionClient"]),
+        .library(name: "PinionLinux", targets: ["PinionLinux"]),
         .library(name: "PinionApple", targets: ["PinionApple"]),
         // The publisher and witness servers as a library, for bench/ (witness cosign throughput).
         .library(name: "PinionPublisher", targets: ["PinionPublisher"]),
@@ -91,7 +91,7 @@ let package = Package(
         // The client SDK on Linux: `PinningClient` over the OpenSSL transport, libsodium and
         // file storage (docs/DESIGN.md sections 6-8). Imports no C module itself.
         .target(
-            name: "PinionClient",
+            name: "PinionLinux",
             dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
         // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9).
         .target(
@@ -112,7 +112,7 @@ let package = Package(
             name: "PinionCLI",
             dependencies: [
                 "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
-                linuxOnly("PinionClient"), linuxOnly("PinionPublisher"), linuxOnly("PinionAudit"), "PinionInterop",
+                linuxOnly("PinionLinux"), linuxOnly("PinionPublisher"), linuxOnly("PinionAudit"), "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
         // Scripted update-channel answers for refresh tests; PinionCore and PinionTrust only, so
@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "PinionClientTests",
             dependencies: [
-                "PinionClient", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
+                "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
                 "PinionTrustTestSupport", "PinionCLI",
             ],
             exclude: ["Fixtures"]),
@@ -167,11 +167,11 @@ let package = Package(
         // block of README.md and docs/*.md run as written.
         .testTarget(
             name: "PinionIntegrationTests",
-            dependencies: ["PinionTestSupport", "PinionClient", "PinionCore", "PinionTrust"], exclude: ["testdata"]),
+            dependencies: ["PinionTestSupport", "PinionLinux", "PinionCore", "PinionTrust"], exclude: ["testdata"]),
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [
-                "PinionPublisher", "PinionCLI", "PinionClient", "PinionTrust", "PinionSystem", "PinionCore",
+                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
                 "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
             ]),
         .testTarget(
@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "PinionDrillTests",
             dependencies: [
-                "PinionCLI", "PinionClient", "PinionCore", "PinionPublisher", "PinionSystem", "PinionTestSupport",
+                "PinionCLI", "PinionLinux", "PinionCore", "PinionPublisher", "PinionSystem", "PinionTestSupport",
             ]),
         // PKCS#11 signing against SoftHSM2 and a fault-injecting test module (C, compiled by
         // the tests with cc), run through the built `pinion` and PinionMemoryProbe.
@@ -200,13 +200,13 @@ let package = Package(
         .testTarget(
             name: "PinionConformanceTests",
             dependencies: [
-                "PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport", "PinionClient",
+                "PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport", "PinionLinux",
                 "PinionTestSupport",
             ]),
         .testTarget(
             name: "PinionInteropTests",
             dependencies: [
-                "PinionInterop", "PinionCLI", "PinionClient", "PinionCore", "PinionCrypto", "PinionTestSupport",
+                "PinionInterop", "PinionCLI", "PinionLinux", "PinionCore", "PinionCrypto", "PinionTestSupport",
             ],
             exclude: ["Fixtures"]),
     ],

@@ -17,7 +17,7 @@ let package = Package(
                 "BenchSodium", "BenchOpenSSL",
                 .product(name: "PinionCore", package: "Pinion"),
                 .product(name: "PinionCrypto", package: "Pinion"),
-                .product(name: "PinionClient", package: "Pinion"),
+                .product(name: "PinionLinux", package: "Pinion"),
                 .product(name: "PinionTrust", package: "Pinion"),
                 .product(name: "PinionPublisher", package: "Pinion"),
             ]),

@@ -139,7 +139,7 @@ public final class PinningClient: Sendable {
     /// are lost, the domains they name stay refused (`.storeDropped`); when the state cannot
     /// be read (permission, I/O error, a locked device) the client starts on its baseline,
     /// reports `.stateUnreadable`, writes nothing, and loads the state at the next refresh. Every platform builds its client here,
-    /// plugging in its own crypto, TLS stack and storage (on Linux PinionClient's
+    /// plugging in its own crypto, TLS stack and storage (on Linux PinionLinux's
     /// `init(configuration:storage:onEvent:onPinFailure:)` does).
     ///
     /// - Parameters:

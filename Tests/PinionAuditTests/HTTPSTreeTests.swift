@@ -4,8 +4,8 @@
 
 import Foundation
 import PinionAudit
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

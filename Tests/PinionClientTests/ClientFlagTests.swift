@@ -4,8 +4,8 @@
 
 import Foundation
 import PinionCLI
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -2,9 +2,9 @@
 
 import Foundation
 import PinionCLI
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import Testing
 

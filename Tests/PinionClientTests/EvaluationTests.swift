@@ -1,9 +1,9 @@
 // Connection evaluation (docs/DESIGN.md §8 steps 2-4), pin failure reports (RFC 7469 §3) and the
 // once-per-24-hours report throttle (§8 step 5).
 
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import Testing
 
 /// A distinct pin per number (its digest is 32 bytes of `byte`).

@@ -2,9 +2,9 @@
 // manifest; at the floor with no stored envelope only the recorded payload is accepted (another is
 // equivocation); start-up fills it in for a formatVersion 1 state and refuses a mismatched manifest.
 
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import Testing
 

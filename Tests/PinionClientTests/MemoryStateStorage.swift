@@ -2,7 +2,7 @@
 // every read of one file (EACCES, EIO: root ignores file modes, so permissions cannot be used).
 
 import Foundation
-import PinionClient
+import PinionLinux
 import Synchronization
 
 #if canImport(Glibc)

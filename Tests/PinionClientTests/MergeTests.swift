@@ -1,8 +1,8 @@
 // The fail-closed merge of docs/DESIGN.md §7 and the baseline file format: every rule, and the
 // attacks that a manifest could try against the baseline.
 
-import PinionClient
 import PinionCore
+import PinionLinux
 import Testing
 
 /// A distinct pin per number (its digest is 32 bytes of `byte`).

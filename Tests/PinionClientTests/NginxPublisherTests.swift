@@ -4,9 +4,9 @@
 
 import Foundation
 import PinionCLI
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionSystem
 import PinionTestSupport
 import Testing

@@ -2,7 +2,7 @@
 // the verified chain before any request byte, limits, timeouts and redirects.
 
 import Foundation
-import PinionClient
+import PinionLinux
 import PinionSystem
 import Synchronization
 import Testing

@@ -2,9 +2,9 @@
 // from a publisher, persistence across restarts, pinned connections accepted and refused.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import Testing
 

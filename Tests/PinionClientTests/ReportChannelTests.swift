@@ -3,9 +3,9 @@
 // about it. Driven through an injected transport that records the POSTs and their verdicts.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import Synchronization
 import Testing

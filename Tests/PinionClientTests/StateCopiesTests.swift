@@ -3,9 +3,9 @@
 // higher floor wins; a read error concludes nothing and writes nothing; formatVersion 1 migrates.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import Testing
 
 #if canImport(Glibc)

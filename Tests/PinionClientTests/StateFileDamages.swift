@@ -1,9 +1,9 @@
 // The damages a state copy must be refused for (docs/DESIGN.md §6): each with the exact reason the
 // codec gives, shared by the codec tests (StateStoreTests) and the copy tests (StateCopiesTests).
 
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import Testing
 
 private let scope = "com.example.app"

@@ -4,9 +4,9 @@
 // both copies lost is the documented restart, and a formatVersion 1 install migrates.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionSystem
 import PinionTestSupport
 import Synchronization

@@ -3,9 +3,9 @@
 // directory storage's modes and refusals. Losing copies: StateCopiesTests.swift.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionSystem
 import Synchronization
 import Testing

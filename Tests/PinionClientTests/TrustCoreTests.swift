@@ -1,9 +1,9 @@
 // The client's trust core driven with bytes (docs/DESIGN.md §4-§6 and the attacks on them).
 // Every refusal asserts the typed error AND that the state is unchanged.
 
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import PinionTrust
 import PinionTrustTestSupport

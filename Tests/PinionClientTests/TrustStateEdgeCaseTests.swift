@@ -2,9 +2,9 @@
 // long-lived rotation counts, newer embedded roots, dropped manifests, ETags, lastKnownTime.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import PinionTrust
 import PinionTrustTestSupport

@@ -4,9 +4,9 @@
 // Driven through an injected transport that plays the publisher, redirects included.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTestSupport
 import Synchronization
 import Testing

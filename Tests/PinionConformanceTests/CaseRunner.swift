@@ -2,9 +2,9 @@
 // bytes, in memory or through the Linux SDK's update channel against an HTTPS publisher.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionTrustTestSupport
 
 @testable import PinionTrust

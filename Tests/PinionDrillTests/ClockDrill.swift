@@ -2,8 +2,8 @@
 // manipulation"). Expiry is judged on max(device clock, lastKnownTime).
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

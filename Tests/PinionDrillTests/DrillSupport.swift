@@ -5,8 +5,8 @@
 
 import Foundation
 import PinionCLI
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionPublisher
 import PinionSystem
 import PinionTestSupport

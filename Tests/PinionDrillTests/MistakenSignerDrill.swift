@@ -2,8 +2,8 @@
 // service dropped, a revocation lifted, two different manifests for one version.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -2,8 +2,8 @@
 // "Network MITM"), with a certificate a trusted CA mis-issued for the host.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

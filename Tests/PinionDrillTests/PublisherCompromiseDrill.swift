@@ -3,8 +3,8 @@
 // attacker with write access to the state directory can undo.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

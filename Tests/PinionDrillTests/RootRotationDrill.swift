@@ -4,8 +4,8 @@
 // manifest before the new root refuses it and keeps what it has.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -3,8 +3,8 @@
 // a root rotation replacing the pins key and a new manifest restore them.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

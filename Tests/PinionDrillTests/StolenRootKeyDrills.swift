@@ -2,8 +2,8 @@
 // "at threshold"). The team's root role is alice, bob and carol, 2 of 3.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -2,8 +2,8 @@
 // key"): revoke its pin, rotate the server to the backup key, publish.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

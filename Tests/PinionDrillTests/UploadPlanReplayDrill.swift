@@ -8,8 +8,8 @@
 // No CDN or caching proxy is in front of the mirror here.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -8,8 +8,8 @@
 // refresh. The rotation as the runbook used to describe it (testdata/) must fail that oracle.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import PinionTrust
 import Synchronization

@@ -2,9 +2,9 @@
 // Swift baseline carry every domain and pin; what a format cannot say is refused.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionInterop
+import PinionLinux
 import PinionTestSupport
 import Testing
 

@@ -5,9 +5,9 @@
 // already persisted; an unreadable copy skips the refresh and nothing is written.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionPublisher
 import PinionSystem
 import PinionTestSupport

@@ -5,9 +5,9 @@
 // tree passes the auditor.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionPublisher
 import PinionSystem
 import PinionTestSupport

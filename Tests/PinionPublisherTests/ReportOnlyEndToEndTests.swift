@@ -3,9 +3,9 @@
 // `pinion serve --reports`, which also serves its manifest; `pinion reports` counts it.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionPublisher
 import PinionTestSupport
 import Testing

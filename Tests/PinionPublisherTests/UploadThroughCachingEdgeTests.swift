@@ -30,8 +30,8 @@
 // holding edge without the invalidations hides the rotation.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionTestSupport
 import PinionTrust
 import Testing

@@ -1,4 +1,4 @@
-// Shims used by the pinned HTTPS client (PinionClient/PinnedHTTPSClient.swift).
+// Shims used by the pinned HTTPS client (PinionLinux/PinnedHTTPSClient.swift).
 #ifndef PINION_SHIMS_HTTPS_H
 #define PINION_SHIMS_HTTPS_H
 #include <openssl/err.h>

@@ -3,9 +3,9 @@
 
 import Foundation
 import PinionAudit
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 import PinionSystem
 import PinionTrust
 

@@ -1,9 +1,9 @@
 // `pinion check-host`: whether a live server's verified chain passes a manifest's pins.
 
-import PinionClient
 import PinionCore
 import PinionCrypto
 import PinionInterop
+import PinionLinux
 import PinionSystem
 
 struct CheckHostCommand: Command {

@@ -2,9 +2,9 @@
 // for operators and for tests of a deployment.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 
 /// Options and set-up shared by the client commands.
 enum ClientSetup {

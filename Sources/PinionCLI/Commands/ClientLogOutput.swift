@@ -1,7 +1,7 @@
 // What `pinion client refresh/connect` print about the transparency log (docs/DESIGN.md §12): the stored checkpoint, its t_q age and freshness, and a log refusal's reason code.
 
-import PinionClient
 import PinionCore
+import PinionLinux
 
 /// Text and JSON for the client's log state.
 enum ClientLogOutput {

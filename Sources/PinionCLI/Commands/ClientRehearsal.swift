@@ -2,8 +2,8 @@
 // persist, a state directory that must exist for connect, readable CA files, timeouts.
 
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 import PinionSystem
 
 /// A client's state storage for a rehearsal at another time (`--at`): reads come from the

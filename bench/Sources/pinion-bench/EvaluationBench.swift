@@ -3,8 +3,8 @@
 
 import BenchOpenSSL
 import Foundation
-import PinionClient
 import PinionCore
+import PinionLinux
 
 /// SHA-256 of each SPKI with OpenSSL's EVP_Digest, into fresh arrays: what the SDK does per
 /// connection to build `verifiedSPKISHA256` (PinnedHTTPSClient, OpenSSLSupport.sha256).

@@ -1,9 +1,9 @@
 // Benchmark: a client refresh with manifest.proof (docs/DESIGN.md §12) against the same refresh without a log, at 10 and 10,000 domains, with the proof's own cost split into signature checks and hashing.
 
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 
 /// One scope published twice, with and without a `log` member: the same keys and the same
 /// manifest payload (signed under each root), a log of `logSize` heads whose last names the

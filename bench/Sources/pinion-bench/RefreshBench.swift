@@ -3,9 +3,9 @@
 
 import BenchSodium
 import Foundation
-import PinionClient
 import PinionCore
 import PinionCrypto
+import PinionLinux
 
 #if canImport(Glibc)
     import Glibc
