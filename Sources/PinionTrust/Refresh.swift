@@ -21,7 +21,7 @@ extension TrustCore {
     /// - Returns: the new state (persist it when `stateChanged`), the outcome and every event.
     public func refresh(
         _ state: TrustedState, startTime t0: Timestamp, fetcher: some UpdateFetcher, baselineDocument: [UInt8]? = nil
-    ) -> RefreshResult {
+    ) -> RefreshedState {
         let token = PollToken(
             have: state.manifest.map { UInt64(clamping: $0.version) } ?? 0, baselineDocument: baselineDocument,
             hasher: crypto.hasher)
@@ -60,15 +60,15 @@ struct RefreshRun<Fetcher: UpdateFetcher> {
         UpdateStatus.classify(request, fetcher.fetch(request))
     }
 
-    func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshResult {
-        RefreshResult(
+    func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshedState {
+        RefreshedState(
             state: current, outcome: outcome, events: events, stateChanged: current.persisted != start.persisted,
             document: document, diagnosis: diagnosis)
     }
 
     /// The three steps, with one more walk and proof fetch when the proof names a root the
     /// walk did not see (the publisher added it in between).
-    mutating func run() -> RefreshResult {
+    mutating func run() -> RefreshedState {
         if let failed = walkRoots() { return failed }
         // With a log, the manifest stands or falls with manifest.proof: a refused proof keeps
         // the state after the root walk (the verified roots, as any later failure does), with
@@ -108,7 +108,7 @@ struct RefreshRun<Fetcher: UpdateFetcher> {
 
     /// The refresh's end after the log step (other than a first mismatch, which is retried).
     mutating func finishLog(_ step: LogStep, outcome: RefreshOutcome, afterWalk: (TrustedState, [ClientEvent]))
-        -> RefreshResult
+        -> RefreshedState
     {
         let refusal: LogRefusal
         switch step {
@@ -142,7 +142,7 @@ extension RefreshRun {
     /// A walk that fails keeps its verified prefix (docs/DESIGN.md §6), with or without a
     /// log: roots are authorised by the root role; a log change drops the old checkpoint.
     mutating func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil)
-        -> RefreshResult
+        -> RefreshedState
     {
         if rotations > 0 { core.reconcileLog(&current) }
         events.append(event)
@@ -155,7 +155,7 @@ extension RefreshRun {
     /// `pinsRoleSince` covers the manifest's rootVersion, docs/DESIGN.md §5); otherwise it stops
     /// being current until a manifest signed under the new pins role is accepted, which
     /// restarts the revoked set (until then revoked pins stay revoked, even in the baseline).
-    mutating func walkRoots() -> RefreshResult? {
+    mutating func walkRoots() -> RefreshedState? {
         var walk = RootChainWalk(
             from: current.chain, maxRotations: RootChain.maxRotationsPerWalk - rotations, crypto: core.crypto,
             limits: core.limits)

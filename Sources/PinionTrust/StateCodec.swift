@@ -18,7 +18,7 @@ public enum StateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file was written by a newer format version than this build reads (an app
     /// downgrade); it counts as lost like a corrupt file.
     case unsupportedFormatVersion(file: String, found: Int64, supported: Int64)
-    /// The content does not match its `contentSHA256` member, or (formatVersion 2) the bytes
+    /// The content does not match its `contentSHA256` member, or (formatVersion 2 and later) the bytes
     /// are not exactly the canonical encoding of that content (bit rot, a torn sector, an edit).
     case checksumMismatch(file: String)
     /// The state belongs to another scope than the store's (a foreign store).

@@ -34,8 +34,9 @@ public enum RefreshOutcome: Sendable, Equatable {
     case networkFailure(ClientError)
 }
 
-/// One refresh: the new state (to persist when `stateChanged`), the outcome, and every event.
-public struct RefreshResult: Sendable, Equatable {
+/// What `TrustCore.refresh` decided: the new state (to persist when `stateChanged`), the
+/// outcome, and every event. `PinningClient.refresh()` reports a `RefreshReport` from it.
+public struct RefreshedState: Sendable, Equatable {
     public var state: TrustedState
     public var outcome: RefreshOutcome
     public var events: [ClientEvent]

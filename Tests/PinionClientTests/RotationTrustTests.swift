@@ -25,7 +25,7 @@ import Testing
         return result.state
     }
 
-    func rotate(_ world: ClientWorld, _ state: TrustedState, to root: [UInt8]) -> RefreshResult {
+    func rotate(_ world: ClientWorld, _ state: TrustedState, to root: [UInt8]) -> RefreshedState {
         world.core.refresh(
             state, startTime: t0.adding(seconds: 60), fetchRoot: { $0 == 2 ? .found(root) : .notFound },
             fetchManifest: { _ in .notModified })

@@ -42,7 +42,7 @@ struct ClientWorld {
     }
 
     func refresh(_ state: TrustedState, at time: Timestamp = t0, manifest: [UInt8], etag: String? = "\"e1\"")
-        -> RefreshResult
+        -> RefreshedState
     {
         core.refresh(
             state, startTime: time, fetchRoot: { _ in .notFound }, fetchManifest: { _ in .found(manifest, etag: etag) })
@@ -63,7 +63,7 @@ struct TestFailure: Error, CustomStringConvertible {
 
 /// Asserts a refusal: the given outcome, and nothing changed.
 func expectRefused(
-    _ result: RefreshResult, _ expected: ClientError, from state: TrustedState,
+    _ result: RefreshedState, _ expected: ClientError, from state: TrustedState,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     #expect(result.outcome == .rejected(expected), sourceLocation: sourceLocation)

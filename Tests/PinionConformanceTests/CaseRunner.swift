@@ -216,7 +216,7 @@ final class CaseRunner {
     /// One refresh through the SDK's fetcher; a manifest request must carry the poll token of
     /// the state held.
     private func refreshOverHTTPS(_ publisher: HTTPSPublisher, _ client: PinningClient, at t0: Timestamp) throws
-        -> RefreshResult
+        -> RefreshedState
     {
         let token = PollToken(
             have: state.manifest.map { UInt64(clamping: $0.version) } ?? 0, baselineDocument: baseline.document,
@@ -226,7 +226,7 @@ final class CaseRunner {
         return core.refresh(state, startTime: t0, fetcher: fetcher, baselineDocument: baseline.document)
     }
 
-    private func refreshInMemory(at t0: Timestamp) -> RefreshResult {
+    private func refreshInMemory(at t0: Timestamp) -> RefreshedState {
         core.refresh(
             state, startTime: t0,
             // Raw answers: UpdateStatus.classify maps them (the status table of docs/ARCHITECTURE.md
@@ -239,7 +239,7 @@ final class CaseRunner {
             fetchProof: { self.served(self.proof) })
     }
 
-    private func checkRefresh(_ result: RefreshResult, at t0: Timestamp, expect: [String: Any]) throws {
+    private func checkRefresh(_ result: RefreshedState, at t0: Timestamp, expect: [String: Any]) throws {
         if result.stateChanged {
             do { try store.save(result.state.persisted) } catch {
                 throw ConformanceFailure(description: "save failed: \(error)")

@@ -177,7 +177,7 @@ final class LoggedTree: @unchecked Sendable {
         return proof
     }
 
-    func refresh(_ core: TrustCore, _ state: TrustedState, at time: Timestamp = t0) -> RefreshResult {
+    func refresh(_ core: TrustCore, _ state: TrustedState, at time: Timestamp = t0) -> RefreshedState {
         core.refresh(
             state, startTime: time, fetchRoot: fetchRoot, fetchManifest: fetchManifest, fetchProof: fetchProof)
     }

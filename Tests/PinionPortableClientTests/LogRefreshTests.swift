@@ -45,7 +45,8 @@ struct LogWorld {
 
 /// Asserts a refusal by the log step with `code`, nothing changed.
 func expectLogRefusal(
-    _ result: RefreshResult, _ code: String, from state: TrustedState, sourceLocation: SourceLocation = #_sourceLocation
+    _ result: RefreshedState, _ code: String, from state: TrustedState,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) {
     guard case .rejected(.log(let refusal)) = result.outcome else {
         Issue.record("expected \(code), got \(result.outcome)", sourceLocation: sourceLocation)

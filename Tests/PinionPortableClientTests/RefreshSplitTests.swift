@@ -85,22 +85,22 @@ private struct ReferenceRefresh {
     }
 
     // swift-format-ignore
-    func refresh(_ state: TrustedState, startTime t0: Timestamp) -> RefreshResult {
+    func refresh(_ state: TrustedState, startTime t0: Timestamp) -> RefreshedState {
         var events: [ClientEvent] = []
         if let last = state.persisted.lastKnownTime, t0 < last.adding(seconds: -TrustCore.clockStepTolerance) {
             events.append(.clockSteppedBack(wallClock: t0, lastKnownTime: last))
         }
         var current = state
-        func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshResult {
-            RefreshResult(state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted, document: document, diagnosis: diagnosis)
+        func finish(_ outcome: RefreshOutcome, document: String? = nil, diagnosis: String? = nil) -> RefreshedState {
+            RefreshedState(state: current, outcome: outcome, events: events, stateChanged: current.persisted != state.persisted, document: document, diagnosis: diagnosis)
         }
         var rotations = 0
-        func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil) -> RefreshResult {
+        func walkFailed(_ outcome: RefreshOutcome, _ event: ClientEvent, document: String? = nil) -> RefreshedState {
             if rotations > 0 { core.reconcileLog(&current) }
             events.append(event)
             return finish(outcome, document: document)
         }
-        func walkRoots() -> RefreshResult? {
+        func walkRoots() -> RefreshedState? {
             var walk = RootChainWalk(from: current.chain, maxRotations: RootChain.maxRotationsPerWalk - rotations, crypto: core.crypto, limits: core.limits)
             let storedManifest = current.manifest != nil ? current.persisted.manifest : nil
             var acceptedBytes: [[UInt8]] = []

@@ -84,7 +84,7 @@ extension TrustCore {
     public func refresh(
         _ state: TrustedState, startTime t0: Timestamp, fetchRoot: (Int64) -> Served,
         fetchManifest: (String?) -> Served, fetchProof: () -> Served = { .notFound }
-    ) -> RefreshResult {
+    ) -> RefreshedState {
         withoutActuallyEscaping(fetchRoot) { root in
             withoutActuallyEscaping(fetchManifest) { manifest in
                 withoutActuallyEscaping(fetchProof) { proof in

@@ -118,13 +118,13 @@ struct LogRefreshFixture {
             .bytes
     }
 
-    func plain() -> RefreshResult {
+    func plain() -> RefreshedState {
         plainCore.refresh(
             plainCore.initialState(), startTime: now, fetcher: MemoryFetcher(manifest: plainManifest, etag: "\"bench\"")
         )
     }
 
-    func logged() -> RefreshResult {
+    func logged() -> RefreshedState {
         loggedCore.refresh(
             loggedCore.initialState(), startTime: now,
             fetcher: MemoryFetcher(manifest: loggedManifest, etag: "\"bench\"", proof: proof))

@@ -26,7 +26,7 @@ import org.pinion.trust.Limits;
 import org.pinion.trust.ManifestPayload;
 import org.pinion.trust.ManifestVerifier;
 import org.pinion.trust.PolicySnapshot;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
 import org.pinion.trust.TrustedState;
@@ -78,11 +78,11 @@ public final class JvmRefreshBench {
             };
         }
 
-        RefreshResult refreshOnly() { return core.refresh(initial, now, source); }
+        RefreshedState refreshOnly() { return core.refresh(initial, now, source); }
 
         PolicySnapshot run() {
-            RefreshResult result = refreshOnly();
-            if (result.outcome != RefreshResult.Outcome.UPDATED) {
+            RefreshedState result = refreshOnly();
+            if (result.outcome != RefreshedState.Outcome.UPDATED) {
                 throw new IllegalStateException("refresh did not update: " + result.outcome + " " + result.error);
             }
             return result.state.snapshot(baseline, 0);

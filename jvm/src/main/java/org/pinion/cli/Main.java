@@ -375,7 +375,7 @@ public final class Main {
     }
 
     /** The refresh outcome as the enum `pinion client refresh --json` writes: updated, unchanged, rejected, networkFailure. */
-    static String outcomeKind(org.pinion.trust.RefreshResult.Outcome outcome) {
+    static String outcomeKind(org.pinion.trust.RefreshedState.Outcome outcome) {
         switch (outcome) {
             case UPDATED: return "updated";
             case UNCHANGED: return "unchanged";

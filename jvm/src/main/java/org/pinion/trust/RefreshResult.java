@@ -5,7 +5,7 @@ import java.util.Collections;
 import java.util.List;
 
 /** One refresh's result. */
-public final class RefreshResult {
+public final class RefreshedState {
     /** The outcome of a refresh. */
     public enum Outcome {
         /** A new manifest was accepted. */
@@ -33,7 +33,7 @@ public final class RefreshResult {
     /** The manifest response's max-age in seconds, or -1. */
     public final long maxAge;
 
-    private RefreshResult(TrustedState state, Outcome outcome, ClientException error, ManifestOrder updatedTo,
+    private RefreshedState(TrustedState state, Outcome outcome, ClientException error, ManifestOrder updatedTo,
             List<ClientEvent> events, boolean stateChanged, long maxAge) {
         this.state = state;
         this.outcome = outcome;
@@ -44,8 +44,8 @@ public final class RefreshResult {
         this.maxAge = maxAge;
     }
 
-    static RefreshResult of(TrustedState start, TrustedState end, Outcome outcome, ClientException error,
+    static RefreshedState of(TrustedState start, TrustedState end, Outcome outcome, ClientException error,
             ManifestOrder updatedTo, List<ClientEvent> events, long maxAge) {
-        return new RefreshResult(end, outcome, error, updatedTo, events, !start.persisted().equals(end.persisted()), maxAge);
+        return new RefreshedState(end, outcome, error, updatedTo, events, !start.persisted().equals(end.persisted()), maxAge);
     }
 }

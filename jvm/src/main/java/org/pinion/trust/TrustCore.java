@@ -363,7 +363,7 @@ public final class TrustCore {
      * @param source the update channel
      * @return the result
      */
-    public RefreshResult refresh(TrustedState state, Timestamp t0, Fetch.Source source) {
+    public RefreshedState refresh(TrustedState state, Timestamp t0, Fetch.Source source) {
         List<ClientEvent> events = new ArrayList<>();
         Timestamp last = state.lastKnownTime();
         if (last != null && t0.compareTo(last.plus(-CLOCK_STEP_TOLERANCE)) < 0) events.add(ClientEvent.clockSteppedBack(t0, last));
@@ -380,7 +380,7 @@ public final class TrustCore {
             if (rotations >= RootChain.MAX_ROTATIONS_PER_WALK) {
                 ClientException error = ClientException.tooManyRotations(RootChain.MAX_ROTATIONS_PER_WALK);
                 events.add(ClientEvent.rejected(error));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+                return RefreshedState.of(state, current, RefreshedState.Outcome.REJECTED, error, null, events, -1);
             }
             try {
                 current = acceptRoot(fetch.body(), current);
@@ -391,19 +391,19 @@ public final class TrustCore {
                 }
             } catch (ClientException error) {
                 events.add(ClientEvent.rejected(error));
-                return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+                return RefreshedState.of(state, current, RefreshedState.Outcome.REJECTED, error, null, events, -1);
             }
         }
         Timestamp now = last == null ? t0 : Timestamp.max(t0, last);
         List<ClientEvent> walkEvents = events;
         for (int attempt = 0; ; attempt++) {
-            RefreshResult result = manifestStep(state, current, t0, new ArrayList<>(walkEvents), source);
+            RefreshedState result = manifestStep(state, current, t0, new ArrayList<>(walkEvents), source);
             if (result.error != null || result.state.log() == null) return result;
             // With a log, the refresh stands or falls with manifest.proof (docs/DESIGN.md §12).
             List<ClientEvent> logEvents = new ArrayList<>(result.events);
             try {
                 TrustedState logged = checkLog(result.state, now, source, logEvents);
-                return RefreshResult.of(state, logged, result.outcome, null, result.updatedTo, logEvents, result.maxAge);
+                return RefreshedState.of(state, logged, result.outcome, null, result.updatedTo, logEvents, result.maxAge);
             } catch (ClientException error) {
                 // The publisher writes manifest.proof before manifest.json: a refresh between the two writes
                 // sees a proof of the next manifest. That mismatch is retried once, then refused.
@@ -419,24 +419,24 @@ public final class TrustCore {
      * roots, as any later failure does) and nothing of the manifest step. A split view's event carries both
      * checkpoint notes; the state itself is unchanged.
      */
-    private static RefreshResult logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
+    private static RefreshedState logRefused(TrustedState start, TrustedState afterWalk, List<ClientEvent> walkEvents,
             ClientException error, long maxAge) {
         List<ClientEvent> events = new ArrayList<>(walkEvents);
         if (error.kind() != ClientException.Kind.LOG) return fetchFailure(start, afterWalk, error, events);
         Equivocation evidence = error.log().equivocation();
         if (evidence != null) events.add(ClientEvent.logEquivocation(evidence));
         events.add(ClientEvent.rejected(error));
-        return RefreshResult.of(start, afterWalk, RefreshResult.Outcome.REJECTED, error, null, events, maxAge);
+        return RefreshedState.of(start, afterWalk, RefreshedState.Outcome.REJECTED, error, null, events, maxAge);
     }
 
     /** A fetch that failed (a network failure) or that the update channel refused (rejected, as the Swift SDK does). */
-    private static RefreshResult fetchFailure(TrustedState start, TrustedState current, ClientException error, List<ClientEvent> events) {
+    private static RefreshedState fetchFailure(TrustedState start, TrustedState current, ClientException error, List<ClientEvent> events) {
         if (error.kind() == ClientException.Kind.FETCH_REFUSED) {
             events.add(ClientEvent.rejected(error));
-            return RefreshResult.of(start, current, RefreshResult.Outcome.REJECTED, error, null, events, -1);
+            return RefreshedState.of(start, current, RefreshedState.Outcome.REJECTED, error, null, events, -1);
         }
         events.add(ClientEvent.networkFailure(error.getMessage()));
-        return RefreshResult.of(start, current, RefreshResult.Outcome.NETWORK_FAILURE, error, null, events, -1);
+        return RefreshedState.of(start, current, RefreshedState.Outcome.NETWORK_FAILURE, error, null, events, -1);
     }
 
     /** @return FETCH_REFUSED for a refused fetch, else FETCH_FAILED with the fetch's reason */
@@ -446,7 +446,7 @@ public final class TrustCore {
     }
 
     /** The conditional manifest fetch and its checks (DESIGN.md §6 steps 3-5), from {@code current} (the walked roots). */
-    private RefreshResult manifestStep(TrustedState state, TrustedState current, Timestamp t0, List<ClientEvent> events,
+    private RefreshedState manifestStep(TrustedState state, TrustedState current, Timestamp t0, List<ClientEvent> events,
             Fetch.Source source) {
         Fetch fetch = source.manifest(current.persisted().manifestETag);
         switch (fetch.status) {
@@ -457,12 +457,12 @@ public final class TrustCore {
                     ManifestStep step = acceptOwnedManifest(fetch.body(), fetch.etag, current, t0);
                     if (step.state == null) return unchanged(state, current, t0, fetch.etag, events, fetch.maxAge);
                     events.addAll(step.events);
-                    return RefreshResult.of(state, step.state, RefreshResult.Outcome.UPDATED, null, step.state.floor(), events,
+                    return RefreshedState.of(state, step.state, RefreshedState.Outcome.UPDATED, null, step.state.floor(), events,
                             fetch.maxAge);
                 } catch (ClientException error) {
                     if (error.kind() == ClientException.Kind.EQUIVOCATION) events.add(ClientEvent.equivocation(error.order()));
                     events.add(ClientEvent.rejected(error));
-                    return RefreshResult.of(state, current, RefreshResult.Outcome.REJECTED, error, null, events, fetch.maxAge);
+                    return RefreshedState.of(state, current, RefreshedState.Outcome.REJECTED, error, null, events, fetch.maxAge);
                 }
             default: {
                 ClientException error = fetchError("manifest.json", fetch);
@@ -527,7 +527,7 @@ public final class TrustCore {
         return new TrustedState(persisted, candidate.chain, candidate.manifest, candidate.manifestValid, candidate.forcedDomains);
     }
 
-    private RefreshResult unchanged(TrustedState start, TrustedState current, Timestamp t0, String etag,
+    private RefreshedState unchanged(TrustedState start, TrustedState current, Timestamp t0, String etag,
             List<ClientEvent> events, long maxAge) {
         ClientState persisted = current.persisted();
         persisted.lastKnownTime = persisted.lastKnownTime == null ? t0 : Timestamp.max(persisted.lastKnownTime, t0);
@@ -541,6 +541,6 @@ public final class TrustCore {
             events.add(ClientEvent.manifestNotCurrent("version " + current.manifest.version + " expired at "
                     + current.manifest.expiresAt + " and the publisher offers nothing newer"));
         }
-        return RefreshResult.of(start, next, RefreshResult.Outcome.UNCHANGED, null, null, events, maxAge);
+        return RefreshedState.of(start, next, RefreshedState.Outcome.UNCHANGED, null, null, events, maxAge);
     }
 }

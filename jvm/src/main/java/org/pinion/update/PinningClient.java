@@ -35,7 +35,7 @@ import org.pinion.trust.PinEvaluation;
 import org.pinion.trust.PinnedDomain;
 import org.pinion.trust.PolicySnapshot;
 import org.pinion.trust.PollToken;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
 import org.pinion.trust.StrictJsonParser;
@@ -352,13 +352,13 @@ public final class PinningClient implements PolicySource {
     /** The outcome of {@link #refresh()}: the trust core's result, or a storage failure. */
     public static final class Report {
         /** The refresh result (null when the state could not be read or saved). */
-        public final RefreshResult result;
+        public final RefreshedState result;
         /** The outcome (NETWORK_FAILURE also for storage failures). */
-        public final RefreshResult.Outcome outcome;
+        public final RefreshedState.Outcome outcome;
         /** The error, or null. */
         public final ClientException error;
 
-        Report(RefreshResult result, RefreshResult.Outcome outcome, ClientException error) {
+        Report(RefreshedState result, RefreshedState.Outcome outcome, ClientException error) {
             this.result = result;
             this.outcome = outcome;
             this.error = error;
@@ -373,7 +373,7 @@ public final class PinningClient implements PolicySource {
     public synchronized Report refresh() {
         if (transport == null) {
             ClientException error = ClientException.fetchFailed("publisher", "no base URL configured");
-            return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+            return new Report(null, RefreshedState.Outcome.NETWORK_FAILURE, error);
         }
         Timestamp t0 = new Timestamp(config.clock.getAsLong());
         try (StateStore.Held held = store.lock()) {
@@ -382,17 +382,17 @@ public final class PinningClient implements PolicySource {
             if (start == null) {
                 for (ClientEvent e : events) onEvent.accept(e);
                 ClientException error = ClientException.storage("the stored state is unavailable; refresh skipped");
-                return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+                return new Report(null, RefreshedState.Outcome.NETWORK_FAILURE, error);
             }
             PollToken token = PollToken.of(start.manifest == null ? 0 : start.manifest.version, config.baseline.documentBytes(), crypto);
-            RefreshResult result = core.refresh(start, t0, new UpdateChannel(transport, token, config.limits.maxEnvelopeBytes));
+            RefreshedState result = core.refresh(start, t0, new UpdateChannel(transport, token, config.limits.maxEnvelopeBytes));
             if (result.stateChanged && config.persist) {
                 try {
                     store.save(result.state.persisted());
                 } catch (IOException e) {
                     ClientException error = ClientException.storage(store.directory() + ": " + e.getMessage());
                     onEvent.accept(ClientEvent.networkFailure(error.getMessage()));
-                    return new Report(result, RefreshResult.Outcome.NETWORK_FAILURE, error);
+                    return new Report(result, RefreshedState.Outcome.NETWORK_FAILURE, error);
                 }
             }
             for (ClientEvent e : result.events) {
@@ -407,7 +407,7 @@ public final class PinningClient implements PolicySource {
             return new Report(result, result.outcome, result.error);
         } catch (IOException e) {
             ClientException error = ClientException.storage(store.directory() + ": " + e.getMessage());
-            return new Report(null, RefreshResult.Outcome.NETWORK_FAILURE, error);
+            return new Report(null, RefreshedState.Outcome.NETWORK_FAILURE, error);
         }
     }
 

@@ -6,7 +6,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 
 /** A background poller for one {@link PinningClient} (on Android, prefer WorkManager: see docs/ANDROID.md). */
 public final class Updater {
@@ -56,7 +56,7 @@ public final class Updater {
         PinningClient.Report report = client.refresh();
         synchronized (this) {
             if (executor == null) return;
-            boolean failed = report.outcome == RefreshResult.Outcome.NETWORK_FAILURE || report.outcome == RefreshResult.Outcome.REJECTED;
+            boolean failed = report.outcome == RefreshedState.Outcome.NETWORK_FAILURE || report.outcome == RefreshedState.Outcome.REJECTED;
             failures = failed ? failures + 1 : 0;
             long maxAge = report.result == null ? -1 : report.result.maxAge;
             long delay = schedule.delay(failures, maxAge, random.nextDouble());

@@ -22,7 +22,7 @@ import org.pinion.trust.Limits;
 import org.pinion.trust.MergedPolicy;
 import org.pinion.trust.Pin;
 import org.pinion.trust.PinEvaluation;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.StrictJsonParser;
 import org.pinion.trust.Timestamp;
 import org.pinion.trust.TrustCore;
@@ -222,7 +222,7 @@ final class CaseRunner {
     private void refresh(Timestamp t0, JsonValue expect) throws Exception {
         expectedToken = PollToken.of(state.manifest == null ? 0 : state.manifest.version, baseline.documentBytes(), StrictEd25519.INSTANCE);
         Fetch.Source source = new UpdateChannel(transport, expectedToken, Limits.STANDARD.maxEnvelopeBytes);
-        RefreshResult result = core.refresh(state, t0, source);
+        RefreshedState result = core.refresh(state, t0, source);
         if (result.stateChanged) store.save(result.state.persisted());
         state = result.state;
         String outcome;

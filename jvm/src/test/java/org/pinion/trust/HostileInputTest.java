@@ -45,14 +45,14 @@ public class HostileInputTest {
                 } else {
                     channel.manifest = Fetch.found(bad);
                 }
-                RefreshResult result = core.refresh(start, Fixtures.at("2026-06-02T00:00:00Z"), channel);
-                if (result.outcome == RefreshResult.Outcome.REJECTED) {
+                RefreshedState result = core.refresh(start, Fixtures.at("2026-06-02T00:00:00Z"), channel);
+                if (result.outcome == RefreshedState.Outcome.REJECTED) {
                     refused++;
                     assertFalse(result.stateChanged);
                     assertTrue(result.error.getMessage().length() > 0);
                 } else {
                     // A damage that leaves the document valid (for example inside an x- member) is accepted.
-                    assertNotEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+                    assertNotEquals(RefreshedState.Outcome.NETWORK_FAILURE, result.outcome);
                 }
             }
         }

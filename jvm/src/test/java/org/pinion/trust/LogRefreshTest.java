@@ -56,13 +56,13 @@ public class LogRefreshTest {
     public void theProofIsFetchedEveryRefreshAndStoredInTheState() throws Exception {
         TrustCore core = core(ROOT);
         Channel channel = new Channel(Fetch.found(goodProof(T0.seconds - 60)));
-        RefreshResult first = core.refresh(core.initialState(List.of()), T0, channel);
-        assertEquals(first.error == null ? "" : first.error.getMessage(), RefreshResult.Outcome.UPDATED, first.outcome);
+        RefreshedState first = core.refresh(core.initialState(List.of()), T0, channel);
+        assertEquals(first.error == null ? "" : first.error.getMessage(), RefreshedState.Outcome.UPDATED, first.outcome);
         ClientState persisted = first.state.persisted();
         assertNotNull(persisted.logCheckpoint);
         assertEquals(T0.seconds - 60, persisted.logQuorumTime);
-        RefreshResult second = core.refresh(first.state, T0.plus(10), channel);
-        assertEquals(RefreshResult.Outcome.UNCHANGED, second.outcome);
+        RefreshedState second = core.refresh(first.state, T0.plus(10), channel);
+        assertEquals(RefreshedState.Outcome.UNCHANGED, second.outcome);
         assertEquals("fetched after the 304 too", 2, channel.proofFetches);
         // The checkpoint round-trips through a state copy and survives start-up.
         ClientState decoded = StateCodec.decode(StateCodec.encode(second.state.persisted()), Limits.STANDARD);
@@ -78,14 +78,14 @@ public class LogRefreshTest {
     public void aProofThatCannotBeFetchedRefusesWithTheStateUnchanged() throws Exception {
         TrustCore core = core(ROOT);
         TrustedState initial = core.initialState(List.of());
-        RefreshResult missing = core.refresh(initial, T0, new Channel(Fetch.notFound()));
-        assertEquals(RefreshResult.Outcome.REJECTED, missing.outcome);
+        RefreshedState missing = core.refresh(initial, T0, new Channel(Fetch.notFound()));
+        assertEquals(RefreshedState.Outcome.REJECTED, missing.outcome);
         assertEquals("log-proof-missing", missing.error.log().code());
         assertFalse(missing.stateChanged);
         assertNull(missing.state.manifest);
         for (Fetch answer : new Fetch[] {Fetch.failed("HTTP 500"), Fetch.notModified()}) {
-            RefreshResult result = core.refresh(initial, T0, new Channel(answer));
-            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+            RefreshedState result = core.refresh(initial, T0, new Channel(answer));
+            assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, result.outcome);
             assertEquals(ClientException.Kind.FETCH_FAILED, result.error.kind());
             assertTrue(result.error.getMessage(), result.error.getMessage().startsWith("manifest.proof: "));
             assertFalse(result.stateChanged);
@@ -101,7 +101,7 @@ public class LogRefreshTest {
     @Test
     public void aStoredCheckpointThatNoLongerVerifiesIsDroppedAndTheManifestNarrows() throws Exception {
         TrustCore core = core(ROOT);
-        RefreshResult first = core.refresh(core.initialState(List.of()), T0, new Channel(Fetch.found(goodProof(T0.seconds))));
+        RefreshedState first = core.refresh(core.initialState(List.of()), T0, new Channel(Fetch.found(goodProof(T0.seconds))));
         ClientState tampered = first.state.persisted();
         String note = new String(tampered.logCheckpoint, StandardCharsets.UTF_8);
         tampered.logCheckpoint = note.replace(LogTestKit.ORIGIN + "\n1\n", LogTestKit.ORIGIN + "\n2\n").getBytes(StandardCharsets.UTF_8);
@@ -111,8 +111,8 @@ public class LogRefreshTest {
         assertEquals(-1, restored.state.logQuorumTime());
         assertFalse("no evidence of a recent view: fail closed", restored.state.snapshot(Baseline.EMPTY, 0).isManifestCurrent(T0));
         // The next refresh verifies a proof again and the manifest is current.
-        RefreshResult again = core.refresh(restored.state, T0, new Channel(Fetch.found(goodProof(T0.seconds))));
-        assertEquals(RefreshResult.Outcome.UNCHANGED, again.outcome);
+        RefreshedState again = core.refresh(restored.state, T0, new Channel(Fetch.found(goodProof(T0.seconds))));
+        assertEquals(RefreshedState.Outcome.UNCHANGED, again.outcome);
         assertTrue(again.state.snapshot(Baseline.EMPTY, 0).isManifestCurrent(T0));
     }
 
@@ -144,13 +144,13 @@ public class LogRefreshTest {
             }
         };
         TrustCore core = core(ROOT);
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0, midPublish);
-        assertEquals(result.error == null ? "" : result.error.getMessage(), RefreshResult.Outcome.UPDATED, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0, midPublish);
+        assertEquals(result.error == null ? "" : result.error.getMessage(), RefreshedState.Outcome.UPDATED, result.outcome);
         assertEquals(new ManifestOrder(1, 2), result.state.floor());
         assertEquals(2, proofFetches[0]);
         // A manifest that stays unlogged is refused after one retry, and the retry's events are reported once.
         Channel unlogged = new Channel(Fetch.found(proof2));
-        RefreshResult refused = core.refresh(core.initialState(List.of()), T0, unlogged);
+        RefreshedState refused = core.refresh(core.initialState(List.of()), T0, unlogged);
         assertEquals("log-manifest-not-logged", refused.error.log().code());
         assertEquals(2, unlogged.proofFetches);
         assertEquals(1, refused.events.stream().filter(e -> e.kind == ClientEvent.Kind.REJECTED).count());
@@ -174,8 +174,8 @@ public class LogRefreshTest {
                 return Fetch.found(goodProof(T0.seconds));
             }
         };
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0, source);
-        assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0, source);
+        assertEquals(RefreshedState.Outcome.REJECTED, result.outcome);
         assertEquals("log-manifest-not-logged", result.error.log().code());
         assertEquals("retried once", 2, proofs[0]);
         assertFalse(result.stateChanged);
@@ -185,8 +185,8 @@ public class LogRefreshTest {
     public void withoutALogNoProofIsFetched() throws Exception {
         TrustCore core = core(ROOT_PLAIN);
         Channel channel = new Channel(Fetch.failed("must not be asked"));
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0, channel);
-        assertEquals(RefreshResult.Outcome.UPDATED, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0, channel);
+        assertEquals(RefreshedState.Outcome.UPDATED, result.outcome);
         assertEquals(0, channel.proofFetches);
         assertNull(result.state.persisted().logCheckpoint);
         assertNull(result.state.logFreshness(T0));
@@ -195,7 +195,7 @@ public class LogRefreshTest {
     @Test
     public void badLogCheckpointMembersMakeAStateCopyCountAsLost() throws Exception {
         TrustCore core = core(ROOT);
-        RefreshResult first = core.refresh(core.initialState(List.of()), T0, new Channel(Fetch.found(goodProof(T0.seconds))));
+        RefreshedState first = core.refresh(core.initialState(List.of()), T0, new Channel(Fetch.found(goodProof(T0.seconds))));
         String good = new String(StateCodec.encode(first.state.persisted()), StandardCharsets.UTF_8);
         // JsonWriter's layout: one member per line, "name": value.
         String body = good.substring(0, good.lastIndexOf("sha256 ")).replaceAll("\": ", "\":");

@@ -39,12 +39,12 @@ public class PinsRoleSinceTest {
         TrustCore core = core();
         TrustedState state = core.refresh(core.initialState(List.of()), T0, channel(null, manifest(1, 1, 2, null))).state;
         byte[] root2 = envelope(PayloadKind.ROOT, rootPayload(S, 2, 1, CAP, new int[] {1}, new int[] {2}), 1);
-        RefreshResult rotated = core.refresh(state, T0, channel(root2, null));
+        RefreshedState rotated = core.refresh(state, T0, channel(root2, null));
         assertEquals(2, rotated.state.chain.newest().version());
         assertTrue("no re-signing needed", rotated.state.manifestValid);
         // A manifest still naming root 1 is accepted under root 2 (pinsRoleSince 1 <= 1 <= 2).
-        RefreshResult next = core.refresh(rotated.state, T0, channel(null, manifest(1, 2, 2, null)));
-        assertEquals(RefreshResult.Outcome.UPDATED, next.outcome);
+        RefreshedState next = core.refresh(rotated.state, T0, channel(null, manifest(1, 2, 2, null)));
+        assertEquals(RefreshedState.Outcome.UPDATED, next.outcome);
         assertTrue(core.restore(next.state.persisted()).state.manifestValid);
     }
 
@@ -52,13 +52,13 @@ public class PinsRoleSinceTest {
     public void rotationChangingThePinsRoleMustCutOffOlderManifests() throws Exception {
         TrustCore core = core();
         byte[] kept = envelope(PayloadKind.ROOT, rootPayload(S, 2, 1, CAP, new int[] {1}, new int[] {3}), 1);
-        RefreshResult refused = core.refresh(core.initialState(List.of()), T0, channel(kept, null));
+        RefreshedState refused = core.refresh(core.initialState(List.of()), T0, channel(kept, null));
         assertEquals(TrustException.Kind.PINS_ROLE_SINCE_INVALID, refused.error.trust().kind());
         byte[] raisedCap = envelope(PayloadKind.ROOT, rootPayload(S, 2, 1, CAP + 1, new int[] {1}, new int[] {2}), 1);
         assertEquals(TrustException.Kind.PINS_ROLE_SINCE_INVALID,
                 core.refresh(core.initialState(List.of()), T0, channel(raisedCap, null)).error.trust().kind());
         byte[] cut = envelope(PayloadKind.ROOT, rootPayload(S, 2, 2, CAP, new int[] {1}, new int[] {3}), 1);
-        assertEquals(RefreshResult.Outcome.UNCHANGED, core.refresh(core.initialState(List.of()), T0, channel(cut, null)).outcome);
+        assertEquals(RefreshedState.Outcome.UNCHANGED, core.refresh(core.initialState(List.of()), T0, channel(cut, null)).outcome);
     }
 
     @Test
@@ -87,10 +87,10 @@ public class PinsRoleSinceTest {
     @Test
     public void manifestRootVersionMustLieBetweenPinsRoleSinceAndTheNewest() throws Exception {
         TrustCore core = core();
-        RefreshResult ahead = core.refresh(core.initialState(List.of()), T0, channel(null, manifest(2, 1, 2, null)));
+        RefreshedState ahead = core.refresh(core.initialState(List.of()), T0, channel(null, manifest(2, 1, 2, null)));
         assertEquals(TrustException.Kind.ROOT_VERSION_MISMATCH, ahead.error.trust().kind());
         byte[] cut = envelope(PayloadKind.ROOT, rootPayload(S, 2, 2, CAP, new int[] {1}, new int[] {2}), 1);
-        RefreshResult behind = core.refresh(core.initialState(List.of()), T0, channel(cut, manifest(1, 1, 2, null)));
+        RefreshedState behind = core.refresh(core.initialState(List.of()), T0, channel(cut, manifest(1, 1, 2, null)));
         assertEquals(TrustException.Kind.ROOT_VERSION_MISMATCH, behind.error.trust().kind());
     }
 
@@ -104,10 +104,10 @@ public class PinsRoleSinceTest {
         TrustedState same = core.refresh(state, T0, channel(kept, manifest(2, 2, 2, null))).state;
         assertEquals("unchanged pins role: R carries on", 1, same.revoked().size());
         byte[] changed = envelope(PayloadKind.ROOT, rootPayload(S, 2, 2, CAP, new int[] {1}, new int[] {3}), 1);
-        RefreshResult rootOnly = core.refresh(state, T0, channel(changed, null));
+        RefreshedState rootOnly = core.refresh(state, T0, channel(changed, null));
         assertEquals("the root alone does not restart R", 1, rootOnly.state.revoked().size());
-        RefreshResult recovered = core.refresh(rootOnly.state, T0, channel(null, manifest(2, 2, 3, null)));
-        assertEquals(RefreshResult.Outcome.UPDATED, recovered.outcome);
+        RefreshedState recovered = core.refresh(rootOnly.state, T0, channel(null, manifest(2, 2, 3, null)));
+        assertEquals(RefreshedState.Outcome.UPDATED, recovered.outcome);
         assertFalse(recovered.state.revoked().contains(Fixtures.pin(7)));
     }
 }

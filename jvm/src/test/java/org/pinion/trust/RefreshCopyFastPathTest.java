@@ -253,8 +253,8 @@ public class RefreshCopyFastPathTest {
         byte[] served = original.clone();
         Fixtures.Channel channel = new Fixtures.Channel();
         channel.manifest = Fetch.found(served, "\"e\"", -1);
-        RefreshResult result = core.refresh(core.initialState(List.of()), TrustCoreTest.T0, channel);
-        assertEquals(RefreshResult.Outcome.UPDATED, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), TrustCoreTest.T0, channel);
+        assertEquals(RefreshedState.Outcome.UPDATED, result.outcome);
         Arrays.fill(served, (byte) 'x');
         assertArrayEquals(original, result.state.persisted().manifest);
     }

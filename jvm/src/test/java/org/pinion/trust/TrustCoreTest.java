@@ -17,19 +17,19 @@ import org.junit.Test;
 public class TrustCoreTest {
     static final Timestamp T0 = at("2026-06-02T12:00:00Z");
 
-    static RefreshResult refresh(TrustCore core, TrustedState state, Timestamp t0, Fixtures.Channel channel) {
+    static RefreshedState refresh(TrustCore core, TrustedState state, Timestamp t0, Fixtures.Channel channel) {
         return core.refresh(state, t0, channel);
     }
 
     static TrustedState accepted(TrustCore core, String manifest, Timestamp t0) throws Exception {
-        RefreshResult result = refresh(core, core.initialState(List.of()), t0, new Fixtures.Channel().serveManifest(manifest));
-        assertEquals(result.events.toString(), RefreshResult.Outcome.UPDATED, result.outcome);
+        RefreshedState result = refresh(core, core.initialState(List.of()), t0, new Fixtures.Channel().serveManifest(manifest));
+        assertEquals(result.events.toString(), RefreshedState.Outcome.UPDATED, result.outcome);
         return result.state;
     }
 
     static ClientException refused(TrustCore core, TrustedState state, String manifest, Timestamp t0) {
-        RefreshResult result = refresh(core, state, t0, new Fixtures.Channel().serveManifest(manifest));
-        assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
+        RefreshedState result = refresh(core, state, t0, new Fixtures.Channel().serveManifest(manifest));
+        assertEquals(RefreshedState.Outcome.REJECTED, result.outcome);
         assertFalse("a refusal must not change the state", result.stateChanged);
         return result.error;
     }
@@ -71,8 +71,8 @@ public class TrustCoreTest {
         for (byte[] bad : List.of(flipped, truncated, duplicated)) {
             Fixtures.Channel channel = new Fixtures.Channel();
             channel.manifest = Fetch.found(bad);
-            RefreshResult result = core.refresh(core.initialState(List.of()), T0, channel);
-            assertEquals(RefreshResult.Outcome.REJECTED, result.outcome);
+            RefreshedState result = core.refresh(core.initialState(List.of()), T0, channel);
+            assertEquals(RefreshedState.Outcome.REJECTED, result.outcome);
             assertFalse(result.stateChanged);
         }
     }
@@ -102,7 +102,7 @@ public class TrustCoreTest {
     public void refusesEquivocationAndReportsIt() throws Exception {
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-2-revokes-pin2.json", T0);
-        RefreshResult result = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-2-equivocation.json"));
+        RefreshedState result = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-2-equivocation.json"));
         assertEquals(ClientException.Kind.EQUIVOCATION, result.error.kind());
         assertTrue(result.events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.EQUIVOCATION));
         assertFalse(result.stateChanged);
@@ -115,8 +115,8 @@ public class TrustCoreTest {
         stored.manifest = null;
         TrustedState restored = core.restore(stored).state;
         assertEquals(ClientException.Kind.EQUIVOCATION, refused(core, restored, "manifest-2-equivocation.json", T0).kind());
-        RefreshResult same = core.refresh(restored, T0, new Fixtures.Channel().serveManifest("manifest-2-revokes-pin2.json"));
-        assertEquals(RefreshResult.Outcome.UPDATED, same.outcome);
+        RefreshedState same = core.refresh(restored, T0, new Fixtures.Channel().serveManifest("manifest-2-revokes-pin2.json"));
+        assertEquals(RefreshedState.Outcome.UPDATED, same.outcome);
         assertNotNull(same.state.persisted().manifest);
     }
 
@@ -124,8 +124,8 @@ public class TrustCoreTest {
     public void samePayloadWithExtraCoSignatureIsAQuietNoOp() throws Exception {
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-1.json", T0);
-        RefreshResult result = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-1-extra-cosignature.json"));
-        assertEquals(RefreshResult.Outcome.UNCHANGED, result.outcome);
+        RefreshedState result = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-1-extra-cosignature.json"));
+        assertEquals(RefreshedState.Outcome.UNCHANGED, result.outcome);
         assertEquals(new ManifestOrder(1, 1), result.state.floor());
     }
 
@@ -142,8 +142,8 @@ public class TrustCoreTest {
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-1.json", T0);
         assertEquals(TrustException.Kind.MANIFEST_EXPIRED, trustKind(refused(core, state, "manifest-1.json", at("2026-07-01T00:00:00Z"))));
-        RefreshResult notModified = core.refresh(state, at("2026-07-02T00:00:00Z"), new Fixtures.Channel());
-        assertEquals(RefreshResult.Outcome.UNCHANGED, notModified.outcome);
+        RefreshedState notModified = core.refresh(state, at("2026-07-02T00:00:00Z"), new Fixtures.Channel());
+        assertEquals(RefreshedState.Outcome.UNCHANGED, notModified.outcome);
         assertTrue(notModified.events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.MANIFEST_NOT_CURRENT));
     }
 
@@ -151,9 +151,9 @@ public class TrustCoreTest {
     public void clockSteppedBackUsesLastKnownTime() throws Exception {
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-1-expires-june-2.json", at("2026-06-01T23:00:00Z"));
-        RefreshResult later = core.refresh(state, at("2026-06-03T00:00:00Z"), new Fixtures.Channel());
+        RefreshedState later = core.refresh(state, at("2026-06-03T00:00:00Z"), new Fixtures.Channel());
         // The wall clock now says May: lastKnownTime (June 3) is used, so the June 2 manifest is expired.
-        RefreshResult back = core.refresh(later.state, at("2026-05-01T00:00:00Z"), new Fixtures.Channel().serveManifest("manifest-1-expires-june-2.json"));
+        RefreshedState back = core.refresh(later.state, at("2026-05-01T00:00:00Z"), new Fixtures.Channel().serveManifest("manifest-1-expires-june-2.json"));
         assertTrue(back.events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.CLOCK_STEPPED_BACK));
         assertEquals(ClientException.Kind.TRUST, back.error.kind());
         assertEquals(TrustException.Kind.MANIFEST_EXPIRED, back.error.trust().kind());
@@ -163,8 +163,8 @@ public class TrustCoreTest {
     @Test
     public void farFutureIssuedAtIsReportedAndDoesNotMoveLastKnownTime() throws Exception {
         TrustCore core = Fixtures.core();
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveManifest("manifest-1-future-dated.json"));
-        assertEquals(RefreshResult.Outcome.UPDATED, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveManifest("manifest-1-future-dated.json"));
+        assertEquals(RefreshedState.Outcome.UPDATED, result.outcome);
         assertTrue(result.events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.FUTURE_DATED));
         assertEquals(T0, result.state.lastKnownTime());
     }
@@ -175,11 +175,11 @@ public class TrustCoreTest {
         TrustedState state = accepted(core, "manifest-1.json", T0);
         Fixtures.Channel channel = new Fixtures.Channel();
         channel.manifest = Fetch.failed("HTTP 503");
-        RefreshResult result = core.refresh(state, T0.plus(60), channel);
-        assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+        RefreshedState result = core.refresh(state, T0.plus(60), channel);
+        assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, result.outcome);
         assertFalse(result.stateChanged);
         channel.manifest = Fetch.notFound();
-        assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, core.refresh(state, T0.plus(60), channel).outcome);
+        assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, core.refresh(state, T0.plus(60), channel).outcome);
     }
 
     @Test
@@ -195,8 +195,8 @@ public class TrustCoreTest {
     public void revokedPinsAccumulateAcrossVersions() throws Exception {
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-2-revokes-pin2.json", T0);
-        RefreshResult three = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-3-revokes-pin4.json"));
-        assertEquals(RefreshResult.Outcome.UPDATED, three.outcome);
+        RefreshedState three = core.refresh(state, T0, new Fixtures.Channel().serveManifest("manifest-3-revokes-pin4.json"));
+        assertEquals(RefreshedState.Outcome.UPDATED, three.outcome);
         assertEquals(java.util.Set.of(Fixtures.pin(1), Fixtures.pin(3)), three.state.revoked());
     }
 
@@ -204,8 +204,8 @@ public class TrustCoreTest {
     public void refusesRotationSignedOnlyByOldOrOnlyByNewKeys() throws Exception {
         TrustCore core = Fixtures.core();
         for (String root : List.of("root-2-old-signer-only.json", "root-2-new-signer-only.json")) {
-            RefreshResult result = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, root));
-            assertEquals(root, RefreshResult.Outcome.REJECTED, result.outcome);
+            RefreshedState result = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, root));
+            assertEquals(root, RefreshedState.Outcome.REJECTED, result.outcome);
             assertEquals(TrustException.Kind.THRESHOLD_NOT_MET, result.error.trust().kind());
             assertEquals(1, result.state.chain.newest().version());
         }
@@ -214,9 +214,9 @@ public class TrustCoreTest {
     @Test
     public void refusesRotationSkippingAVersionAndAnotherScope() throws Exception {
         TrustCore core = Fixtures.core();
-        RefreshResult skip = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, "root-3-after-new-keys.json"));
-        assertEquals(RefreshResult.Outcome.REJECTED, skip.outcome);
-        RefreshResult self = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, "root-1.json"));
+        RefreshedState skip = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, "root-3-after-new-keys.json"));
+        assertEquals(RefreshedState.Outcome.REJECTED, skip.outcome);
+        RefreshedState self = core.refresh(core.initialState(List.of()), T0, new Fixtures.Channel().serveRoot(2, "root-1.json"));
         assertEquals(TrustException.Kind.ROOT_NOT_NEXT, self.error.trust().kind());
     }
 
@@ -225,8 +225,8 @@ public class TrustCoreTest {
         TrustCore core = Fixtures.core();
         Fixtures.Channel channel = new Fixtures.Channel().serveRoot(2, "root-2-new-keys.json").serveManifest("manifest-1.json");
         channel.roots.put(3L, Fetch.failed("HTTP 500"));
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0, channel);
-        assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, result.outcome);
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0, channel);
+        assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, result.outcome);
         assertEquals(2, result.state.chain.newest().version());
         assertEquals(1, result.state.persisted().acceptedRoots.size());
         assertTrue(result.stateChanged);
@@ -238,8 +238,8 @@ public class TrustCoreTest {
         // rootVersion 1 manifest no longer verifies under the newest root (DESIGN.md §4-5).
         TrustCore core = Fixtures.core();
         TrustedState state = accepted(core, "manifest-1.json", T0);
-        RefreshResult result = core.refresh(state, T0, new Fixtures.Channel().serveRoot(2, "root-2-same-pins.json"));
-        assertEquals(RefreshResult.Outcome.UNCHANGED, result.outcome);
+        RefreshedState result = core.refresh(state, T0, new Fixtures.Channel().serveRoot(2, "root-2-same-pins.json"));
+        assertEquals(RefreshedState.Outcome.UNCHANGED, result.outcome);
         assertFalse(result.state.manifestValid);
         assertTrue(result.events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.MANIFEST_NOT_CURRENT));
         assertEquals(TrustException.Kind.ROOT_VERSION_MISMATCH,
@@ -252,10 +252,10 @@ public class TrustCoreTest {
         TrustedState state = accepted(core, "manifest-3-revokes-pin4.json", T0);
         assertFalse(state.revoked().isEmpty());
         // The new root alone keeps R; the manifest signed by the new pins role restarts it.
-        RefreshResult rootOnly = core.refresh(state, T0, new Fixtures.Channel().serveRoot(2, "root-2-new-keys.json"));
+        RefreshedState rootOnly = core.refresh(state, T0, new Fixtures.Channel().serveRoot(2, "root-2-new-keys.json"));
         assertEquals(state.revoked(), rootOnly.state.revoked());
-        RefreshResult recovered = core.refresh(rootOnly.state, T0, new Fixtures.Channel().serveManifest("manifest-4-root-2-new-pins-key.json"));
-        assertEquals(RefreshResult.Outcome.UPDATED, recovered.outcome);
+        RefreshedState recovered = core.refresh(rootOnly.state, T0, new Fixtures.Channel().serveManifest("manifest-4-root-2-new-pins-key.json"));
+        assertEquals(RefreshedState.Outcome.UPDATED, recovered.outcome);
         // R restarted: it is now exactly what the recovery manifest revokes (carried forward by its signers).
         assertEquals(new java.util.HashSet<>(recovered.state.manifest.revokedPins), recovered.state.revoked());
         assertEquals(TrustException.Kind.THRESHOLD_NOT_MET,
@@ -272,7 +272,7 @@ public class TrustCoreTest {
     @Test
     public void restoreReverifiesStoredState() throws Exception {
         TrustCore core = Fixtures.core();
-        RefreshResult result = core.refresh(core.initialState(List.of()), T0,
+        RefreshedState result = core.refresh(core.initialState(List.of()), T0,
                 new Fixtures.Channel().serveRoot(2, "root-2-new-keys.json").serveManifest("manifest-4-root-2-new-pins-key.json"));
         TrustCore.Restored restored = core.restore(result.state.persisted());
         assertTrue(restored.events.isEmpty());
@@ -355,11 +355,11 @@ public class TrustCoreTest {
             @Override
             public Fetch manifest(String etag) { return Fetch.notModified(); }
         };
-        RefreshResult first = chained.refresh(chained.initialState(List.of()), T0, source);
+        RefreshedState first = chained.refresh(chained.initialState(List.of()), T0, source);
         assertEquals(ClientException.Kind.TOO_MANY_ROTATIONS, first.error.kind());
         assertEquals(257, first.state.chain.newest().version());
-        RefreshResult second = chained.refresh(first.state, T0, source);
-        assertEquals(RefreshResult.Outcome.UNCHANGED, second.outcome);
+        RefreshedState second = chained.refresh(first.state, T0, source);
+        assertEquals(RefreshedState.Outcome.UNCHANGED, second.outcome);
         assertEquals(300, second.state.chain.newest().version());
     }
 }

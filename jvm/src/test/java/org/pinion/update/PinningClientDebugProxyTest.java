@@ -18,7 +18,7 @@ import org.pinion.tls.DebugProxyOverride;
 import org.pinion.tls.OpenSslServer;
 import org.pinion.tls.StaticHttpsServer;
 import org.pinion.trust.ClientEvent;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 
 public class PinningClientDebugProxyTest {
     @BeforeClass
@@ -45,7 +45,7 @@ public class PinningClientDebugProxyTest {
             config.caFile = cas;
             List<ClientEvent> events = new CopyOnWriteArrayList<>();
             PinningClient client = new PinningClient(config, events::add, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
             OkHttpClient.Builder builder = new OkHttpClient.Builder().connectTimeout(10, TimeUnit.SECONDS)
                     .dns(h -> List.of(InetAddress.getByName("127.0.0.1")));
             OkHttpClient pinned = client.pinnedOkHttp(builder);

@@ -19,7 +19,7 @@ import org.pinion.tls.TestPki;
 import org.pinion.trust.ClientEvent;
 import org.pinion.trust.LogChain;
 import org.pinion.trust.MergedPolicy;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.SignedChain;
 import org.pinion.trust.log.LogFreshness;
 import org.pinion.trust.log.LogTestKit;
@@ -78,11 +78,11 @@ public class PinningClientLogTest {
             config.timeoutSeconds = 10;
             List<ClientEvent> events = new CopyOnWriteArrayList<>();
             PinningClient client = new PinningClient(config, events::add, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
             assertTrue(client.logEquivocationEvidence() == null);
             Files.write(scope.getParent().resolve("manifest.proof"), other);
             PinningClient.Report split = client.refresh();
-            assertEquals(RefreshResult.Outcome.REJECTED, split.outcome);
+            assertEquals(RefreshedState.Outcome.REJECTED, split.outcome);
             assertEquals("log-equivocation", split.error.log().code());
             assertFalse("the state is unchanged", split.result.stateChanged);
             ClientEvent event = events.stream().filter(e -> e.kind == ClientEvent.Kind.EQUIVOCATION).findFirst().orElseThrow();
@@ -118,7 +118,7 @@ public class PinningClientLogTest {
             List<ClientEvent> events = new CopyOnWriteArrayList<>();
             PinningClient client = new PinningClient(config, events::add, null);
             PinningClient.Report report = client.refresh();
-            assertEquals(report.error == null ? "" : report.error.getMessage(), RefreshResult.Outcome.UPDATED, report.outcome);
+            assertEquals(report.error == null ? "" : report.error.getMessage(), RefreshedState.Outcome.UPDATED, report.outcome);
             MergedPolicy fresh = client.currentPolicy();
             assertEquals(1, fresh.hostPolicy("api.example.com").entry.pins.size());
             assertEquals(LogFreshness.State.FRESH, client.logFreshness().state);
@@ -141,7 +141,7 @@ public class PinningClientLogTest {
             assertFalse(restarted.isManifestCurrent());
             // A re-cosigned proof restores the manifest; the next refresh stores it.
             Files.write(scope.getParent().resolve("manifest.proof"), LogChain.proof(clock.get() - 10));
-            assertEquals(RefreshResult.Outcome.UNCHANGED, restarted.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UNCHANGED, restarted.refresh().outcome);
             assertTrue(restarted.isManifestCurrent());
             assertEquals(LogFreshness.State.FRESH, restarted.logFreshness().state);
             assertTrue(server.requests.toString(), server.requests.stream().filter(r -> r.contains("/manifest.proof ")).count() >= 2);

@@ -21,7 +21,7 @@ import org.pinion.trust.ClientEvent;
 import org.pinion.trust.ClientException;
 import org.pinion.trust.Limits;
 import org.pinion.trust.Pin;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.UpdateAnswer;
 import org.pinion.trust.UpdateFetchError;
 import org.pinion.trust.UpdateFetcher;
@@ -65,10 +65,10 @@ public class PinningClientSeamTest {
         FakeChannel channel = new FakeChannel();
         channel.answers.put("manifest.json", new UpdateAnswer(200, "\"m1\"", manifest(1), -1));
         PinningClient client = client(channel, config("seam-1"));
-        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
         assertEquals("root/2.json, manifest.json?have=0&base=0000000000000000", requests(channel));
         channel.requests.clear();
-        assertEquals(RefreshResult.Outcome.UNCHANGED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UNCHANGED, client.refresh().outcome);
         assertEquals("root/2.json, manifest.json?have=1&base=0000000000000000", requests(channel));
         assertEquals("\"m1\"", channel.requests.get(1).ifNoneMatch);
     }
@@ -92,22 +92,22 @@ public class PinningClientSeamTest {
         channel.answers.put("root/2.json", new UpdateAnswer(410, null, null, -1));
         channel.answers.put("manifest.json", new UpdateAnswer(200, null, manifest(1), -1));
         PinningClient client = client(channel, config("seam-3"));
-        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
 
         channel.answers.put("manifest.json", new UpdateAnswer(302, null, null, -1));
         PinningClient.Report redirected = client.refresh();
-        assertEquals(RefreshResult.Outcome.REJECTED, redirected.outcome);
+        assertEquals(RefreshedState.Outcome.REJECTED, redirected.outcome);
         assertEquals(ClientException.Kind.FETCH_REFUSED, redirected.error.kind());
 
         // The server answers 304 although no ETag is held (the manifest above had none): refused, not "not modified".
         channel.answers.put("manifest.json", new UpdateAnswer(304, null, null, -1));
         PinningClient.Report unasked = client.refresh();
-        assertEquals(RefreshResult.Outcome.REJECTED, unasked.outcome);
+        assertEquals(RefreshedState.Outcome.REJECTED, unasked.outcome);
         assertEquals(ClientException.Kind.FETCH_REFUSED, unasked.error.kind());
         assertTrue(unasked.error.getMessage(), unasked.error.getMessage().contains("no If-None-Match"));
 
         channel.answers.put("manifest.json", new UpdateAnswer(410, null, null, -1));
-        assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, client.refresh().outcome);
     }
 
     /** A closed registration's listener is never run again and no longer held; the others still run. */
@@ -123,7 +123,7 @@ public class PinningClientSeamTest {
         ListenerRegistration first = client.addTrustRemovedListener(counter);
         ListenerRegistration second = client.addTrustRemovedListener(counter);
         assertEquals(3, client.trustRemovedListenerCount());
-        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
         assertEquals(1, kept[0]);
         assertEquals("the same Runnable registered twice runs twice", 2, removed[0]);
 
@@ -132,7 +132,7 @@ public class PinningClientSeamTest {
         assertEquals("closing twice removes one registration only", 2, client.trustRemovedListenerCount());
         channel.answers.put("manifest.json", new UpdateAnswer(200, null,
                 PinningClientTest.manifest(2, Collections.singletonList(PinningClientTest.pinOf("int")), Collections.<Pin>emptyList(), null), -1));
-        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
         assertEquals(2, kept[0]);
         assertEquals("the other registration of the same Runnable still runs", 3, removed[0]);
 
@@ -142,7 +142,7 @@ public class PinningClientSeamTest {
         }
         assertEquals(1, client.trustRemovedListenerCount());
         channel.answers.put("manifest.json", new UpdateAnswer(200, null, manifest(3), -1));
-        assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+        assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
         assertEquals(3, kept[0]);
         assertEquals("no removed listener ran", 3, removed[0]);
         keep.close();
@@ -167,7 +167,7 @@ public class PinningClientSeamTest {
             throw UpdateFetchError.network("connection reset");
         }, new StateStore(config.stateDirectory, config.scope, config.limits), events::add, null);
         PinningClient.Report report = failing.refresh();
-        assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, report.outcome);
+        assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, report.outcome);
         assertEquals(ClientException.Kind.FETCH_FAILED, report.error.kind());
         assertEquals(1, failing.currentPolicy().domains().size());
     }

@@ -28,7 +28,7 @@ import org.pinion.trust.ClientException;
 import org.pinion.trust.ManifestOrder;
 import org.pinion.trust.PayloadKind;
 import org.pinion.trust.Pin;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 import org.pinion.trust.SignedChain;
 import org.pinion.trust.Timestamp;
 
@@ -105,7 +105,7 @@ public class PinningClientTest {
             Path state = work.resolve("state-1");
             List<ClientEvent> events = new ArrayList<>();
             PinningClient client = new PinningClient(config(server.port(), state), events::add, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
             assertTrue(Files.exists(state.resolve("state-a")) && Files.exists(state.resolve("state-b")));
             OkHttpClient http = client.pinnedOkHttp(new OkHttpClient.Builder().connectTimeout(10, TimeUnit.SECONDS)
                     .dns(h -> List.of(InetAddress.getByName("127.0.0.1"))));
@@ -117,7 +117,7 @@ public class PinningClientTest {
             assertTrue(restarted.isManifestCurrent());
 
             Files.write(tree.resolve("v1/" + S + "/manifest.json"), manifest(2, List.of(pinOf("leaf2")), List.of(pinOf("leaf")), null));
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
             assertEquals("trust removed: the pool was evicted", 0, http.connectionPool().connectionCount());
             try {
                 get(http, server.port());
@@ -125,8 +125,8 @@ public class PinningClientTest {
             } catch (IOException e) {
                 assertTrue(e.toString(), e.toString().contains("pin") || e.getCause() != null);
             }
-            RefreshResult.Outcome again = client.refresh().outcome;
-            assertEquals(RefreshResult.Outcome.UNCHANGED, again);
+            RefreshedState.Outcome again = client.refresh().outcome;
+            assertEquals(RefreshedState.Outcome.UNCHANGED, again);
             assertTrue("the conditional GET sent the stored ETag", server.requests.stream().anyMatch(r -> r.contains("If-None-Match: \"")));
         }
     }
@@ -137,23 +137,23 @@ public class PinningClientTest {
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
             PinningClient client = new PinningClient(config(server.port(), work.resolve("state-2")), null, null);
             // The accepted manifest pins the publisher's own host (api.example.test) with junk.
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
-            assertEquals(RefreshResult.Outcome.UNCHANGED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UNCHANGED, client.refresh().outcome);
             ClientConfiguration byName = config(server.port(), work.resolve("state-2b"));
             byName.baseUrl = "https://api.example.test:" + server.port() + "/";
             byName.publisherConnectTo = "127.0.0.1";
             PinningClient named = new PinningClient(byName, null, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, named.refresh().outcome);
-            assertEquals(RefreshResult.Outcome.UNCHANGED, named.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, named.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UNCHANGED, named.refresh().outcome);
             ClientConfiguration pinned = config(server.port(), work.resolve("state-3"));
             pinned.publisherPins = List.of(pinOf("leaf2"));
             PinningClient wrong = new PinningClient(pinned, null, null);
             PinningClient.Report report = wrong.refresh();
-            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, report.outcome);
+            assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, report.outcome);
             assertTrue(report.error.getMessage(), report.error.getMessage().contains("no publisher pin"));
             ClientConfiguration right = config(server.port(), work.resolve("state-4"));
             right.publisherPins = List.of(pinOf("int"));
-            assertEquals(RefreshResult.Outcome.UPDATED, new PinningClient(right, null, null).refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, new PinningClient(right, null, null).refresh().outcome);
         }
     }
 
@@ -166,7 +166,7 @@ public class PinningClientTest {
             Files.createDirectories(state.resolve(".state-a-blocker"));
             Files.createDirectories(state.resolve("state-a").resolve("occupied"));
             PinningClient.Report report = client.refresh();
-            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, report.outcome);
+            assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, report.outcome);
             assertEquals(ClientException.Kind.STORAGE, report.error.kind());
             assertTrue("no policy from an unsaved manifest", client.currentPolicy().domains().isEmpty());
         }
@@ -177,7 +177,7 @@ public class PinningClientTest {
         Path tree = tree(manifest(1, List.of(pinOf("leaf")), List.of(), null));
         try (StaticHttpsServer server = new StaticHttpsServer(pki, tree)) {
             Path state = work.resolve("state-10");
-            assertEquals(RefreshResult.Outcome.UPDATED, new PinningClient(config(server.port(), state), null, null).refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, new PinningClient(config(server.port(), state), null, null).refresh().outcome);
             byte[] copyB = Files.readAllBytes(state.resolve("state-b"));
             Files.delete(state.resolve("state-a"));
             Files.createDirectory(state.resolve("state-a"));
@@ -186,7 +186,7 @@ public class PinningClientTest {
             assertTrue(events.toString(), events.stream().anyMatch(e -> e.kind == ClientEvent.Kind.STORAGE_UNAVAILABLE));
             int requestsBefore = server.requests.size();
             PinningClient.Report report = client.refresh();
-            assertEquals(RefreshResult.Outcome.NETWORK_FAILURE, report.outcome);
+            assertEquals(RefreshedState.Outcome.NETWORK_FAILURE, report.outcome);
             assertEquals(ClientException.Kind.STORAGE, report.error.kind());
             assertEquals("the refresh was skipped: no request", requestsBefore, server.requests.size());
             assertTrue(java.util.Arrays.equals(copyB, Files.readAllBytes(state.resolve("state-b"))));
@@ -200,10 +200,10 @@ public class PinningClientTest {
             Path state = work.resolve("state-6");
             PinningClient first = new PinningClient(config(server.port(), state), null, null);
             PinningClient second = new PinningClient(config(server.port(), state), null, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, first.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, first.refresh().outcome);
             Files.write(tree.resolve("v1/" + S + "/manifest.json"), manifest(4, List.of(pinOf("leaf")), List.of(), null));
             PinningClient.Report report = second.refresh();
-            assertEquals("the second client loaded the first one's floor", RefreshResult.Outcome.REJECTED, report.outcome);
+            assertEquals("the second client loaded the first one's floor", RefreshedState.Outcome.REJECTED, report.outcome);
             assertEquals(ClientException.Kind.ROLLBACK, report.error.kind());
         }
     }
@@ -216,7 +216,7 @@ public class PinningClientTest {
             c.reportUri = "https://127.0.0.1:" + server.port() + "/reports";
             List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
             PinningClient client = new PinningClient(c, null, (e, port, served, verified) -> seen.add(e.host + ":" + port));
-            assertEquals(RefreshResult.Outcome.UPDATED, client.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, client.refresh().outcome);
             OkHttpClient http = client.pinnedOkHttp(new OkHttpClient.Builder().dns(h -> List.of(InetAddress.getByName("127.0.0.1"))));
             for (int i = 0; i < 2; i++) {
                 try {

@@ -20,7 +20,7 @@ import org.pinion.tls.PinionAndroidTrustManager;
 import org.pinion.tls.StaticHttpsServer;
 import org.pinion.tls.TrustManagers;
 import org.pinion.trust.Pin;
-import org.pinion.trust.RefreshResult;
+import org.pinion.trust.RefreshedState;
 
 public class ReactNativeRefreshTest {
     @BeforeClass
@@ -38,7 +38,7 @@ public class ReactNativeRefreshTest {
                 Arrays.asList(PinningClientTest.pinOf("leaf"), PinningClientTest.pinOf("leaf2")), Collections.<Pin>emptyList(), null));
         try (StaticHttpsServer server = new StaticHttpsServer(PinningClientTest.pki, tree)) {
             PinningClient pinion = new PinningClient(PinningClientTest.config(server.port(), PinningClientTest.work.resolve("rn-state")), null, null);
-            assertEquals(RefreshResult.Outcome.UPDATED, pinion.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, pinion.refresh().outcome);
             PinionAndroidTrustManager trustManager = new PinionAndroidTrustManager(
                     TrustManagers.platform(PinningClientTest.pki.path("root.pem")), pinion);
             OkHttpClientProvider.setOkHttpClientFactory(new PinionOkHttpClientFactory(trustManager, pinion::addTrustRemovedListener));
@@ -48,7 +48,7 @@ public class ReactNativeRefreshTest {
 
             Files.write(tree.resolve("v1/" + PinningClientTest.S + "/manifest.json"), PinningClientTest.manifest(2,
                     Collections.singletonList(PinningClientTest.pinOf("leaf2")), Collections.singletonList(PinningClientTest.pinOf("leaf")), null));
-            assertEquals(RefreshResult.Outcome.UPDATED, pinion.refresh().outcome);
+            assertEquals(RefreshedState.Outcome.UPDATED, pinion.refresh().outcome);
             assertEquals("the refresh evicted React Native's pool", 0, http.connectionPool().connectionCount());
             try {
                 PinningClientTest.get(http, server.port());
