@@ -11,6 +11,11 @@ public abstract class ListenableWorker {
      */
     protected ListenableWorker(Context context, WorkerParameters parameters) {}
 
+    /** @return never: this stub throws (on a device, the app's {@code Application}) */
+    public final Context getApplicationContext() {
+        throw new UnsupportedOperationException("stub of androidx.work.ListenableWorker");
+    }
+
     /** The result of one run: success, failure, or retry with the request's back-off. */
     public abstract static class Result {
         Result() {}
