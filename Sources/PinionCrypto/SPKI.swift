@@ -362,6 +362,7 @@ extension SPKIReader {
         return try owner.withPointer { x509 in try certificateObject(x509, place: place) }
     }
 
+    /// The pin object of a decoded certificate (`X509 *`).
     private static func certificateObject(_ x509: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let object = SPKIObject(certificate: x509) else {
             // OpenSSL parses some BER that the pin's DER walk refuses: say why, not "OpenSSL failed".
@@ -382,6 +383,7 @@ extension SPKIReader {
         return try owner.withPointer { request in try requestObject(request, place: place) }
     }
 
+    /// The pin object of a decoded certificate request (`X509_REQ *`).
     private static func requestObject(_ request: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let pubkey = X509_REQ_get_X509_PUBKEY(request) else { throw place.invalidDER() }
         guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
@@ -399,6 +401,7 @@ extension SPKIReader {
         return try owner.withPointer { pubkey in try publicKeyObject(pubkey, place: place) }
     }
 
+    /// The pin object of a decoded SubjectPublicKeyInfo (`X509_PUBKEY *`).
     private static func publicKeyObject(_ pubkey: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
         let keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
@@ -438,6 +441,8 @@ extension SPKIReader {
         }
     }
 
+    /// The pin object of a decoded EncryptedPrivateKeyInfo (`X509_SIG *`), decrypted once its
+    /// scheme and key derivation cost are accepted.
     private static func encryptedPrivateKeyObject(
         _ sig: OpaquePointer, place: Place, passphrase: inout PassphraseSource
     ) throws -> SPKIObject {
