@@ -134,7 +134,7 @@ let package = Package(
             name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem"],
+            name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem", "COpenSSL"],
             exclude: ["Fixtures"]),
         // PinionCore's pure-Swift Ed25519 point validation, strict verifier wrapper and DER SPKI walk,
         // checked against libsodium and OpenSSL called directly as oracles.

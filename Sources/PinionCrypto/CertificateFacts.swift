@@ -26,19 +26,18 @@ public struct CertificateFacts: Sendable, Equatable {
         var found: [CertificateFacts] = []
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
-            // The BIO reads `raw` in place; it is freed before `raw` goes out of scope.
-            if let bio = BIO_new_mem_buf(base, Int32(raw.count)) {
-                defer { BIO_free(bio) }
-                while found.count < 1000, let x509 = PEM_read_bio_X509(bio, nil, nil, nil) {
-                    defer { X509_free(x509) }
-                    if let facts = CertificateFacts(x509) { found.append(facts) }
+            // The BIO reads `raw` in place; its owner ends before `raw` goes out of scope.
+            OwnedBIO(taking: BIO_new_mem_buf(base, Int32(raw.count)))?.withPointer { bio in
+                while found.count < 1000, let x509 = OwnedX509(taking: PEM_read_bio_X509(bio, nil, nil, nil)) {
+                    if let facts = x509.withPointer({ CertificateFacts($0) }) { found.append(facts) }
                 }
             }
             if found.isEmpty {
                 var cursor: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
-                if let x509 = d2i_X509(nil, &cursor, raw.count) {
-                    defer { X509_free(x509) }
-                    if let facts = CertificateFacts(x509) { found.append(facts) }
+                if let x509 = OwnedX509(taking: d2i_X509(nil, &cursor, raw.count)),
+                    let facts = x509.withPointer({ CertificateFacts($0) })
+                {
+                    found.append(facts)
                 }
             }
         }

@@ -81,9 +81,7 @@ public enum KeyFile {
         // Both encodings are made before any file exists, so an encoding failure leaves nothing.
         let secretPEM = try encodeSecretKey(
             key, passphrase: passphrase, iterations: Int32(clamping: kdfIterations), path: secretPath)
-        defer { BIO_free(secretPEM) }
         let publicPEM = try encodePublicKey(key, path: publicPath)
-        defer { BIO_free(publicPEM) }
 
         var created: [String] = []
         do {
@@ -223,7 +221,7 @@ public enum KeyFile {
     ///
     /// - Parameter ownerOnly: mode exactly 0600 (secret key); otherwise 0644 less the umask.
     static func writeNewFile(
-        path: String, contents: OpaquePointer, ownerOnly: Bool, created: inout [String]
+        path: String, contents: OwnedBIO, ownerOnly: Bool, created: inout [String]
     ) throws {
         let mode: mode_t = ownerOnly ? 0o600 : 0o644
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
@@ -240,21 +238,23 @@ public enum KeyFile {
         if ownerOnly, fchmod(descriptor, mode) != 0 {
             throw KeyFileError.io(path: path, operation: "set the mode of", errno: errno)
         }
-        var data: UnsafeMutablePointer<CChar>? = nil
-        let length = pinion_BIO_get_mem_data(contents, &data)
-        guard length > 0, let data else {
-            throw KeyFileError.openSSLFailure(
-                path: path, operation: "encode the key", detail: "empty output")
-        }
-        var written = 0
-        while written < length {
-            let count = write(descriptor, data + written, length - written)
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw KeyFileError.io(path: path, operation: "write", errno: code)
+        try contents.withPointer { bio in
+            var data: UnsafeMutablePointer<CChar>? = nil
+            let length = pinion_BIO_get_mem_data(bio, &data)
+            guard length > 0, let data else {
+                throw KeyFileError.openSSLFailure(
+                    path: path, operation: "encode the key", detail: "empty output")
             }
-            written += count
+            var written = 0
+            while written < length {
+                let count = write(descriptor, data + written, length - written)
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw KeyFileError.io(path: path, operation: "write", errno: code)
+                }
+                written += count
+            }
         }
         guard fsync(descriptor) == 0 else {
             throw KeyFileError.io(path: path, operation: "sync", errno: errno)

@@ -41,14 +41,13 @@ extension KeyFile {
     static func makePKCS8(
         _ key: Ed25519SecretKey, path: String,
         allocate: (Int) -> UnsafeMutableRawPointer? = { pinion_OPENSSL_malloc($0) }
-    ) throws -> OpaquePointer {
+    ) throws -> OpenSSLObject<PrivateKeyInfoKind> {
         let encodedLength = 2 + Ed25519Size.seed
-        guard let info = PKCS8_PRIV_KEY_INFO_new() else {
+        guard let owner = OpenSSLObject<PrivateKeyInfoKind>(taking: PKCS8_PRIV_KEY_INFO_new()) else {
             throw KeyFileError.openSSLFailure(
                 path: path, operation: "allocate PKCS#8", detail: OpenSSLErrors.drain().text)
         }
         guard let buffer = allocate(encodedLength) else {
-            PKCS8_PRIV_KEY_INFO_free(info)
             throw KeyFileError.openSSLFailure(
                 path: path, operation: "allocate PKCS#8", detail: OpenSSLErrors.drain().text)
         }
@@ -59,30 +58,30 @@ extension KeyFile {
             UnsafeMutableRawBufferPointer(start: encoded + 2, count: Ed25519Size.seed).copyMemory(
                 from: seed)
         }
+        // On success the structure owns the buffer; on failure it is still ours to wipe.
         guard
-            PKCS8_pkey_set0(
-                info, OBJ_nid2obj(NID_ED25519), 0, V_ASN1_UNDEF, nil, encoded, Int32(encodedLength)) == 1
+            owner.withPointer({ info in
+                PKCS8_pkey_set0(
+                    info, OBJ_nid2obj(NID_ED25519), 0, V_ASN1_UNDEF, nil, encoded, Int32(encodedLength))
+            }) == 1
         else {
             pinion_OPENSSL_clear_free(buffer, encodedLength)
-            PKCS8_PRIV_KEY_INFO_free(info)
             throw KeyFileError.openSSLFailure(
                 path: path, operation: "encode PKCS#8", detail: OpenSSLErrors.drain().text)
         }
-        return info
+        return owner
     }
 
-    /// The secret key as PEM in a secure-heap memory BIO (freed by the caller with `BIO_free`,
-    /// which wipes it).
+    /// The secret key as PEM in a secure-heap memory BIO (whose free wipes it).
     static func encodeSecretKey(
         _ key: Ed25519SecretKey, passphrase: SecureBytes?, iterations: Int32, path: String
-    ) throws -> OpaquePointer {
+    ) throws -> OwnedBIO {
         func failure(_ operation: String) -> KeyFileError {
             .openSSLFailure(path: path, operation: operation, detail: OpenSSLErrors.drain().text)
         }
-        let info = try makePKCS8(key, path: path)
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        guard let bio = BIO_new(BIO_s_secmem()) else { throw failure("allocate a buffer") }
-        do {
+        let owner = try makePKCS8(key, path: path)
+        guard let bio = OwnedBIO(taking: BIO_new(BIO_s_secmem())) else { throw failure("allocate a buffer") }
+        try owner.withPointer { info in
             if let passphrase {
                 // PBES2 with an explicit PRF; NULL salt and IV make OpenSSL draw them from its
                 // CSPRNG. PKCS8_set0_pbe wipes the DER it encrypts.
@@ -96,28 +95,29 @@ extension KeyFile {
                     }
                     return PKCS8_set0_pbe(base, Int32(bytes.count), info, algorithm)
                 }
-                guard let encrypted else {
+                guard let encrypted = OpenSSLObject<X509SigKind>(taking: encrypted) else {
                     X509_ALGOR_free(algorithm)  // owned by the result only on success
                     throw failure("encrypt the key")
                 }
-                defer { X509_SIG_free(encrypted) }
-                guard PEM_write_bio_PKCS8(bio, encrypted) == 1 else { throw failure("write PEM") }
+                let status = bio.withPointer { bio in
+                    encrypted.withPointer { encrypted in PEM_write_bio_PKCS8(bio, encrypted) }
+                }
+                guard status == 1 else { throw failure("write PEM") }
             } else {
-                guard PEM_write_bio_PKCS8_PRIV_KEY_INFO(bio, info) == 1 else { throw failure("write PEM") }
+                guard bio.withPointer({ PEM_write_bio_PKCS8_PRIV_KEY_INFO($0, info) }) == 1 else {
+                    throw failure("write PEM")
+                }
             }
-        } catch {
-            BIO_free(bio)
-            throw error
         }
         return bio
     }
 
-    /// The public key as SubjectPublicKeyInfo PEM in a memory BIO (freed by the caller).
+    /// The public key as SubjectPublicKeyInfo PEM in a memory BIO.
     ///
     /// OpenSSL derives the public key from the seed itself (`EVP_PKEY_new_raw_private_key`
     /// copies the seed into its secure heap and wipes it in `EVP_PKEY_free`); it must equal
     /// libsodium's, so that `openssl pkey -pubout` on the `.key` reproduces the `.pub`.
-    static func encodePublicKey(_ key: Ed25519SecretKey, path: String) throws -> OpaquePointer {
+    static func encodePublicKey(_ key: Ed25519SecretKey, path: String) throws -> OwnedBIO {
         func failure(_ operation: String) -> KeyFileError {
             .openSSLFailure(path: path, operation: operation, detail: OpenSSLErrors.drain().text)
         }
@@ -125,8 +125,17 @@ extension KeyFile {
             guard let base = seed.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
             return EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, base, seed.count)
         }
-        guard let evpKey = loaded else { throw failure("load the Ed25519 key") }
-        defer { EVP_PKEY_free(evpKey) }
+        guard let owner = OwnedEVPKey(taking: loaded) else { throw failure("load the Ed25519 key") }
+        return try owner.withPointer { evpKey in
+            try publicKeyPEM(evpKey, matching: key, path: path, failure: failure)
+        }
+    }
+
+    /// `evpKey`'s public key as PEM, after checking that it is `key`'s.
+    private static func publicKeyPEM(
+        _ evpKey: OpaquePointer, matching key: Ed25519SecretKey, path: String,
+        failure: (String) -> KeyFileError
+    ) throws -> OwnedBIO {
         var derived = [UInt8](repeating: 0, count: Ed25519Size.publicKey)
         var length = derived.count
         guard EVP_PKEY_get_raw_public_key(evpKey, &derived, &length) == 1, length == derived.count
@@ -137,11 +146,8 @@ extension KeyFile {
             throw KeyFileError.openSSLFailure(
                 path: path, operation: "derive the public key", detail: "OpenSSL and libsodium disagree")
         }
-        guard let bio = BIO_new(BIO_s_mem()) else { throw failure("allocate a buffer") }
-        guard PEM_write_bio_PUBKEY(bio, evpKey) == 1 else {
-            BIO_free(bio)
-            throw failure("write PEM")
-        }
+        guard let bio = OwnedBIO(taking: BIO_new(BIO_s_mem())) else { throw failure("allocate a buffer") }
+        guard bio.withPointer({ PEM_write_bio_PUBKEY($0, evpKey) }) == 1 else { throw failure("write PEM") }
         return bio
     }
 
@@ -176,41 +182,47 @@ extension KeyFile {
                 return try body(.der, bytes)
             }
             // BIO_new_mem_buf does not copy: `bytes` outlives the BIO within this closure.
-            guard let bio = BIO_new_mem_buf(base, Int32(clamping: bytes.count)) else {
+            guard let owner = OwnedBIO(taking: BIO_new_mem_buf(base, Int32(clamping: bytes.count))) else {
                 throw KeyFileError.openSSLFailure(
                     path: path, operation: "allocate a buffer", detail: OpenSSLErrors.drain().text)
             }
-            defer { BIO_free(bio) }
-            var skippedBlocks = 0
-            while true {
-                let step = try nextPEMBlock(in: bio) { label, block -> R? in
-                    if parameterLabels.contains(label) {
-                        skippedBlocks += 1
-                        return nil
-                    }
-                    guard let block, block.count > 0 else {
-                        throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
-                    }
-                    // Before anything is decrypted: with two keys in one file, which one signs
-                    // would depend on which the reading tool happens to take.
-                    try refuseFurtherBlocks(in: bio, path: path)
-                    return try body(.pem(label: label), block)
+            return try owner.withPointer { bio in try readKeyBlock(in: bio, path: path, body) }
+        }
+    }
+
+    /// The first key-bearing PEM block of `bio` handed to `body` (see `withKeyBlock`).
+    private static func readKeyBlock<R>(
+        in bio: OpaquePointer, path: String, _ body: (Encoding, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        var skippedBlocks = 0
+        while true {
+            let step = try nextPEMBlock(in: bio) { label, block -> R? in
+                if parameterLabels.contains(label) {
+                    skippedBlocks += 1
+                    return nil
                 }
-                switch step {
-                case .block(let result?): return result
-                case .block(nil): continue
-                case .end(let errors):
-                    if skippedBlocks > 0, errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
-                        throw KeyFileError.corrupt(path: path, reason: "the PEM file holds parameters but no key")
-                    }
-                    if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
-                        throw KeyFileError.corrupt(path: path, reason: "no complete PEM BEGIN line (truncated?)")
-                    }
-                    if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_BAD_END_LINE) {
-                        throw KeyFileError.corrupt(path: path, reason: "the PEM block has no END line (truncated?)")
-                    }
-                    throw KeyFileError.corrupt(path: path, reason: "malformed PEM (\(errors.text))")
+                guard let block, block.count > 0 else {
+                    throw KeyFileError.corrupt(path: path, reason: "the PEM block \"\(label)\" is empty")
                 }
+                // Before anything is decrypted: with two keys in one file, which one signs
+                // would depend on which the reading tool happens to take.
+                try refuseFurtherBlocks(in: bio, path: path)
+                return try body(.pem(label: label), block)
+            }
+            switch step {
+            case .block(let result?): return result
+            case .block(nil): continue
+            case .end(let errors):
+                if skippedBlocks > 0, errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
+                    throw KeyFileError.corrupt(path: path, reason: "the PEM file holds parameters but no key")
+                }
+                if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_NO_START_LINE) {
+                    throw KeyFileError.corrupt(path: path, reason: "no complete PEM BEGIN line (truncated?)")
+                }
+                if errors.contains(library: ERR_LIB_PEM, reason: PEM_R_BAD_END_LINE) {
+                    throw KeyFileError.corrupt(path: path, reason: "the PEM block has no END line (truncated?)")
+                }
+                throw KeyFileError.corrupt(path: path, reason: "malformed PEM (\(errors.text))")
             }
         }
     }
@@ -310,36 +322,28 @@ extension KeyFile {
 
     static func derKind(_ der: UnsafeRawBufferPointer) -> DERKind {
         defer { ERR_clear_error() }
-        if let value = decodeDER(der, { d2i_X509_SIG(nil, $0, $1) }, free: { X509_SIG_free($0) }) {
-            X509_SIG_free(value)
+        if decodeDER(der, as: X509SigKind.self, { d2i_X509_SIG(nil, $0, $1) }) != nil {
             return .encryptedPrivateKey
         }
-        if let value = decodeDER(
-            der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) }, free: { PKCS8_PRIV_KEY_INFO_free($0) })
-        {
-            PKCS8_PRIV_KEY_INFO_free(value)
+        if decodeDER(der, as: PrivateKeyInfoKind.self, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) }) != nil {
             return .privateKey
         }
-        if let value = decodeDER(der, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) }) {
-            X509_PUBKEY_free(value)
+        if decodeDER(der, as: X509PublicKeyKind.self, { d2i_X509_PUBKEY(nil, $0, $1) }) != nil {
             return .publicKey
         }
         return .unknown
     }
 
-    /// Runs an OpenSSL `d2i_*` function; `nil` unless it succeeds AND consumes every byte.
-    static func decodeDER(
-        _ der: UnsafeRawBufferPointer,
-        _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
-        free: (OpaquePointer) -> Void
-    ) -> OpaquePointer? {
+    /// Runs an OpenSSL `d2i_*` function; the owned object, or `nil` unless it succeeds AND
+    /// consumes every byte.
+    static func decodeDER<Kind: OpenSSLObjectKind>(
+        _ der: UnsafeRawBufferPointer, as kind: Kind.Type,
+        _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?
+    ) -> OpenSSLObject<Kind>? {
         guard let base = der.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         var cursor: UnsafePointer<UInt8>? = base
-        guard let value = decode(&cursor, der.count) else { return nil }
-        guard cursor == base + der.count else {
-            free(value)
-            return nil
-        }
+        guard let value = OpenSSLObject<Kind>(taking: decode(&cursor, der.count)) else { return nil }
+        guard cursor == base + der.count else { return nil }
         return value
     }
 
@@ -347,11 +351,19 @@ extension KeyFile {
         fromEncryptedPKCS8 der: UnsafeRawBufferPointer, path: String,
         passphrase: () throws -> SecureBytes?
     ) throws -> Ed25519SecretKey {
-        guard let encrypted = decodeDER(der, { d2i_X509_SIG(nil, $0, $1) }, free: { X509_SIG_free($0) })
-        else {
+        guard let owner = decodeDER(der, as: X509SigKind.self, { d2i_X509_SIG(nil, $0, $1) }) else {
             throw KeyFileError.corrupt(path: path, reason: "malformed EncryptedPrivateKeyInfo (PKCS#8)")
         }
-        defer { X509_SIG_free(encrypted) }
+        return try owner.withPointer { encrypted in
+            try secretKey(fromDecryptable: encrypted, path: path, passphrase: passphrase)
+        }
+    }
+
+    /// The Ed25519 key inside a decoded EncryptedPrivateKeyInfo, decrypted with the
+    /// passphrase after the key derivation's cost is checked.
+    private static func secretKey(
+        fromDecryptable encrypted: OpaquePointer, path: String, passphrase: () throws -> SecureBytes?
+    ) throws -> Ed25519SecretKey {
         switch KDFCost.verdict(encrypted) {
         case .acceptable: break
         case .tooCostly(let detail): throw KeyFileError.kdfTooCostly(path: path, detail: detail)
@@ -366,9 +378,9 @@ extension KeyFile {
         ERR_clear_error()
         // The passphrase goes to OpenSSL as pointer and length straight from guarded memory;
         // PKCS8_decrypt wipes its decrypted buffer before freeing it.
-        let decrypted = secret.withUnsafeBytes { bytes -> OpaquePointer? in
+        let decrypted = secret.withUnsafeBytes { bytes -> OpenSSLObject<PrivateKeyInfoKind>? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
-            return PKCS8_decrypt(encrypted, base, Int32(bytes.count))
+            return OpenSSLObject(taking: PKCS8_decrypt(encrypted, base, Int32(bytes.count)))
         }
         guard let decrypted else {
             let errors = OpenSSLErrors.drain()
@@ -382,21 +394,17 @@ extension KeyFile {
             }
             throw KeyFileError.unsupportedEncryption(path: path, detail: errors.text)
         }
-        defer { PKCS8_PRIV_KEY_INFO_free(decrypted) }
-        return try secretKey(fromPKCS8: decrypted, path: path)
+        return try decrypted.withPointer { info in try secretKey(fromPKCS8: info, path: path) }
     }
 
     static func secretKey(fromPlainPKCS8 der: UnsafeRawBufferPointer, path: String) throws
         -> Ed25519SecretKey
     {
-        guard
-            let info = decodeDER(
-                der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) }, free: { PKCS8_PRIV_KEY_INFO_free($0) })
+        guard let owner = decodeDER(der, as: PrivateKeyInfoKind.self, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) })
         else {
             throw KeyFileError.corrupt(path: path, reason: "malformed PrivateKeyInfo (PKCS#8)")
         }
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        return try secretKey(fromPKCS8: info, path: path)
+        return try owner.withPointer { info in try secretKey(fromPKCS8: info, path: path) }
     }
 
     /// The Ed25519 key inside a decoded PKCS#8 structure (RFC 8410 §7).
@@ -438,12 +446,15 @@ extension KeyFile {
     static func publicKey(fromSPKI der: UnsafeRawBufferPointer, path: String) throws
         -> Ed25519PublicKey
     {
-        guard
-            let spki = decodeDER(der, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) })
-        else {
+        guard let owner = decodeDER(der, as: X509PublicKeyKind.self, { d2i_X509_PUBKEY(nil, $0, $1) }) else {
             throw KeyFileError.corrupt(path: path, reason: "malformed SubjectPublicKeyInfo")
         }
-        defer { X509_PUBKEY_free(spki) }
+        return try owner.withPointer { spki in try publicKey(fromDecoded: spki, path: path) }
+    }
+
+    /// The Ed25519 key inside a decoded SubjectPublicKeyInfo; `X509_PUBKEY_get0` lends the
+    /// `EVP_PKEY`, which lives as long as `spki`.
+    private static func publicKey(fromDecoded spki: OpaquePointer, path: String) throws -> Ed25519PublicKey {
         var algorithm: OpaquePointer? = nil
         var parameters: UnsafeMutablePointer<X509_ALGOR>? = nil
         guard X509_PUBKEY_get0_param(&algorithm, nil, nil, &parameters, spki) == 1 else {

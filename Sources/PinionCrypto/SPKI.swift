@@ -333,23 +333,21 @@ struct PassphraseSource {
 }
 
 extension SPKIReader {
-    /// Runs a `d2i_*` function over the whole buffer and returns the object the caller
-    /// frees; throws `invalidDER` when it fails or leaves trailing bytes.
-    static func decode(
+    /// Runs a `d2i_*` function over the whole buffer and returns the owned object; throws
+    /// `invalidDER` when it fails or leaves trailing bytes.
+    static func decode<Kind: OpenSSLObjectKind>(
         _ raw: UnsafeRawBufferPointer, place: Place,
-        _ d2i: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
-        free: (OpaquePointer) -> Void
-    ) throws -> OpaquePointer {
+        _ d2i: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?
+    ) throws -> OpenSSLObject<Kind> {
         ERR_clear_error()
         let bytes = raw.bindMemory(to: UInt8.self)
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw place.invalidDER(detail: "no bytes")
         }
         var cursor: UnsafePointer<UInt8>? = UnsafePointer(base)
-        guard let object = d2i(&cursor, bytes.count) else { throw place.invalidDER() }
+        guard let object = OpenSSLObject<Kind>(taking: d2i(&cursor, bytes.count)) else { throw place.invalidDER() }
         let consumed = cursor.map { $0 - UnsafePointer(base) } ?? 0
         guard consumed == bytes.count else {
-            free(object)
             ERR_clear_error()
             throw place.invalidDER(detail: "\(bytes.count - consumed) bytes after the DER object")
         }
@@ -359,10 +357,13 @@ extension SPKIReader {
     static func certificate(_ raw: UnsafeRawBufferPointer, aux: Bool, place: Place) throws
         -> SPKIObject
     {
-        let x509 = try decode(
-            raw, place: place, { aux ? d2i_X509_AUX(nil, $0, $1) : d2i_X509(nil, $0, $1) },
-            free: { X509_free($0) })
-        defer { X509_free(x509) }
+        let owner: OwnedX509 = try decode(
+            raw, place: place, { aux ? d2i_X509_AUX(nil, $0, $1) : d2i_X509(nil, $0, $1) })
+        return try owner.withPointer { x509 in try certificateObject(x509, place: place) }
+    }
+
+    /// The pin object of a decoded certificate (`X509 *`).
+    private static func certificateObject(_ x509: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let object = SPKIObject(certificate: x509) else {
             // OpenSSL parses some BER that the pin's DER walk refuses: say why, not "OpenSSL failed".
             if let der = OpenSSLSupport.certificateDER(of: x509) {
@@ -378,9 +379,12 @@ extension SPKIReader {
     static func certificateRequest(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
-        let request = try decode(
-            raw, place: place, { d2i_X509_REQ(nil, $0, $1) }, free: { X509_REQ_free($0) })
-        defer { X509_REQ_free(request) }
+        let owner: OpenSSLObject<X509RequestKind> = try decode(raw, place: place) { d2i_X509_REQ(nil, $0, $1) }
+        return try owner.withPointer { request in try requestObject(request, place: place) }
+    }
+
+    /// The pin object of a decoded certificate request (`X509_REQ *`).
+    private static func requestObject(_ request: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let pubkey = X509_REQ_get_X509_PUBKEY(request) else { throw place.invalidDER() }
         guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
         let subject = SPKIEncoding.subject(X509_REQ_get_subject_name(request))
@@ -393,9 +397,12 @@ extension SPKIReader {
     }
 
     static func publicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws -> SPKIObject {
-        let pubkey = try decode(
-            raw, place: place, { d2i_X509_PUBKEY(nil, $0, $1) }, free: { X509_PUBKEY_free($0) })
-        defer { X509_PUBKEY_free(pubkey) }
+        let owner: OpenSSLObject<X509PublicKeyKind> = try decode(raw, place: place) { d2i_X509_PUBKEY(nil, $0, $1) }
+        return try owner.withPointer { pubkey in try publicKeyObject(pubkey, place: place) }
+    }
+
+    /// The pin object of a decoded SubjectPublicKeyInfo (`X509_PUBKEY *`).
+    private static func publicKeyObject(_ pubkey: OpaquePointer, place: Place) throws -> SPKIObject {
         guard let spki = OpenSSLSupport.spkiDER(of: pubkey) else { throw place.failure() }
         let keyType = SPKIEncoding.keyType(ofSPKI: pubkey)
         guard
@@ -408,34 +415,37 @@ extension SPKIReader {
     static func pkcs1PublicKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
-        let key = try decode(
-            raw, place: place, { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) }, free: { EVP_PKEY_free($0) })
-        defer { EVP_PKEY_free(key) }
-        return try keyObject(key, kind: .publicKey, place: place)
+        let owner: OwnedEVPKey = try decode(raw, place: place) { d2i_PublicKey(EVP_PKEY_RSA, nil, $0, $1) }
+        return try owner.withPointer { key in try keyObject(key, kind: .publicKey, place: place) }
     }
 
     static func pkcs8PrivateKey(_ raw: UnsafeRawBufferPointer, place: Place) throws
         -> SPKIObject
     {
-        let info = try decode(
-            raw, place: place, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
-            free: { PKCS8_PRIV_KEY_INFO_free($0) })
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        return try privateKeyObject(info, place: place)
+        let owner: OpenSSLObject<PrivateKeyInfoKind> = try decode(raw, place: place) {
+            d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1)
+        }
+        return try owner.withPointer { info in try privateKeyObject(info, place: place) }
     }
 
     static func privateKeyObject(_ info: OpaquePointer, place: Place) throws -> SPKIObject {
-        guard let key = EVP_PKCS82PKEY(info) else { throw place.invalidDER() }
-        defer { EVP_PKEY_free(key) }
-        return try keyObject(key, kind: .privateKey, place: place)
+        guard let owner = OwnedEVPKey(taking: EVP_PKCS82PKEY(info)) else { throw place.invalidDER() }
+        return try owner.withPointer { key in try keyObject(key, kind: .privateKey, place: place) }
     }
 
     static func encryptedPKCS8PrivateKey(
         _ raw: UnsafeRawBufferPointer, place: Place, passphrase: inout PassphraseSource
     ) throws -> SPKIObject {
-        let sig = try decode(
-            raw, place: place, { d2i_X509_SIG(nil, $0, $1) }, free: { X509_SIG_free($0) })
-        defer { X509_SIG_free(sig) }
+        let owner: OpenSSLObject<X509SigKind> = try decode(raw, place: place) { d2i_X509_SIG(nil, $0, $1) }
+        return try owner.withPointer { sig in try encryptedPrivateKeyObject(sig, place: place, passphrase: &passphrase)
+        }
+    }
+
+    /// The pin object of a decoded EncryptedPrivateKeyInfo (`X509_SIG *`), decrypted once its
+    /// scheme and key derivation cost are accepted.
+    private static func encryptedPrivateKeyObject(
+        _ sig: OpaquePointer, place: Place, passphrase: inout PassphraseSource
+    ) throws -> SPKIObject {
         // Only a password-based encryption scheme (PKCS#5 PBES1/PBES2, PKCS#12 PBE) makes
         // this an encrypted private key; anything else of the same shape is not one.
         var algorithm: UnsafePointer<X509_ALGOR>?
@@ -464,12 +474,11 @@ extension SPKIReader {
             guard let length = Int32(exactly: bytes.count) else { return nil }
             return PKCS8_decrypt(sig, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), length)
         }
-        guard let info = decrypted else {
+        guard let owner = OpenSSLObject<PrivateKeyInfoKind>(taking: decrypted) else {
             ERR_clear_error()
             throw SPKIError.decryptionFailed(file: place.file, label: place.label, line: place.line)
         }
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        return try privateKeyObject(info, place: place)
+        return try owner.withPointer { info in try privateKeyObject(info, place: place) }
     }
 
     static func traditionalPrivateKey(
@@ -477,10 +486,8 @@ extension SPKIReader {
     ) throws
         -> SPKIObject
     {
-        let key = try decode(
-            raw, place: place, { d2i_PrivateKey(type, nil, $0, $1) }, free: { EVP_PKEY_free($0) })
-        defer { EVP_PKEY_free(key) }
-        return try keyObject(key, kind: .privateKey, place: place)
+        let owner: OwnedEVPKey = try decode(raw, place: place) { d2i_PrivateKey(type, nil, $0, $1) }
+        return try owner.withPointer { key in try keyObject(key, kind: .privateKey, place: place) }
     }
 
     /// Decrypts a legacy encrypted PEM body in place (RFC 1421 `Proc-Type: 4,ENCRYPTED`).

@@ -113,8 +113,12 @@ enum SPKIEncoding {
     /// (bidirectional overrides) and line separator characters are escaped as `\XX` per
     /// UTF-8 byte so that a subject cannot drive a terminal.
     static func subject(_ name: OpaquePointer?) -> String {
-        guard let name, let bio = BIO_new(BIO_s_mem()) else { return "(unreadable subject)" }
-        defer { BIO_free(bio) }
+        guard let name, let bio = OwnedBIO(taking: BIO_new(BIO_s_mem())) else { return "(unreadable subject)" }
+        return bio.withPointer { bio in subject(name, printedInto: bio) }
+    }
+
+    /// `subject(_:)` with the memory BIO the name is printed into.
+    private static func subject(_ name: OpaquePointer, printedInto bio: OpaquePointer) -> String {
         guard X509_NAME_print_ex(bio, name, 0, pinion_x509_name_flags_rfc2253_utf8()) >= 0 else {
             ERR_clear_error()
             return "(unreadable subject)"

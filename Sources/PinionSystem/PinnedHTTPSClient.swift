@@ -167,7 +167,6 @@ public struct PinnedHTTPSClient: Sendable {
         }
 
         let context = try Self.makeContext(caFile: configuration.caFile)
-        defer { SSL_CTX_free(context) }
 
         var target = first
         var requestHeaders = headers
@@ -301,12 +300,12 @@ extension PinnedHTTPSClient {
     /// - Throws: `HTTPSError.caFileUnreadable` when it cannot be read or holds no PEM
     ///   certificate; `.tlsSetupFailed` when OpenSSL cannot set up a client.
     public static func checkTrustAnchors(caFile: String) throws(HTTPSError) {
-        SSL_CTX_free(try makeContext(caFile: caFile))
+        _ = try makeContext(caFile: caFile)
     }
 
-    /// Returns a new `SSL_CTX *` the caller frees: TLS 1.2+, peer verification on, no
+    /// Returns a new `SSL_CTX *`, owned: TLS 1.2+, peer verification on, no
     /// session resumption.
-    private static func makeContext(caFile: String?) throws(HTTPSError) -> OpaquePointer {
+    private static func makeContext(caFile: String?) throws(HTTPSError) -> OwnedSSLContext {
         do throws(TLSClientSetup.Failure) {
             // Verification failures abort the handshake; the pin check only ever sees
             // chains that passed.
@@ -325,7 +324,9 @@ extension PinnedHTTPSClient {
 /// One TLS connection: socket, `SSL *` and the response parser its bytes go to. Used by
 /// one thread.
 private final class HTTPSConnection {
-    private let ssl: OpaquePointer
+    private let session: OwnedSSL
+    /// The `SSL *`, alive as long as this connection.
+    private var ssl: OpaquePointer { session.pointer }
     private let descriptor: Int32
     private let host: String
     private let port: UInt16
@@ -338,11 +339,11 @@ private final class HTTPSConnection {
     private var endedWithCloseNotify = false
 
     private init(
-        ssl: OpaquePointer, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: IODeadline,
+        session: OwnedSSL, descriptor: Int32, host: String, port: UInt16, ioTimeout: Double, deadline: IODeadline,
         limits: HTTPResponseParser.Limits
     ) {
         self.parser = HTTPResponseParser(limits: limits)
-        self.ssl = ssl
+        self.session = session
         self.descriptor = descriptor
         self.host = host
         self.port = port
@@ -350,29 +351,28 @@ private final class HTTPSConnection {
         self.deadline = deadline
     }
 
-    deinit {
-        // No SSL_shutdown: nothing more is to be sent, and after a refusal not even an alert.
-        SSL_free(ssl)
-        close(descriptor)
-    }
+    // No SSL_shutdown: nothing more is to be sent, and after a refusal not even an alert. The
+    // SSL is freed with `session`; its socket BIO never touches the descriptor when freed.
+    deinit { close(descriptor) }
 
     /// Connects, sets up names and completes the handshake with verification.
     static func open(
-        target: HTTPSTarget, dialHost: String, dialPort: UInt16, context: OpaquePointer,
+        target: HTTPSTarget, dialHost: String, dialPort: UInt16, context: OwnedSSLContext,
         configuration: PinnedHTTPSClient.Configuration, deadline: IODeadline
     ) throws(HTTPSError) -> HTTPSConnection {
         let descriptor = try connectSocket(
             address: dialHost, port: dialPort, timeout: configuration.connectTimeout, deadline: deadline)
         ERR_clear_error()
-        guard let ssl = SSL_new(context) else {
+        // The SSL takes its own reference to the context.
+        guard let session = OwnedSSL(taking: context.withPointer({ SSL_new($0) })) else {
             close(descriptor)
             throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         let connection = HTTPSConnection(
-            ssl: ssl, descriptor: descriptor, host: target.host, port: target.port,
+            session: session, descriptor: descriptor, host: target.host, port: target.port,
             ioTimeout: configuration.ioTimeout, deadline: deadline,
             limits: HTTPResponseParser.Limits(maxBodyBytes: configuration.maxResponseBytes))
-        guard pinion_https_set_socket(ssl, descriptor) == 1 else {
+        guard pinion_https_set_socket(connection.ssl, descriptor) == 1 else {
             throw HTTPSError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
         try connection.configureNames(target)

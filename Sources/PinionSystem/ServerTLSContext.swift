@@ -15,7 +15,9 @@ import Synchronization
 final class ServerTLSContext: @unchecked Sendable {
     // @unchecked: an SSL_CTX is safe to share between threads once configured; it is
     // configured completely in init and never changed after.
-    let pointer: OpaquePointer
+    private let context: OwnedSSLContext
+    /// The `SSL_CTX *`, alive as long as this object.
+    var pointer: OpaquePointer { context.pointer }
 
     /// TLS 1.2 suites: ECDHE with AES-GCM or ChaCha20-Poly1305 only (forward secrecy,
     /// AEAD), as Mozilla's "intermediate" server profile. TLS 1.3 uses OpenSSL's defaults.
@@ -41,23 +43,21 @@ final class ServerTLSContext: @unchecked Sendable {
             }
         }
         ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_server_method()) else {
+        guard let owner = OwnedSSLContext(taking: SSL_CTX_new(TLS_server_method())) else {
             throw .tlsCredentials(detail: "cannot create a TLS context: \(OpenSSLSupport.errorText())")
         }
+        let context = owner.pointer  // `owner` lives until the end of init, where it is stored
         guard pinion_server_configure_context(context) == 1,
             SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1
         else {
-            SSL_CTX_free(context)
             throw .tlsCredentials(detail: "cannot configure TLS: \(OpenSSLSupport.errorText())")
         }
         guard SSL_CTX_use_certificate_chain_file(context, certificateChainFile) == 1 else {
             let detail = OpenSSLSupport.errorText()
-            SSL_CTX_free(context)
             throw .tlsCredentials(detail: "\(certificateChainFile): not a readable PEM certificate chain (\(detail))")
         }
         guard SSL_CTX_use_PrivateKey_file(context, privateKeyFile, SSL_FILETYPE_PEM) == 1 else {
             let detail = OpenSSLSupport.errorText()
-            SSL_CTX_free(context)
             if detail.contains("key values mismatch") {
                 throw .tlsCredentials(
                     detail: "\(privateKeyFile) is not the key of the certificate in \(certificateChainFile)")
@@ -66,15 +66,12 @@ final class ServerTLSContext: @unchecked Sendable {
                 detail: "\(privateKeyFile): not a readable unencrypted PEM private key (\(detail))")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
-            SSL_CTX_free(context)
             throw .tlsCredentials(
                 detail: "\(privateKeyFile) is not the key of the certificate in \(certificateChainFile)")
         }
         ServerALPN.install(on: context)
-        pointer = context
+        self.context = owner
     }
-
-    deinit { SSL_CTX_free(pointer) }
 }
 
 /// The context new connections use; `replace` swaps it atomically.
@@ -85,9 +82,9 @@ final class CurrentTLSContext: Sendable {
 
     /// A new server-side `SSL` from the current context, made while the context is held, so
     /// a concurrent `replace(with:)` cannot free it between reading it and `SSL_new` taking
-    /// its own reference. The caller frees the result.
-    func makeSSL() -> OpaquePointer? {
-        current.withLock { context in SSL_new(context.pointer) }
+    /// its own reference; nil when OpenSSL cannot allocate one.
+    func makeSSL() -> OwnedSSL? {
+        OwnedSSL(taking: current.withLock { context in SSL_new(context.pointer) })
     }
 
     /// Makes `context` the one for new connections; connections already open keep theirs.

@@ -31,7 +31,7 @@ package enum TLSClientSetup {
     /// the certificates the SDK accepts.
     package static let hostFlags = UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT)
 
-    /// A new `SSL_CTX *` the caller frees: TLS 1.2 or 1.3, no session tickets, no session
+    /// A new `SSL_CTX *`, owned: TLS 1.2 or 1.3, no session tickets, no session
     /// cache (a resumed session carries no verified chain), no compression or renegotiation,
     /// trust anchors from `caFile` or OpenSSL's default verify paths.
     ///
@@ -39,12 +39,12 @@ package enum TLSClientSetup {
     ///   - caFile: PEM trust anchors; nil for the system store.
     ///   - verification: whether a failed verification aborts the handshake.
     /// - Throws: `Failure`.
-    package static func makeContext(caFile: String?, verification: Verification) throws(Failure) -> OpaquePointer {
+    package static func makeContext(caFile: String?, verification: Verification) throws(Failure) -> OwnedSSLContext {
         ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else {
+        guard let owner = OwnedSSLContext(taking: SSL_CTX_new(TLS_client_method())) else {
             throw .setupFailed(detail: OpenSSLSupport.errorText())
         }
-        do throws(Failure) {
+        try owner.withPointer { context throws(Failure) in
             guard pinion_x509_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1,
                 pinion_https_configure_context(context) == 1
             else {
@@ -62,11 +62,8 @@ package enum TLSClientSetup {
             case .abortHandshake: SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             case .recordOnly: SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             }
-            return context
-        } catch {
-            SSL_CTX_free(context)
-            throw error
         }
+        return owner
     }
 
     /// Sets the name the certificate must match: an IP address check for an IP literal;

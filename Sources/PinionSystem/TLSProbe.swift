@@ -165,11 +165,22 @@ public enum TLSProbe {
         }
 
         let context = try makeContext(caFile: caFile)
-        defer { SSL_CTX_free(context) }
-        guard let ssl = SSL_new(context) else {
+        // The SSL takes its own reference to the context.
+        guard let session = OwnedSSL(taking: context.withPointer({ SSL_new($0) })) else {
             throw TLSProbeError.tlsSetupFailed(detail: OpenSSLSupport.errorText())
         }
-        defer { SSL_free(ssl) }
+        return try session.withPointer { ssl in
+            try probe(
+                ssl, address: address, host: host, port: port, checkedName: checkedName, timeout: timeout,
+                offering: family)
+        }
+    }
+
+    /// Sets up `ssl`, connects it and completes the handshake.
+    private static func probe(
+        _ ssl: OpaquePointer, address: String, host: String, port: UInt16, checkedName: String, timeout: Double,
+        offering family: SignatureFamily?
+    ) throws -> TLSProbeResult {
         try configure(ssl, checkedName: checkedName)
         if let family {
             guard pinion_x509_SSL_set1_sigalgs_list(ssl, family.signatureAlgorithms) == 1 else {
@@ -257,10 +268,10 @@ extension TLSProbe {
 // MARK: - OpenSSL setup
 
 extension TLSProbe {
-    /// Returns a new `SSL_CTX *` the caller frees. The handshake must finish even when
+    /// Returns a new `SSL_CTX *`, owned. The handshake must finish even when
     /// verification fails, so that the chain can be shown; the result is read from
     /// `SSL_get_verify_result` afterwards.
-    private static func makeContext(caFile: String?) throws -> OpaquePointer {
+    private static func makeContext(caFile: String?) throws -> OwnedSSLContext {
         do throws(TLSClientSetup.Failure) {
             return try TLSClientSetup.makeContext(caFile: caFile, verification: .recordOnly)
         } catch {

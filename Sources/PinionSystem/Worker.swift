@@ -4,6 +4,7 @@
 import COpenSSL
 import CPinionShims
 import Dispatch
+import PinionCrypto
 import Synchronization
 
 #if canImport(Glibc)
@@ -198,21 +199,20 @@ final class Worker: @unchecked Sendable {
             }
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let ssl = tls.makeSSL() else {
+            guard let session = tls.makeSSL() else {
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
                 close(descriptor)
                 continue
             }
-            guard pinion_https_set_socket(ssl, descriptor) == 1 else {
-                SSL_free(ssl)
+            guard session.withPointer({ pinion_https_set_socket($0, descriptor) }) == 1 else {
                 shared.open.wrappingSubtract(1, ordering: .relaxed)
                 close(descriptor)
                 continue
             }
-            SSL_set_accept_state(ssl)
+            session.withPointer { SSL_set_accept_state($0) }
             let now = monotonicNanoseconds()
             let connection = Connection(
-                descriptor: descriptor, ssl: ssl, peer: peer,
+                descriptor: descriptor, session: session, peer: peer,
                 timer: ConnectionTimer(deadlines: settings.deadlines, acceptedAt: now), acceptedAt: now)
             var event = epoll_event()
             event.events = EPOLLIN.rawValue
@@ -564,7 +564,10 @@ final class Connection {
     enum Phase { case handshaking, reading, writing, lingering, awaitingCommit }
 
     let descriptor: Int32
-    let ssl: OpaquePointer
+    /// The TLS state, freed with this connection.
+    private let session: OwnedSSL
+    /// The `SSL *`, alive as long as this connection.
+    var ssl: OpaquePointer { session.pointer }
     let peer: String
     var phase = Phase.handshaking
     /// When the current phase times out (monotonic nanoseconds).
@@ -589,9 +592,9 @@ final class Connection {
     private var released = false
 
     /// - Parameter timer: started at the accept, whose instant is also the request start.
-    init(descriptor: Int32, ssl: OpaquePointer, peer: String, timer: ConnectionTimer, acceptedAt now: UInt64) {
+    init(descriptor: Int32, session: OwnedSSL, peer: String, timer: ConnectionTimer, acceptedAt now: UInt64) {
         self.descriptor = descriptor
-        self.ssl = ssl
+        self.session = session
         self.peer = peer
         self.timer = timer
         requestStart = now
@@ -602,11 +605,11 @@ final class Connection {
         phase == .handshaking || (phase == .reading && buffer.isEmpty)
     }
 
-    /// Frees the TLS state and closes the socket (once).
+    /// Closes the socket (once); the TLS state goes with the connection object, whose
+    /// socket BIO never touches the descriptor when freed.
     func release() {
         guard !released else { return }
         released = true
-        SSL_free(ssl)
         close(descriptor)
     }
 
