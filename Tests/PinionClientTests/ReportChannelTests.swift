@@ -137,11 +137,3 @@ extension ReportChannelTests {
         #expect(!String(decoding: baselineReport.jsonBytes(), as: UTF8.self).contains("effective-expiration-date"))
     }
 }
-
-/// State kept in memory (no directory, no lock).
-private final class MemoryStorage: StateStorage, @unchecked Sendable {
-    private let files = Mutex<[String: [UInt8]]>([:])
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? { files.withLock { $0[name] } }
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) { files.withLock { $0[name] = bytes } }
-    func remove(_ name: String) throws(StorageError) { _ = files.withLock { $0.removeValue(forKey: name) } }
-}

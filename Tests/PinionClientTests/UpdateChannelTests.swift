@@ -78,7 +78,7 @@ final class ScriptedPublisher: HTTPSTransport {
             clock: { t0.adding(seconds: day) })
         configuration.publisherRedirectHosts = redirectHosts
         return try PinningClient(
-            configuration: configuration, crypto: sodium, transport: publisher, storage: MemoryStorageForChannel())
+            configuration: configuration, crypto: sodium, transport: publisher, storage: MemoryStorage())
     }
 
     @Test func aRedirectToAnotherHostIsRefusedWithStateUnchanged() throws {
@@ -183,7 +183,7 @@ final class ScriptedPublisher: HTTPSTransport {
             clock: { t0.adding(seconds: day) })
         configuration.publisherRedirectHosts = []
         let client = try PinningClient(
-            configuration: configuration, crypto: sodium, transport: publisher, storage: MemoryStorageForChannel(),
+            configuration: configuration, crypto: sodium, transport: publisher, storage: MemoryStorage(),
             onEvent: { event in events.withLock { $0.append(event) } })
         _ = client.refresh()
         let texts = events.withLock { $0 }.compactMap { event -> String? in
@@ -206,12 +206,4 @@ final class ScriptedPublisher: HTTPSTransport {
         }
         #expect(report.document == "manifest.json")
     }
-}
-
-/// State kept in memory.
-final class MemoryStorageForChannel: StateStorage, @unchecked Sendable {
-    private let files = Mutex<[String: [UInt8]]>([:])
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? { files.withLock { $0[name] } }
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) { files.withLock { $0[name] = bytes } }
-    func remove(_ name: String) throws(StorageError) { _ = files.withLock { $0.removeValue(forKey: name) } }
 }

@@ -15,30 +15,6 @@ import PinionTrust
 import Synchronization
 import Testing
 
-/// An in-memory `StateStorage`: the fleet's clients keep their state here, not on disk.
-final class FleetStorage: StateStorage {
-    private let files = Mutex<[String: [UInt8]]>([:])
-
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
-        files.withLock { $0[name] }.map { Array($0.prefix(maxBytes + 1)) }
-    }
-
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
-        files.withLock { $0[name] = bytes }
-    }
-
-    func remove(_ name: String) throws(StorageError) { _ = files.withLock { $0.removeValue(forKey: name) } }
-}
-
-/// The clients' clock: the fleet moves it, every client reads it.
-final class FleetClock: Sendable {
-    private let value = Mutex<Timestamp>(Timestamp(Date()))
-
-    var now: Timestamp { value.withLock { $0 } }
-
-    func set(_ time: Timestamp) { value.withLock { $0 = time } }
-}
-
 /// A child process that prints a line naming its port before serving (openssl s_server's
 /// `ACCEPT 127.0.0.1:PORT`, pinion serve's `listening on https://127.0.0.1:PORT`).
 final class AnnouncingChild: @unchecked Sendable {
@@ -115,7 +91,7 @@ final class FleetRotation {
     let seed: UInt64
     let fleetSize: Int
     var random: SplitMix
-    let clock = FleetClock()
+    let clock = TestClock(Timestamp(Date()))
     var apiServer: AnnouncingChild?
     var publisher: AnnouncingChild?
     /// The SHA-256 digests of the SPKIs on the chain the API server presents (leaf, CA).
@@ -300,9 +276,9 @@ final class FleetRotation {
         let configuration = ClientConfiguration(
             scope: Self.scope, baseURL: URL(string: "https://pins.example.com/"), embeddedRoot: root,
             baseline: baseline, stateDirectory: directory + "/unused", caFile: directory + "/ca.pem",
-            clock: { [clock] in clock.now },
+            clock: clock.function,
             publisherConnectTo: ("127.0.0.1", publisher?.port ?? 0))
-        members[index].client = try PinningClient(configuration: configuration, storage: FleetStorage())
+        members[index].client = try PinningClient(configuration: configuration, storage: MemoryStorage())
     }
 
     /// Asks client `index` whether it trusts the live API server now; records a refusal the
@@ -311,7 +287,7 @@ final class FleetRotation {
         guard let client = members[index].client else { return }
         let held = client.trustedState.manifest
         if held == nil { outcome.seen["on its baseline alone", default: []].insert(index) }
-        if let held, held.expiresAt <= clock.now {
+        if let held, held.expiresAt <= clock.time {
             outcome.seen["holding an expired manifest", default: []].insert(index)
         }
         if members[index].offline.contains(currentGap) || (!switched && members[index].dormantUntilSwitch) {
@@ -321,7 +297,7 @@ final class FleetRotation {
         outcome.seen["app \(members[index].release == 0 ? "4.2" : "4.3")", default: []].insert(index)
         let policy = client.policyNow()
         if case .trusted = evaluate(host: Self.domain, verifiedChain: presented, policy: policy) { return }
-        let now = clock.now
+        let now = clock.time
         if switched, !members[index].refreshedSinceSwitch {
             outcome.refusingAfterSwitch.insert(index)
         } else {
@@ -335,7 +311,7 @@ final class FleetRotation {
         guard let client = members[index].client else { return }
         let report = client.refresh()
         outcome.refreshes += 1
-        polls.append((index, clock.now))
+        polls.append((index, clock.time))
         switch report.outcome {
         case .updated, .unchanged: break
         case .rejected, .networkFailure: outcome.failedRefreshes += 1
@@ -348,7 +324,7 @@ final class FleetRotation {
     /// device is asked once more.
     func gap(_ number: Int, length: Int64) throws {
         currentGap = number
-        let start = clock.now
+        let start = clock.time
         var events: [(at: Int64, index: Int, refresh: Bool)] = []
         for index in members.indices
         where members[index].installGap <= number && (switched || !members[index].installsAfterSwitch) {
@@ -478,7 +454,7 @@ final class FleetRotation {
             pollsAtSwitch = polls.count
             try startAPIServer("new-backup")
             switched = true
-            switchedAt = clock.now
+            switchedAt = clock.time
             for index in members.indices { check(index, "at the switch") }
             try afterStep()
         }
@@ -507,7 +483,7 @@ final class FleetRotation {
                 for attempt in 0...Self.gateAttempts {
                     try fleetLog(0..<polls.count).write(
                         toFile: directory + "/before-switch.log", atomically: true, encoding: .utf8)
-                    let at = clock.now
+                    let at = clock.time
                     let gate = try runBlock(
                         text.replacingOccurrences(of: "/var/log/pinion/access.log", with: "before-switch.log")
                             + " --at \(at)")

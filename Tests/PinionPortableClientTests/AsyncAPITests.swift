@@ -3,6 +3,7 @@
 
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 @Suite struct AsyncAPITests {

@@ -2,6 +2,7 @@
 // OkHttp and JSSE do, and flushes on the client's trust generation: the model the Apple glue follows.
 
 import PinionTrust
+import PinionTrustTestSupport
 
 /// One connection per host, tagged with the trust generation it was made under. A request reuses
 /// the host's connection (no pin check, as a reused TLS connection or resumed session has none)

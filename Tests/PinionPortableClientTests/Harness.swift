@@ -4,6 +4,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 
 /// A publisher, its fake TLS stack, the storage and clock of one app, and the clients built on them.
 struct Harness {

@@ -4,33 +4,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
-
-/// A value read and written only under its lock (Synchronization's `Mutex` needs macOS 15).
-///
-/// `@unchecked Sendable` is sound: `value` is private and touched only inside `withLock`.
-final class Guarded<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// The clock handed to `ClientConfiguration.clock`: it moves only when a test sets it.
-final class TestClock: Sendable {
-    private let now: Guarded<Timestamp>
-
-    init(_ start: Timestamp) { now = Guarded(start) }
-
-    var time: Timestamp { now.withLock { $0 } }
-    func set(_ time: Timestamp) { now.withLock { $0 = time } }
-    var function: @Sendable () -> Timestamp { { self.time } }
-}
+import PinionTrustTestSupport
 
 /// A publisher behind a fake TLS stack: each path answers with a status, headers and bytes, a
 /// conditional GET whose If-None-Match equals the route's ETag gets a 304, and every connection
@@ -139,35 +113,6 @@ final class FakeTransport: HTTPSTransport {
         state.withLock { $0.requests.append(Request(method: "POST", path: url.path, headers: [])) }
         try connect(url, pinCheck: pinCheck)
         return answer(url, 204, [], [])
-    }
-}
-
-/// State storage in memory, as an app might keep it in its own container; each write replaces a
-/// whole file at once.
-final class MemoryStorage: StateStorage {
-    private let files = Guarded<[String: [UInt8]]>([:])
-    private let full = Guarded(false)
-
-    /// While set, every write fails as a full disk would (`ENOSPC`), leaving the files as they were.
-    func setFull(_ value: Bool) { full.withLock { $0 = value } }
-
-    /// Replaces a file's bytes directly, as damage outside the client would.
-    func overwrite(_ name: String, _ bytes: [UInt8]) { files.withLock { $0[name] = bytes } }
-
-    /// A copy of every file, to compare before and after.
-    var snapshot: [String: [UInt8]] { files.withLock { $0 } }
-
-    func read(_ name: String, maxBytes: Int) throws(StorageError) -> [UInt8]? {
-        files.withLock { $0[name].map { Array($0.prefix(maxBytes + 1)) } }
-    }
-
-    func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StorageError) {
-        if full.withLock({ $0 }) { throw StorageError(.write, name, code: 28, detail: "No space left on device") }
-        files.withLock { $0[name] = bytes }
-    }
-
-    func remove(_ name: String) throws(StorageError) {
-        _ = files.withLock { $0.removeValue(forKey: name) }
     }
 }
 

@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 /// A client of a scope whose embedded root has a log, over the fake transport and memory storage.

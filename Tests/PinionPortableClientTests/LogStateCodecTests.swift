@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 private let hasher = LogPublisher.hasher
