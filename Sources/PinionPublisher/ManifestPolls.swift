@@ -17,14 +17,42 @@ import Synchronization
 /// - `other`: any older version, or one newer than the served manifest (no client can
 ///   hold it), or any version while no manifest can be read.
 ///
-/// Labels come from a fixed set per served version, so a client cannot create series.
-enum PollLabel {
-    static func label(query: Substring?, served: Int64?) -> String {
-        guard let query, !query.isEmpty else { return "none" }
-        guard let token = PollToken(query: query), let have = Int64(exactly: token.have) else { return "invalid" }
-        if have == 0 { return "0" }
-        guard let served, have <= served, served - have < Int64(ManifestPolls.window) else { return "other" }
-        return String(have)
+/// Labels come from a fixed set per served version, so a client cannot create series. The
+/// label is a value, not text, so that counting a request makes no string; the text is made
+/// when /metrics is scraped.
+enum PollLabel: Hashable, Sendable {
+    case none, invalid, other
+    /// A held version: 0 or one of the window.
+    case version(Int64)
+
+    /// The label of a request's query when `served` is the version served (nil when no
+    /// manifest can be read).
+    init(query: Substring?, served: Int64?) {
+        guard let query, !query.isEmpty else {
+            self = .none
+            return
+        }
+        guard let token = PollToken(query: query), let have = Int64(exactly: token.have) else {
+            self = .invalid
+            return
+        }
+        if have == 0 {
+            self = .version(0)
+        } else if let served, have <= served, served - have < Int64(ManifestPolls.window) {
+            self = .version(have)
+        } else {
+            self = .other
+        }
+    }
+
+    /// The label value: `none`, `invalid`, `other` or the version in decimal.
+    var text: String {
+        switch self {
+        case .none: return "none"
+        case .invalid: return "invalid"
+        case .other: return "other"
+        case .version(let version): return String(version)
+        }
     }
 }
 
@@ -37,7 +65,7 @@ final class ManifestPolls: Sendable {
 
     private struct Series: Hashable {
         let scope: String
-        let have: String
+        let have: PollLabel
     }
 
     private let counts = Mutex<[Series: UInt64]>([:])
@@ -49,21 +77,22 @@ final class ManifestPolls: Sendable {
     ///   - query: the request target's query (after `?`), nil without one.
     ///   - served: the version of the manifest served, nil when it could not be read.
     func count(scope: String, query: Substring?, served: Int64?) {
-        let series = Series(scope: scope, have: PollLabel.label(query: query, served: served))
+        let series = Series(scope: scope, have: PollLabel(query: query, served: served))
         counts.withLock { $0[series, default: 0] += 1 }
     }
 
-    /// Every series so far, ordered by scope, then numeric labels by version, then the others.
+    /// Every series so far, ordered by scope, then numeric labels by version, then the others
+    /// by label text.
     func snapshot() -> [(scope: String, have: String, count: UInt64)] {
         let all = counts.withLock { $0 }
-        return all.map { (scope: $0.key.scope, have: $0.key.have, count: $0.value) }.sorted { lhs, rhs in
-            if lhs.scope != rhs.scope { return lhs.scope < rhs.scope }
-            switch (Int64(lhs.have), Int64(rhs.have)) {
-            case (let left?, let right?): return left < right
-            case (.some, nil): return true
-            case (nil, .some): return false
-            case (nil, nil): return lhs.have < rhs.have
+        return all.sorted { lhs, rhs in
+            if lhs.key.scope != rhs.key.scope { return lhs.key.scope < rhs.key.scope }
+            switch (lhs.key.have, rhs.key.have) {
+            case (.version(let left), .version(let right)): return left < right
+            case (.version, _): return true
+            case (_, .version): return false
+            default: return lhs.key.have.text < rhs.key.have.text
             }
-        }
+        }.map { (scope: $0.key.scope, have: $0.key.have.text, count: $0.value) }
     }
 }

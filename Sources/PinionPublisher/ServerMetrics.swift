@@ -22,24 +22,40 @@ public enum RequestPathClass: Int, Sendable, CaseIterable {
     }
 
     /// Classifies a request path (without its query) by its shape only, with a few byte
-    /// comparisons; whether the file exists is the status's business.
+    /// comparisons of its UTF-8 (no Unicode normalisation on the request path); whether the
+    /// file exists is the status's business.
     public init(path: String) {
-        if path == "/healthz" {
-            self = .healthz
-        } else if !path.hasPrefix("/v1/") {
-            self = .other
-        } else if path.hasSuffix("/manifest.json") {
-            self = .manifest
-        } else if path.hasSuffix("/index.json") {
-            self = .index
-        } else if path.hasSuffix("/reports") {
-            self = .reports
-        } else if path.contains("/root/") {
-            self = .root
-        } else if path.contains("/history/") {
-            self = .history
+        var path = path
+        self = path.withUTF8(Self.classify)
+    }
+
+    private static func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestPathClass {
+        func endsWith(_ suffix: StaticString) -> Bool {
+            let tail = UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
+            return bytes.count >= tail.count && bytes[(bytes.count - tail.count)...].elementsEqual(tail)
+        }
+        func contains(_ part: StaticString) -> Bool {
+            bytes.firstRange(of: UnsafeBufferPointer(start: part.utf8Start, count: part.utf8CodeUnitCount)) != nil
+        }
+        func startsWith(_ prefix: StaticString) -> Bool {
+            bytes.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        }
+        if startsWith("/healthz"), bytes.count == 8 {
+            return .healthz
+        } else if !startsWith("/v1/") {
+            return .other
+        } else if endsWith("/manifest.json") {
+            return .manifest
+        } else if endsWith("/index.json") {
+            return .index
+        } else if endsWith("/reports") {
+            return .reports
+        } else if contains("/root/") {
+            return .root
+        } else if contains("/history/") {
+            return .history
         } else {
-            self = .otherFile
+            return .otherFile
         }
     }
 }

@@ -106,7 +106,8 @@ struct StaticTreeHandler: HTTPRequestHandler {
         fields.append(contentsOf: cors)
         fields.append(contentsOf: keepAlive)
         if path.isManifest, head.method == .get, let metrics = services.metrics {
-            let query = head.target.firstIndex(of: "?").map { head.target[head.target.index(after: $0)...] }
+            let target = head.target
+            let query = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
             metrics.polls.count(scope: path.components[1], query: query, served: file.manifestVersion)
         }
         if notModified {

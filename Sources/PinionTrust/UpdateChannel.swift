@@ -76,19 +76,40 @@ public struct PollToken: Sendable, Equatable, CustomStringConvertible {
     /// - Returns: nil for anything else (another order, more parameters, percent-encoding,
     ///   uppercase hex).
     public init?(query: Substring) {
-        let bytes = Array(query.utf8)
-        guard bytes.starts(with: Array("have=".utf8)) else { return nil }
-        let ampersand = bytes.firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
-        let digits = bytes[5..<ampersand]
-        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }),
-            digits.first != 0x30 || digits.count == 1, let have = Int64(String(decoding: digits, as: UTF8.self))
-        else { return nil }
-        let rest = bytes[ampersand...]
-        guard rest.count == 6 + 16, rest.starts(with: Array("&base=".utf8)),
-            rest.dropFirst(6).allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-        else { return nil }
-        self.have = UInt64(have)
-        base = String(decoding: rest.dropFirst(6), as: UTF8.self)
+        // One pass over the contiguous UTF-8 bytes: publishers read every poll on their
+        // request path (`pinion serve`'s poll counter).
+        var query = query
+        guard let (have, base) = query.withUTF8(Self.parse) else { return nil }
+        self.have = have
+        self.base = base
+    }
+
+    private static let haveKey = Array("have=".utf8)
+    private static let baseKey = Array("&base=".utf8)
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (have: UInt64, base: String)? {
+        guard bytes.starts(with: haveKey) else { return nil }
+        var index = haveKey.count
+        var have: Int64 = 0
+        while index < bytes.count, let digit = decimalDigit(bytes[index]) {
+            // A leading zero is only "0" itself; past Int64.max is refused.
+            if index != haveKey.count, have == 0 { return nil }
+            let (times10, overflowA) = have.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times10.addingReportingOverflow(Int64(digit))
+            guard !overflowA, !overflowB else { return nil }
+            have = sum
+            index += 1
+        }
+        guard index != haveKey.count else { return nil }
+        let rest = UnsafeBufferPointer(rebasing: bytes[index...])
+        guard rest.count == baseKey.count + 16, rest.starts(with: baseKey) else { return nil }
+        let hex = UnsafeBufferPointer(rebasing: rest[baseKey.count...])
+        guard hex.allSatisfy({ decimalDigit($0) != nil || (0x61...0x66).contains($0) }) else { return nil }
+        return (UInt64(have), String(decoding: hex, as: UTF8.self))
+    }
+
+    private static func decimalDigit(_ byte: UInt8) -> UInt8? {
+        (0x30...0x39).contains(byte) ? byte - 0x30 : nil
     }
 
     public var description: String { query }

@@ -119,6 +119,19 @@ import Testing
         #expect(polls.allSatisfy { $0.labels == ["scope": tree.scope, "have": $0.labels["have"] ?? ""] })
     }
 
+    @Test func pathClassesAreReadFromThePathBytes() {
+        let cases: [(String, RequestPathClass)] = [
+            ("/healthz", .healthz), ("/healthz/", .other), ("/v1", .other), ("/V1/a/manifest.json", .other),
+            ("/v1/a/manifest.json", .manifest), ("/v1/a/manifest.json.tmp", .otherFile),
+            ("/v1/a/index.json", .index), ("/v1/a/reports", .reports), ("/v1/a/root/2.json", .root),
+            ("/v1/a/history/7.json", .history), ("/v1/a/log/checkpoint", .otherFile),
+            ("/v1/\u{E9}/manifest.json", .manifest), ("/v1/a/root", .otherFile), ("", .other),
+        ]
+        for (path, expected) in cases {
+            #expect(RequestPathClass(path: path) == expected, "\(path)")
+        }
+    }
+
     @Test func pollLabelsAreAFixedSetAroundTheServedVersion() {
         let base = "&base=0123456789abcdef"
         let cases: [(String?, Int64?, String)] = [
@@ -148,7 +161,7 @@ import Testing
         ]
         for (query, served, expected) in cases {
             #expect(
-                PollLabel.label(query: query.map { Substring($0) }, served: served) == expected, "\(query ?? "nil")")
+                PollLabel(query: query.map { Substring($0) }, served: served).text == expected, "\(query ?? "nil")")
         }
     }
 
