@@ -4,7 +4,7 @@
 import PackageDescription
 
 /// The libsodium, OpenSSL, SQLite and PKCS#11 targets, and everything built on them, exist on Linux
-/// only: an Apple app adding the package gets PinionCore, PinionTrust and PinionApple without any
+/// only: an Apple app adding the package gets PinionCore, PinionLog, PinionTrust and PinionApple without any
 /// system library (docs/APPLE.md).
 func linuxOnly(_ name: String) -> Target.Dependency {
     .target(name: name, condition: .when(platforms: [.linux]))
@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
+        .library(name: "PinionLog", targets: ["PinionLog"]),
         .library(name: "PinionTrust", targets: ["PinionTrust"]),
         .library(name: "PinionLinux", targets: ["PinionLinux"]),
         .library(name: "PinionApple", targets: ["PinionApple"]),
@@ -74,11 +75,14 @@ let package = Package(
                 linuxOnly("CPKCS11"),
             ]
         ),
+        // The transparency log code that clients, the auditor, the publisher and the witness share
+        // (docs/DESIGN.md section 12), in pure Swift: Merkle hashing and proofs, tiles and their
+        // writer, signed notes, checkpoints, head records, tlog-proof and its verification.
+        .target(name: "PinionLog", dependencies: ["PinionCore"]),
         // Every trust decision a client on any platform makes, in pure Swift (no C module):
-        // refresh state machine, merge, evaluation, state store, schedule, reports, transport
-        // and storage protocols (docs/DESIGN.md sections 4-8), and the transparency log's
-        // Merkle tiles, signed notes and proofs under Log/ (section 12).
-        .target(name: "PinionTrust", dependencies: ["PinionCore"]),
+        // refresh state machine and its log step, merge, evaluation, state store, schedule,
+        // reports, transport and storage protocols (docs/DESIGN.md sections 4-8).
+        .target(name: "PinionTrust", dependencies: ["PinionCore", "PinionLog"]),
         // Everything that reaches the operating system through C other than crypto: OpenSSL
         // TLS connections, sockets, POSIX file access, the Linux state storage, the SQLite
         // report store. All its unsafe pointer work lives here.
@@ -93,14 +97,19 @@ let package = Package(
         .target(
             name: "PinionLinux",
             dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
-        // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9).
+        // The publisher's HTTPS server (`pinion serve`, docs/DESIGN.md section 9), the witness server and its
+        // decision, and the transparency log's publishing steps (section 12).
         .target(
             name: "PinionPublisher",
-            dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
+            dependencies: [
+                "PinionCore", "PinionLog", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+            ]),
         // The auditor: a whole published tree checked from public files (docs/DESIGN.md section 10).
         .target(
             name: "PinionAudit",
-            dependencies: ["PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem")]),
+            dependencies: [
+                "PinionCore", "PinionLog", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+            ]),
         // Pins in other platforms' formats (Android NSC, Apple plists, OkHttp, baseline) and lint rules.
         .target(name: "PinionInterop", dependencies: ["PinionCore", "PinionTrust"]),
         // Apple-only glue (CryptoKit provider, SecTrust pin check, URLSession delegate and transport,
@@ -111,7 +120,7 @@ let package = Package(
         .target(
             name: "PinionCLI",
             dependencies: [
-                "PinionCore", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+                "PinionCore", "PinionLog", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
                 linuxOnly("PinionLinux"), linuxOnly("PinionPublisher"), linuxOnly("PinionAudit"), "PinionInterop",
             ]),
         .executableTarget(name: "pinion", dependencies: ["PinionCLI"]),
@@ -128,10 +137,11 @@ let package = Package(
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         // The transparency log: Merkle proofs, tiles, notes, checkpoints, proofs, heads, client
-        // and witness decisions; PinionCrypto and CSodium serve as oracles and signers; the Go
-        // cross-check reads Interop/.
+        // decisions (PinionLog), publishing and witness decisions (PinionPublisher); PinionCrypto
+        // and CSodium serve as oracles and signers; the Go cross-check reads Interop/.
         .testTarget(
-            name: "PinionLogTests", dependencies: ["PinionTrust", "PinionCore", "PinionCrypto"],
+            name: "PinionLogTests",
+            dependencies: ["PinionLog", "PinionPublisher", "PinionTrust", "PinionCore", "PinionCrypto"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem", "COpenSSL"],
@@ -147,13 +157,13 @@ let package = Package(
         // HTTPSTransport and in-memory StateStorage. Must compile unchanged on macOS.
         .testTarget(
             name: "PinionPortableClientTests",
-            dependencies: ["PinionCore", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
+            dependencies: ["PinionCore", "PinionLog", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
             dependencies: [
-                "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto", "PinionTestSupport",
-                "PinionTrustTestSupport", "PinionCLI",
+                "PinionLinux", "PinionLog", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto",
+                "PinionTestSupport", "PinionTrustTestSupport", "PinionCLI",
             ],
             exclude: ["Fixtures"]),
         .testTarget(
@@ -171,14 +181,14 @@ let package = Package(
         .testTarget(
             name: "PinionPublisherTests",
             dependencies: [
-                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
-                "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
+                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionLog", "PinionTrust", "PinionSystem",
+                "PinionCore", "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
             ]),
         .testTarget(
             name: "PinionAuditTests",
             dependencies: [
-                "PinionAudit", "PinionCLI", "PinionCore", "PinionTrust", "PinionSystem", "PinionCrypto",
-                "PinionTestSupport",
+                "PinionAudit", "PinionCLI", "PinionCore", "PinionLog", "PinionTrust", "PinionSystem",
+                "PinionCrypto", "PinionTestSupport",
             ]),
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(
@@ -200,8 +210,8 @@ let package = Package(
         .testTarget(
             name: "PinionConformanceTests",
             dependencies: [
-                "PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport", "PinionLinux",
-                "PinionTestSupport",
+                "PinionLog", "PinionTrust", "PinionCore", "PinionCrypto", "PinionTrustTestSupport",
+                "PinionLinux", "PinionTestSupport",
             ]),
         .testTarget(
             name: "PinionInteropTests",

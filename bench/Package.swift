@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "PinionCore", package: "Pinion"),
                 .product(name: "PinionCrypto", package: "Pinion"),
                 .product(name: "PinionLinux", package: "Pinion"),
+                .product(name: "PinionLog", package: "Pinion"),
                 .product(name: "PinionTrust", package: "Pinion"),
                 .product(name: "PinionPublisher", package: "Pinion"),
             ]),

@@ -1,6 +1,7 @@
 // The audit of a whole published tree (docs/DESIGN.md §10): options, entry point, run state and file reading (checks in Audit*.swift, RotationSteps, LogAudit).
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// What an audit reads with and how it reports progress.

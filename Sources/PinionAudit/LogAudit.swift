@@ -1,6 +1,7 @@
 // The auditor's transparency-log checks (docs/DESIGN.md §12): heads from the documents, tiles, checkpoint signatures, manifest.proof.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// Reads the log's tiles from the tree; a missing tile is `TileError.missingTile`, any other

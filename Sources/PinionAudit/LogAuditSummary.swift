@@ -1,6 +1,7 @@
 // What the auditor found about the scope's transparency log (docs/DESIGN.md §12), for the report.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// One witness as the auditor saw it (`GET {url}/{origin hash}/checkpoint`).

@@ -1,6 +1,7 @@
 // The auditor's consistency checks of the publisher's checkpoint against `--since` and each witness's latest checkpoint.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// How another checkpoint of the same log relates to the publisher's, judged from the tiles.

@@ -1,6 +1,7 @@
 // `pinion status` with a transparency log: manifest.proof verified as a client does, the checkpoint's size, t_q and age.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// The log's checkpoint as the served manifest.proof carries it.

@@ -2,6 +2,7 @@
 // manifest.json as a client would, and say how long until clients start narrowing.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// What a status check judges against.

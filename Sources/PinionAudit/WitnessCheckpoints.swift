@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCore
+import PinionLog
 import PinionTrust
 
 #if canImport(PinionSystem)

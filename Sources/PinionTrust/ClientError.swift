@@ -1,6 +1,7 @@
 // Typed errors and events of the client trust core (docs/DESIGN.md §6).
 
 import PinionCore
+import PinionLog
 
 /// Why a refresh step was refused. Every refusal leaves the state and the effective
 /// policy as they were.

@@ -2,6 +2,7 @@
 // everything at start-up from the embedded root, and to keep the floor.
 
 import PinionCore
+import PinionLog
 
 /// The persisted trust state of one scope. Every envelope is kept as its exact bytes, so
 /// that start-up re-verifies signatures instead of trusting a parsed copy.

@@ -1,6 +1,7 @@
 // The side file in which the client keeps the evidence of a log equivocation (docs/DESIGN.md §12): both signed checkpoint notes, for the app to report.
 
 import PinionCore
+import PinionLog
 
 /// `log-equivocation.json` in the state directory: the first split view the client saw, two
 /// checkpoint notes of one origin and size with different root hashes. Written once by

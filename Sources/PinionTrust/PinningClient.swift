@@ -3,6 +3,7 @@
 
 import Foundation
 import PinionCore
+import PinionLog
 
 /// Everything the SDK needs from the app.
 public struct ClientConfiguration: Sendable {

@@ -3,6 +3,7 @@
 // and `UpdateStatus.classify`; the trust decisions are TrustCore's.
 
 import PinionCore
+import PinionLog
 
 extension TrustCore {
     /// One refresh (docs/DESIGN.md §6): the root walk (root N+1 until a 404 or 410, at most

@@ -2,6 +2,7 @@
 // truncated or bit-flipped copy is refused as corrupt instead of being half-trusted.
 
 import PinionCore
+import PinionLog
 
 /// Why a stored state was refused at start-up, or why a save failed.
 ///

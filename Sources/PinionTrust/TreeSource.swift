@@ -1,5 +1,6 @@
 // Where the auditor reads a published tree from (docs/DESIGN.md §9): the files of one scope,
 // `v1/{scope}/...`, behind a protocol so a directory, an HTTPS server or a test can serve them.
+import PinionLog
 
 /// One file of a scope's published tree, relative to `v1/{scope}/`.
 public enum TreeFile: Hashable, Sendable, CustomStringConvertible {

@@ -5,7 +5,7 @@
 import PinionCore
 
 /// The verified, in-memory view of the persisted state. Only the refresh (TrustCore.swift,
-/// Refresh.swift, LogRefresh.swift) changes it.
+/// Refresh.swift, RefreshLogStep.swift) changes it.
 public struct TrustedState: Sendable, Equatable {
     /// What is persisted (exact envelope bytes, floor, last known time, revoked set).
     public internal(set) var persisted: ClientState

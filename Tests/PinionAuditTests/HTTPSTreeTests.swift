@@ -6,6 +6,7 @@ import Foundation
 import PinionAudit
 import PinionCore
 import PinionLinux
+import PinionLog
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

@@ -3,6 +3,7 @@
 import Foundation
 import PinionAudit
 import PinionCore
+import PinionLog
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

@@ -4,6 +4,7 @@ import Foundation
 import PinionAudit
 import PinionCore
 import PinionCrypto
+import PinionLog
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

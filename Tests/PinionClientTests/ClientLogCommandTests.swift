@@ -5,6 +5,7 @@ import PinionCLI
 import PinionCore
 import PinionCrypto
 import PinionLinux
+import PinionLog
 import PinionTestSupport
 import Testing
 

@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCrypto
+import PinionLog
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

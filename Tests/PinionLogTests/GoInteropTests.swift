@@ -2,6 +2,8 @@
 
 import Foundation
 import PinionCore
+import PinionLog
+import PinionPublisher
 import PinionTrust
 import Testing
 

@@ -1,6 +1,7 @@
 // A small published log for the client and witness tests: heads appended to tiles, a signed and cosigned checkpoint, a proof.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 
 /// A log of head records for scope "example", its keys (from fixed seeds) and three witnesses.

@@ -1,6 +1,8 @@
 // The publisher's log steps end to end with pure witnesses: append, cosign by quorum, manifest.proof the client accepts, refresh.
 
 import PinionCore
+import PinionLog
+import PinionPublisher
 import PinionTrust
 import Testing
 

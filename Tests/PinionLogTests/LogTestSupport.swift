@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionCrypto
+import PinionLog
 import PinionTrust
 
 let crypto = CryptoProvider.sodium

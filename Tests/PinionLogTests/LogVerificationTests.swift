@@ -1,6 +1,7 @@
 // The client's manifest.proof check (docs/DESIGN.md §12) in its order, and each attack on it refused with its reason.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 import Testing
 

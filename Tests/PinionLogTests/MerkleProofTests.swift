@@ -1,6 +1,7 @@
 // RFC 9162 §2.1 hashing and proofs: the RFC 6962 reference tree's known values, exhaustive small trees, refusals.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 import Testing
 

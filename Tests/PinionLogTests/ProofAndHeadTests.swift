@@ -1,6 +1,7 @@
 // C2SP tlog-proof@v1 files and the head record: the docs' vector, round trips, limits and refusals.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 import Testing
 

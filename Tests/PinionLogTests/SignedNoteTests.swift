@@ -1,6 +1,7 @@
 // C2SP signed-note, tlog-cosignature and tlog-checkpoint: the spec's vectors, round trips, and every refusal.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 import Testing
 

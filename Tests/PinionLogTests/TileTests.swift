@@ -1,6 +1,7 @@
 // C2SP tlog-tiles: paths, the tiles a size needs, codecs, the O(log n) appender, and proofs read from tiles.
 
 import PinionCore
+import PinionLog
 import PinionTrust
 import Testing
 

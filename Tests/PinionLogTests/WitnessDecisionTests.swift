@@ -1,6 +1,8 @@
 // The witness's add-checkpoint decisions (C2SP tlog-witness): 200, 400, 403, 404, 409 and 422, and no cosigned fork.
 
 import PinionCore
+import PinionLog
+import PinionPublisher
 import PinionTrust
 import Testing
 

@@ -6,6 +6,7 @@
 // as in the JVM SDK, where it was a network failure.
 
 import PinionCore
+import PinionLog
 import PinionTrustTestSupport
 import Testing
 

@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionLog
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

@@ -3,6 +3,8 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionLog
+import PinionPublisher
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

@@ -14,6 +14,7 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionLog
 import PinionTrust
 
 @testable import PinionPublisher

@@ -6,6 +6,7 @@ import PinionAudit
 import PinionCore
 import PinionCrypto
 import PinionLinux
+import PinionLog
 import PinionSystem
 import PinionTrust
 

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionLinux
+import PinionLog
 
 /// Text and JSON for the client's log state.
 enum ClientLogOutput {

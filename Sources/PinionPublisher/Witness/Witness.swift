@@ -1,6 +1,7 @@
 // The witness itself (C2SP tlog-witness): the latest cosigned checkpoint per origin kept crash-safely under a state directory, and add-checkpoint as decide, persist, then cosign, under one lock per origin.
 
 import PinionCore
+import PinionLog
 import PinionSystem
 import PinionTrust
 import Synchronization

@@ -1,6 +1,7 @@
 // `pinion witness`'s HTTP answers: POST add-checkpoint and GET of the latest cosigned checkpoint per origin, under an optional path prefix, with a token bucket per client address.
 
 import PinionCore
+import PinionLog
 import PinionSystem
 import PinionTrust
 import Synchronization

@@ -1,6 +1,6 @@
 // tlogcheck verifies a Pinion transparency-log directory with Go's golang.org/x/mod sumdb/note and sumdb/tlog.
 //
-// It is an independent cross-check of the Swift code in Sources/PinionTrust/Log: nothing here
+// It is an independent cross-check of the Swift code in Sources/PinionLog: nothing here
 // is shared with it. x/mod 0.7 knows only note key type 0x01 and hard-codes the sumdb
 // checkpoint text in tlog.ParseTree, so the C2SP checkpoint lines and tlog-cosignature/v1
 // (type 0x04) are checked here with the standard library.

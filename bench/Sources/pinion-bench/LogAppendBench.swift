@@ -3,6 +3,8 @@
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionLog
+import PinionPublisher
 import PinionTrust
 
 /// Tiles in memory, counting what the append reads.

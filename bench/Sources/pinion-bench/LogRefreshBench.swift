@@ -4,6 +4,7 @@ import Foundation
 import PinionCore
 import PinionCrypto
 import PinionLinux
+import PinionLog
 
 /// One scope published twice, with and without a `log` member: the same keys and the same
 /// manifest payload (signed under each root), a log of `logSize` heads whose last names the

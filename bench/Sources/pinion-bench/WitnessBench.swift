@@ -4,6 +4,7 @@ import BenchSodium
 import Foundation
 import PinionCore
 import PinionCrypto
+import PinionLog
 import PinionPublisher
 import PinionTrust
 

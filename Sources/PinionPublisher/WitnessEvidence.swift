@@ -1,6 +1,7 @@
 // What a witness's latest checkpoint proves about the log, set against the publisher's own tree: a fork, an unpublished extension, or nothing.
 
 import PinionCore
+import PinionLog
 
 /// The verdict on a checkpoint a witness holds, compared with the publisher's log. Only a
 /// checkpoint that carries a valid signature by the log key is evidence: a witness's

@@ -1,6 +1,7 @@
 // The refresh's transparency-log step (docs/DESIGN.md §12): manifest.proof fetch results, refusal reasons, and the check of the proof against the trusted state.
 
 import PinionCore
+import PinionLog
 
 /// Why a refresh was refused by its transparency-log step.
 public enum LogRefusal: Error, Sendable, Equatable, CustomStringConvertible {

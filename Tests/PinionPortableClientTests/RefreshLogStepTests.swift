@@ -2,6 +2,7 @@
 
 import Foundation
 import PinionCore
+import PinionLog
 import PinionTrust
 import PinionTrustTestSupport
 import Testing
@@ -61,7 +62,7 @@ func expectLogRefusal(
         sourceLocation: sourceLocation)
 }
 
-@Suite struct LogRefreshTests {
+@Suite struct RefreshLogStepTests {
     @Test func acceptsALoggedManifestAndStoresTheCheckpoint() throws {
         var world = try LogWorld()
         try world.publish(version: 1)

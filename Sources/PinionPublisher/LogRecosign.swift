@@ -1,6 +1,7 @@
 // `pinion log refresh` (docs/DESIGN.md §12): completes a pending publish, or re-cosigns the current checkpoint and rewrites manifest.proof.
 
 import PinionCore
+import PinionLog
 import PinionSystem
 import PinionTrust
 

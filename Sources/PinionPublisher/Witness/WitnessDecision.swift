@@ -1,6 +1,7 @@
 // A witness's pure decisions (C2SP tlog-witness add-checkpoint): parse the request, then cosign or refuse with the spec's status.
 
 import PinionCore
+import PinionLog
 
 /// Why a witness refuses an add-checkpoint request, with the HTTP status the spec assigns.
 public enum WitnessRefusal: Error, Equatable, Sendable, CustomStringConvertible {

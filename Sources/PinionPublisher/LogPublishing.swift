@@ -1,6 +1,7 @@
 // The publisher's log steps as pure functions: append heads, sign the checkpoint, ask witnesses, merge cosignatures, build manifest.proof.
 
 import PinionCore
+import PinionLog
 
 /// Why a publishing step was refused.
 public enum LogPublishingError: Error, Equatable, Sendable, CustomStringConvertible {

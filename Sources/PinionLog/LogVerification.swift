@@ -89,6 +89,14 @@ public struct Equivocation: Sendable, Equatable {
     public let received: Checkpoint
     /// Its signed note bytes.
     public let receivedNote: [UInt8]
+
+    /// Restores the evidence from the client's persisted record of it.
+    package init(stored: Checkpoint, storedNote: [UInt8], received: Checkpoint, receivedNote: [UInt8]) {
+        self.stored = stored
+        self.storedNote = storedNote
+        self.received = received
+        self.receivedNote = receivedNote
+    }
 }
 
 /// The verified checkpoint a client keeps with its state.
