@@ -14,8 +14,9 @@ import PinionTrust
     import Darwin
 #endif
 
-/// One TLS connection: socket, `SSL *` and the response parser its bytes go to. Used by
-/// one thread.
+/// One TLS connection: socket, `SSL *` and the response parser its bytes go to. It opens with
+/// X.509 validation, shows the verified chain to the pin check, then carries one HTTP/1.1
+/// request and its response. Used by one thread.
 final class HTTPSConnection {
     private let session: OwnedSSL
     /// The `SSL *`, alive as long as this connection.
