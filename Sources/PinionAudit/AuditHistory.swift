@@ -41,12 +41,84 @@ extension AuditRun {
         let hash: [UInt8]
     }
 
+    /// What the history walk carries from one version to the next.
+    struct HistoryWalk {
+        /// The last payload its signers vouch for (the rules between versions).
+        var last: Parsed?
+        /// The last payload that verified (the pin timeline): unverified content is never a
+        /// baseline.
+        var lastVerified: ManifestPayload?
+        /// The previous history file when no role key vouches for its payload: the next
+        /// version's `previous` (signed) tells whether it changed after that was signed.
+        var lastUnsigned: (fileVersion: Int64, hash: [UInt8])?
+        /// The latest expiry of the verified manifests so far, and its version.
+        var coveredUntil: (time: Timestamp, version: Int64)?
+        var previousVersion: Int64?
+        /// Whether a history file beyond the index's latest version was met.
+        var sawBeyondIndex = false
+    }
+
     /// Checks every history file in version order.
     ///
     /// - Returns: the bytes of the history file of the index's latest version (or of the
     ///   newest history file when there is no index), for the manifest.json comparison.
     mutating func auditHistory() throws(AuditError) -> (version: Int64, bytes: [UInt8]?)? {
-        let limits = options.limits
+        let versions = try historyVersions()
+        let ordered = versions.ordered
+        var probed = versions.probed
+        let latestVersion = index?.manifests.last?.version ?? ordered.last
+        var latestBytes: [UInt8]?
+        var walk = HistoryWalk()
+        if index == nil, !ordered.isEmpty {
+            violation(
+                .indexMissing, nil, .index,
+                "missing, but history/ holds \(ordered.count) manifest(s); every published manifest must be listed")
+        }
+        for (position, version) in ordered.enumerated() {
+            defer {
+                unverifiedContent = false
+                options.progress?(position + 1, ordered.count)
+            }
+            let file = TreeFile.history(version)
+            reportVersionGap(before: version, after: walk.previousVersion)
+            walk.previousVersion = version
+            let entry = indexByVersion[version]
+            let beyondIndex = placeInIndex(version, file: file, listed: entry != nil, walk: &walk)
+            let outcome: Outcome
+            if let cached = probed.removeValue(forKey: version) {
+                outcome = cached
+            } else {
+                outcome = try read(file, limit: options.limits.maxEnvelopeBytes, version: version)
+            }
+            let bytes: [UInt8]
+            switch outcome {
+            case .bytes(let read): bytes = read
+            case .absent:
+                violation(.historyMissing, version, file, "missing, but index.json lists version \(version)")
+                continue
+            case .refused: continue
+            }
+            if version == latestVersion { latestBytes = bytes }
+            auditHistoryFile(bytes, version: version, file: file, entry: entry, beyondIndex: beyondIndex, walk: &walk)
+        }
+        if let covered = walk.coveredUntil, covered.time <= options.at {
+            report.gaps.append(
+                CoverageGap(from: covered.time, until: options.at, afterVersion: covered.version, beforeVersion: nil))
+        }
+        if let latest = walk.last, latest.payload.expiresAt <= options.at {
+            violation(
+                .latestExpired, latest.fileVersion, TreeFile.history(latest.fileVersion),
+                "the latest manifest expired at \(latest.payload.expiresAt) (audit time \(options.at)): clients have no current manifest"
+            )
+        }
+        return latestVersion.map { ($0, latestBytes) }
+    }
+
+    /// The history versions to check: the index's, and history/'s listing or, where the source
+    /// cannot list, those found by probing.
+    ///
+    /// - Returns: the versions in order, and what probing read (by version).
+    private mutating func historyVersions() throws(AuditError) -> (ordered: [Int64], probed: [Int64: Outcome]) {
         var versions = Set(indexByVersion.keys)
         var probed: [Int64: Outcome] = [:]
         if let listing = try list(.history) {
@@ -60,7 +132,7 @@ extension AuditRun {
             var next = (index?.manifests.map(\.version).max() ?? 0) + 1
             var probes = 0
             while probes < options.maxProbes, next <= Limits.maxInteger {
-                let outcome = try read(.history(next), limit: limits.maxEnvelopeBytes, version: next)
+                let outcome = try read(.history(next), limit: options.limits.maxEnvelopeBytes, version: next)
                 if case .absent = outcome { break }
                 probed[next] = outcome
                 versions.insert(next)
@@ -68,156 +140,135 @@ extension AuditRun {
                 probes += 1
             }
         }
-        let ordered = versions.sorted()
-        let latestIndexed = index?.manifests.last?.version
-        let latestVersion = latestIndexed ?? ordered.last
-        var latestBytes: [UInt8]?
-        // The last payload its signers vouch for (the rules between versions), and the last
-        // that verified (the pin timeline): unverified content is never a baseline.
-        var last: Parsed?
-        var lastVerified: ManifestPayload?
-        // The previous history file when no role key vouches for its payload: the next
-        // version's `previous` (signed) tells whether it changed after that was signed.
-        var lastUnsigned: (fileVersion: Int64, hash: [UInt8])?
-        var coveredUntil: (time: Timestamp, version: Int64)?
-        var previousVersion: Int64?
-        var sawBeyondIndex = false
-        if index == nil, !ordered.isEmpty {
+        return (versions.sorted(), probed)
+    }
+
+    /// Reports the versions missing between `previous` and `version`.
+    private mutating func reportVersionGap(before version: Int64, after previous: Int64?) {
+        guard let previous, version > previous + 1 else { return }
+        let range =
+            version == previous + 2 ? "version \(previous + 1) is" : "versions \(previous + 1)...\(version - 1) are"
+        violation(
+            .versionGap, previous + 1, .history(previous + 1),
+            "\(range) missing (no history file, no index entry) between versions \(previous) and \(version)")
+    }
+
+    /// Reports a history file the index does not list, except the first one beyond the index's
+    /// latest version: that one is reported once its signatures are known.
+    ///
+    /// - Returns: whether `version` is that first file beyond the index.
+    private mutating func placeInIndex(_ version: Int64, file: TreeFile, listed: Bool, walk: inout HistoryWalk)
+        -> Bool
+    {
+        guard index != nil, !listed else { return false }
+        if let latestIndexed = index?.manifests.last?.version, version < latestIndexed {
             violation(
-                .indexMissing, nil, .index,
-                "missing, but history/ holds \(ordered.count) manifest(s); every published manifest must be listed")
+                .historyNotInIndex, version, file, "index.json does not list it, though it lists later versions")
+            return false
         }
-        for (position, version) in ordered.enumerated() {
-            defer {
-                unverifiedContent = false
-                options.progress?(position + 1, ordered.count)
-            }
-            let file = TreeFile.history(version)
-            if let previousVersion, version > previousVersion + 1 {
-                let range =
-                    version == previousVersion + 2
-                    ? "version \(previousVersion + 1) is" : "versions \(previousVersion + 1)...\(version - 1) are"
-                violation(
-                    .versionGap, previousVersion + 1, .history(previousVersion + 1),
-                    "\(range) missing (no history file, no index entry) between versions \(previousVersion) and \(version)"
-                )
-            }
-            previousVersion = version
-            let entry = indexByVersion[version]
-            // The first file beyond the index: reported once its signatures are known.
-            var beyondIndex = false
-            if index != nil, entry == nil {
-                if let latestIndexed, version < latestIndexed {
-                    violation(
-                        .historyNotInIndex, version, file,
-                        "index.json does not list it, though it lists later versions")
-                } else if !sawBeyondIndex {
-                    sawBeyondIndex = true
-                    beyondIndex = true
-                } else {
-                    violation(
-                        .historyNotInIndex, version, file,
-                        "a second history file beyond index.json; a publish that died mid-way leaves only one")
-                }
-            }
-            let outcome: Outcome
-            if let cached = probed.removeValue(forKey: version) {
-                outcome = cached
-            } else {
-                outcome = try read(file, limit: limits.maxEnvelopeBytes, version: version)
-            }
-            let bytes: [UInt8]
-            switch outcome {
-            case .bytes(let read): bytes = read
-            case .absent:
-                violation(.historyMissing, version, file, "missing, but index.json lists version \(version)")
-                continue
-            case .refused: continue
-            }
-            if version == latestVersion { latestBytes = bytes }
-            let checked = checkManifest(bytes, file: file, version: version)
-            if beyondIndex {
-                if checked.failure == nil {
-                    warning(
-                        .historyBeyondIndex, version, file.path,
-                        "beyond the latest version of index.json (a publish that died mid-way? running the same publish again completes it)"
-                    )
-                } else {
-                    // pinion publish writes only verified manifests: this is no interrupted publish.
-                    violation(
-                        .historyNotInIndex, version, file,
-                        "beyond the latest version of index.json, and it fails verification ([\(checked.failure?.rawValue ?? "")]): no publish leaves such a file"
-                    )
-                }
-            }
-            if let entry, let hash = checked.hash {
-                compare(entry, payload: checked.payload, hash: hash, file: file)
-            }
-            let unsignedBefore = lastUnsigned
-            lastUnsigned = checked.unsigned ? checked.hash.map { (version, $0) } : nil
-            guard let envelope = checked.envelope, let hash = checked.hash, let payload = checked.payload else {
-                report.manifests.append(
-                    ManifestSummary(
-                        version: version, rootVersion: nil, issuedAt: nil, expiresAt: nil,
-                        payloadSHA256: checked.hash, signers: [], inIndex: entry != nil,
-                        failure: checked.failure ?? .manifestFormat))
-                continue
-            }
-            let verified = checked.failure == nil
-            if verified { noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash) }
-            if payload.version != version {
-                violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
-            }
-            notePayload(version: payload.version, hash: hash, file: file)
-            if !checked.unsigned, let unsignedBefore, unsignedBefore.fileVersion == version - 1,
-                let previous = payload.previous, previous != unsignedBefore.hash
-            {
-                // Reported on the changed file, as following from its signature finding.
-                unverifiedContent = true
-                violation(
-                    .previousLink, unsignedBefore.fileVersion, .history(unsignedBefore.fileVersion),
-                    "version \(version)'s previous (sha256:\(Hex.encode(previous))) is not this file's payload (sha256:\(Hex.encode(unsignedBefore.hash))): it changed after version \(version) was signed"
-                )
-                unverifiedContent = false
-            }
-            if let last {
-                let adjacent = last.fileVersion == version - 1
-                for rule in HistoryRules.successorViolations(payload, of: last.payload, latestPayloadSHA256: last.hash)
-                {
-                    historyViolation(rule, adjacent: adjacent, last: last, version: version, file: file)
-                }
-            }
-            timelineStep(from: lastVerified, to: payload, version: version, trusted: verified)
-            if verified {
-                if let covered = coveredUntil, payload.issuedAt > covered.time {
-                    report.gaps.append(
-                        CoverageGap(
-                            from: covered.time, until: payload.issuedAt, afterVersion: covered.version,
-                            beforeVersion: version))
-                }
-                if coveredUntil.map({ payload.expiresAt > $0.time }) ?? true {
-                    coveredUntil = (payload.expiresAt, version)
-                }
-                lastVerified = payload
-            }
+        if !walk.sawBeyondIndex {
+            walk.sawBeyondIndex = true
+            return true
+        }
+        violation(
+            .historyNotInIndex, version, file,
+            "a second history file beyond index.json; a publish that died mid-way leaves only one")
+        return false
+    }
+
+    /// Checks one history file: the manifest itself, its index entry, and the rules between it
+    /// and the versions before it; adds its summary to the report.
+    private mutating func auditHistoryFile(
+        _ bytes: [UInt8], version: Int64, file: TreeFile, entry: PublishedIndex.Entry?, beyondIndex: Bool,
+        walk: inout HistoryWalk
+    ) {
+        let checked = checkManifest(bytes, file: file, version: version)
+        if beyondIndex { reportBeyondIndex(checked, version: version, file: file) }
+        if let entry, let hash = checked.hash {
+            compare(entry, payload: checked.payload, hash: hash, file: file)
+        }
+        let unsignedBefore = walk.lastUnsigned
+        walk.lastUnsigned = checked.unsigned ? checked.hash.map { (version, $0) } : nil
+        guard let envelope = checked.envelope, let hash = checked.hash, let payload = checked.payload else {
             report.manifests.append(
                 ManifestSummary(
-                    version: version, rootVersion: payload.rootVersion, issuedAt: payload.issuedAt,
-                    expiresAt: payload.expiresAt, payloadSHA256: hash, signers: checked.signers,
-                    inIndex: entry != nil, failure: checked.failure))
-            if !checked.unsigned { last = Parsed(fileVersion: version, payload: payload, hash: hash) }
+                    version: version, rootVersion: nil, issuedAt: nil, expiresAt: nil,
+                    payloadSHA256: checked.hash, signers: [], inIndex: entry != nil,
+                    failure: checked.failure ?? .manifestFormat))
+            return
         }
-        if let covered = coveredUntil, covered.time <= options.at {
-            report.gaps.append(
-                CoverageGap(from: covered.time, until: options.at, afterVersion: covered.version, beforeVersion: nil))
+        let verified = checked.failure == nil
+        if verified { noteForSteps(version: version, envelope: envelope, payload: payload, hash: hash) }
+        if payload.version != version {
+            violation(.historyFileName, version, file, "holds manifest version \(payload.version), not \(version)")
         }
-        if let latest = last, latest.payload.expiresAt <= options.at {
+        notePayload(version: payload.version, hash: hash, file: file)
+        if !checked.unsigned, let unsignedBefore {
+            checkPreviousOfUnsigned(unsignedBefore, payload: payload, version: version)
+        }
+        if let last = walk.last {
+            let adjacent = last.fileVersion == version - 1
+            for rule in HistoryRules.successorViolations(payload, of: last.payload, latestPayloadSHA256: last.hash) {
+                historyViolation(rule, adjacent: adjacent, last: last, version: version, file: file)
+            }
+        }
+        timelineStep(from: walk.lastVerified, to: payload, version: version, trusted: verified)
+        if verified {
+            noteCoverage(payload, version: version, walk: &walk)
+            walk.lastVerified = payload
+        }
+        report.manifests.append(
+            ManifestSummary(
+                version: version, rootVersion: payload.rootVersion, issuedAt: payload.issuedAt,
+                expiresAt: payload.expiresAt, payloadSHA256: hash, signers: checked.signers,
+                inIndex: entry != nil, failure: checked.failure))
+        if !checked.unsigned { walk.last = Parsed(fileVersion: version, payload: payload, hash: hash) }
+    }
+
+    /// The first history file beyond the index: a publish that died mid-way when it verifies,
+    /// else a file no publish leaves.
+    private mutating func reportBeyondIndex(_ checked: CheckedManifest, version: Int64, file: TreeFile) {
+        if checked.failure == nil {
+            warning(
+                .historyBeyondIndex, version, file.path,
+                "beyond the latest version of index.json (a publish that died mid-way? running the same publish again completes it)"
+            )
+        } else {
+            // pinion publish writes only verified manifests: this is no interrupted publish.
             violation(
-                .latestExpired, latest.fileVersion, TreeFile.history(latest.fileVersion),
-                "the latest manifest expired at \(latest.payload.expiresAt) (audit time \(options.at)): clients have no current manifest"
+                .historyNotInIndex, version, file,
+                "beyond the latest version of index.json, and it fails verification ([\(checked.failure?.rawValue ?? "")]): no publish leaves such a file"
             )
         }
-        return latestVersion.map { ($0, latestBytes) }
+    }
+
+    /// When the version right before no role key vouches for, the signed `previous` of this one
+    /// tells whether that file changed after this version was signed.
+    private mutating func checkPreviousOfUnsigned(
+        _ unsigned: (fileVersion: Int64, hash: [UInt8]), payload: ManifestPayload, version: Int64
+    ) {
+        guard unsigned.fileVersion == version - 1, let previous = payload.previous, previous != unsigned.hash
+        else { return }
+        // Reported on the changed file, as following from its signature finding.
+        unverifiedContent = true
+        violation(
+            .previousLink, unsigned.fileVersion, .history(unsigned.fileVersion),
+            "version \(version)'s previous (sha256:\(Hex.encode(previous))) is not this file's payload (sha256:\(Hex.encode(unsigned.hash))): it changed after version \(version) was signed"
+        )
+        unverifiedContent = false
+    }
+
+    /// Records a time no verified manifest covered before `payload` was issued, and extends the
+    /// coverage to its expiry.
+    private mutating func noteCoverage(_ payload: ManifestPayload, version: Int64, walk: inout HistoryWalk) {
+        if let covered = walk.coveredUntil, payload.issuedAt > covered.time {
+            report.gaps.append(
+                CoverageGap(
+                    from: covered.time, until: payload.issuedAt, afterVersion: covered.version, beforeVersion: version))
+        }
+        if walk.coveredUntil.map({ payload.expiresAt > $0.time }) ?? true {
+            walk.coveredUntil = (payload.expiresAt, version)
+        }
     }
 
     /// A manifest file checked in the order that names the cause of a failure.

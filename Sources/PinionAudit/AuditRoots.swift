@@ -9,125 +9,158 @@ import PinionTrust
 
 extension AuditRun {
     mutating func auditRoots() throws(AuditError) {
-        let given = anchor.newest
-        let limits = options.limits
         var walk: RootChainWalk?
-        func walking(_ chain: RootChain) -> RootChainWalk {
-            RootChainWalk(from: chain, maxRotations: nil, crypto: crypto, limits: limits)
-        }
-        var version: Int64 = 1
         var previousPinsRole: RootPayload.Role?
-        walk: while true {
+        var version: Int64 = 1
+        while true {
             guard version <= Int64(options.maxRoots) else {
                 violation(
                     .rootFormat, version, .root(version), "more than \(options.maxRoots) roots; the audit stops here")
                 break
             }
-            let file = TreeFile.root(version)
-            switch try read(file, limit: limits.maxEnvelopeBytes, version: version) {
-            case .refused:
-                // When root/ itself is refused (a link or a file where the folder belongs),
-                // every root would be refused the same way: one finding is enough.
-                if Self.folderRefused(.root, in: source) { break walk }
+            guard let next = try auditRoot(version, walk: &walk, previousPinsRole: &previousPinsRole) else { break }
+            version = next
+        }
+        try auditRootsAfterChain(firstAbsent: version)
+    }
+
+    /// A walk from `chain` with no rotation limit (`maxRoots` bounds the audit instead).
+    private func rootWalk(from chain: RootChain) -> RootChainWalk {
+        RootChainWalk(from: chain, maxRotations: nil, crypto: crypto, limits: options.limits)
+    }
+
+    /// Reads root `version` and places it on the walk, listing its faults.
+    ///
+    /// - Returns: the next version to read, or nil when the chain ends at `version`.
+    private mutating func auditRoot(
+        _ version: Int64, walk: inout RootChainWalk?, previousPinsRole: inout RootPayload.Role?
+    ) throws(AuditError) -> Int64? {
+        let given = anchor.newest
+        let file = TreeFile.root(version)
+        switch try read(file, limit: options.limits.maxEnvelopeBytes, version: version) {
+        case .refused:
+            // When root/ itself is refused (a link or a file where the folder belongs),
+            // every root would be refused the same way: one finding is enough.
+            if Self.folderRefused(.root, in: source) { return nil }
+            walk = nil
+            return version + 1
+        case .absent:
+            if version < given.version {
+                violation(
+                    .rootMissing, version, file,
+                    "missing; every root from 1 up to the given root (version \(given.version)) must be published")
                 walk = nil
-                version += 1
-                continue
-            case .absent:
-                if version < given.version {
-                    violation(
-                        .rootMissing, version, file,
-                        "missing; every root from 1 up to the given root (version \(given.version)) must be published")
-                    walk = nil
-                    version = given.version
-                    continue
-                }
-                if version == given.version {
-                    violation(
-                        .rootMissing, version, file,
-                        "missing; the given root (version \(given.version)) is not published")
-                    walk = walking(anchor)
-                    record(given, file: "(given root)", previousPinsRole: &previousPinsRole)
-                    version += 1
-                    continue
-                }
-            case .bytes(let bytes):
-                var placed: VerifiedRoot?
-                var rotationError: TrustError?
-                switch walk?.accept(bytes) {
-                case .success(let root):
-                    placed = root
-                case .failure(let error):
-                    // Reported below, after a signature that does not verify if there is one.
-                    rotationError = error
-                case nil:
-                    break
-                }
-                if placed == nil {
-                    // Start over on the root's own signatures, so that later rotations and the
-                    // manifests signed under it are still checked (and their faults listed).
-                    do throws(TrustError) {
-                        let restarted: RootChain
-                        do throws(TrustError) {
-                            restarted = try RootChain(anchor: bytes, crypto: crypto, limits: limits)
-                        } catch {
-                            rootSignaturesDoNotVerify(bytes, version: version)
-                            if let rotationError { rootViolation(rotationError, version: version) }
-                            throw error
-                        }
-                        if let rotationError { rootViolation(rotationError, version: version) }
-                        let root = restarted.newest
-                        if root.version != version {
-                            if rotationError == nil {
-                                violation(
-                                    .rootFileName, version, file, "holds root version \(root.version), not \(version)")
-                            }
-                            walk = nil
-                        } else if root.payload.scope != report.scope {
-                            if rotationError == nil {
-                                violation(
-                                    .scope, version, file,
-                                    TrustError.scopeMismatch(expected: report.scope, found: root.payload.scope)
-                                        .description)
-                            }
-                            walk = nil
-                        } else {
-                            placed = root
-                            walk = walking(restarted)
-                        }
-                    } catch {
-                        if error != rotationError { rootViolation(error, version: version) }
-                        walk = nil
-                    }
-                }
-                if version == given.version {
-                    let hash = (try? Envelope.parse(bytes, limits: limits)).map { crypto.hasher.sha256($0.payload) }
-                    if hash != given.payloadSHA256 {
-                        // A tree root that verifies on its own is another trust history: ask
-                        // whether the given root is the one the app embeds.
-                        if placed != nil {
-                            report.givenRootDiffers = version
-                            treeRootOfGivenVersion = bytes
-                        }
-                        violation(
-                            .rootEquivocation, version, file,
-                            "differs from the given root of the same version (payload sha256:\(hash.map(Hex.encode) ?? "unreadable"), given sha256:\(Hex.encode(given.payloadSHA256)))"
-                        )
-                        placed = nil
-                    }
-                    if placed == nil {
-                        // Clients trust the given root: check the rest against it.
-                        walk = walking(anchor)
-                        placed = given
-                    }
-                }
-                if let placed { record(placed, file: file.path, previousPinsRole: &previousPinsRole) }
-                unverifiedContent = false
-                version += 1
-                continue
+                return given.version
             }
+            if version == given.version {
+                violation(
+                    .rootMissing, version, file,
+                    "missing; the given root (version \(given.version)) is not published")
+                walk = rootWalk(from: anchor)
+                record(given, file: "(given root)", previousPinsRole: &previousPinsRole)
+                return version + 1
+            }
+            return nil
+        case .bytes(let bytes):
+            var placed = placeRoot(bytes, version: version, file: file, walk: &walk)
+            if version == given.version {
+                placed = checkGivenRoot(bytes, placed: placed, version: version, file: file, walk: &walk)
+            }
+            if let placed { record(placed, file: file.path, previousPinsRole: &previousPinsRole) }
+            unverifiedContent = false
+            return version + 1
+        }
+    }
+
+    /// Places a root on the walk as a rotation or, when it is not one, starts the walk over on
+    /// the root's own signatures, so that later rotations and the manifests signed under it are
+    /// still checked (and their faults listed).
+    ///
+    /// - Returns: the root placed, or nil when it verifies neither way (the walk is then nil).
+    private mutating func placeRoot(_ bytes: [UInt8], version: Int64, file: TreeFile, walk: inout RootChainWalk?)
+        -> VerifiedRoot?
+    {
+        var rotationError: TrustError?
+        switch walk?.accept(bytes) {
+        case .success(let root):
+            return root
+        case .failure(let error):
+            // Reported below, after a signature that does not verify if there is one.
+            rotationError = error
+        case nil:
             break
         }
-        // `version` is the first number after the chain that is absent.
+        do throws(TrustError) {
+            let restarted: RootChain
+            do throws(TrustError) {
+                restarted = try RootChain(anchor: bytes, crypto: crypto, limits: options.limits)
+            } catch {
+                rootSignaturesDoNotVerify(bytes, version: version)
+                if let rotationError { rootViolation(rotationError, version: version) }
+                throw error
+            }
+            if let rotationError { rootViolation(rotationError, version: version) }
+            let root = restarted.newest
+            if root.version != version {
+                if rotationError == nil {
+                    violation(.rootFileName, version, file, "holds root version \(root.version), not \(version)")
+                }
+                walk = nil
+                return nil
+            }
+            if root.payload.scope != report.scope {
+                if rotationError == nil {
+                    violation(
+                        .scope, version, file,
+                        TrustError.scopeMismatch(expected: report.scope, found: root.payload.scope).description)
+                }
+                walk = nil
+                return nil
+            }
+            walk = rootWalk(from: restarted)
+            return root
+        } catch {
+            if error != rotationError { rootViolation(error, version: version) }
+            walk = nil
+            return nil
+        }
+    }
+
+    /// Compares the tree's root of the given root's version with the given root: clients trust
+    /// the given root, so the rest is checked against it when the tree's differs or failed.
+    ///
+    /// - Returns: the root to record for this version.
+    private mutating func checkGivenRoot(
+        _ bytes: [UInt8], placed: VerifiedRoot?, version: Int64, file: TreeFile, walk: inout RootChainWalk?
+    ) -> VerifiedRoot? {
+        let given = anchor.newest
+        var placed = placed
+        let hash = (try? Envelope.parse(bytes, limits: options.limits)).map { crypto.hasher.sha256($0.payload) }
+        if hash != given.payloadSHA256 {
+            // A tree root that verifies on its own is another trust history: ask
+            // whether the given root is the one the app embeds.
+            if placed != nil {
+                report.givenRootDiffers = version
+                treeRootOfGivenVersion = bytes
+            }
+            violation(
+                .rootEquivocation, version, file,
+                "differs from the given root of the same version (payload sha256:\(hash.map(Hex.encode) ?? "unreadable"), given sha256:\(Hex.encode(given.payloadSHA256)))"
+            )
+            placed = nil
+        }
+        if placed == nil {
+            // Clients trust the given root: check the rest against it.
+            walk = rootWalk(from: anchor)
+            placed = given
+        }
+        return placed
+    }
+
+    /// Root files after the chain (a gap), stray names in root/, and an expired newest root.
+    ///
+    /// - Parameter firstAbsent: the first version after the chain, which is absent.
+    private mutating func auditRootsAfterChain(firstAbsent version: Int64) throws(AuditError) {
         if let listing = try list(.root) {
             if let beyond = listing.versions.first(where: { $0 > version }) {
                 violation(

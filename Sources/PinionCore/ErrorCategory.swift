@@ -41,3 +41,8 @@ extension PKCS11URIError: CategorizedError {
     /// Always `.usage`: the key's URI (RFC 7512) is what the user wrote.
     public var category: PinionErrorCategory { .usage }
 }
+
+extension CoSigningError: CategorizedError {
+    /// Always `.refusal`: the envelope holds as many signatures as an envelope may.
+    public var category: PinionErrorCategory { .refusal }
+}

@@ -317,110 +317,148 @@ final class Worker: @unchecked Sendable {
         }
     }
 
+    /// Whether a step of `drive` moved the connection on (drive takes the next step) or left it
+    /// waiting for the socket, parked, or closed (drive returns).
+    private enum Step {
+        case advanced
+        case waiting
+    }
+
+    /// Runs the connection's state machine until it must wait for the socket or a late answer,
+    /// or is closed.
     private func drive(_ connection: Connection) {
         while connections[connection.descriptor] != nil {
+            let step: Step
             switch connection.phase {
-            case .handshaking:
-                ERR_clear_error()
-                let result = SSL_do_handshake(connection.ssl)
-                if result == 1 {
-                    connection.phase = .reading
-                    connection.requestStart = monotonicNanoseconds()
-                    metrics?.handshakeCompleted()
-                    continue
-                }
-                switch SSL_get_error(connection.ssl, result) {
-                case SSL_ERROR_WANT_READ: return want(connection, writable: false)
-                case SSL_ERROR_WANT_WRITE: return want(connection, writable: true)
-                default:
-                    // Plain HTTP, a broken ClientHello, a vanished client: only this
-                    // connection is affected.
-                    ERR_clear_error()
-                    metrics?.handshakeFailed()
-                    return drop(connection)
-                }
-            case .reading:
-                if !connection.buffer.isEmpty {
-                    let parsed: HTTPParseResult
-                    do {
-                        parsed = try HTTPRequestParser.parse(
-                            connection.buffer[...], limits: settings.requestLimits)
-                    } catch {
-                        if error == .bodyTooLarge { metrics?.refusedBodyTooLarge() }
-                        connection.requestPath = nil
-                        let response = handler.response(toRefused: error, date: clock.httpDate)
-                        connection.buffer = []
-                        begin(connection, response: response, method: "-", path: "-", close: true)
-                        continue
-                    }
-                    if case .complete(let head, let consumed) = parsed,
-                        connection.buffer.count - consumed >= head.contentLength
-                    {
-                        let body = Array(connection.buffer[consumed..<(consumed + head.contentLength)])
-                        connection.buffer.removeSubrange(0..<(consumed + head.contentLength))
-                        respond(connection, to: head, body: body)
-                        continue
-                    }
-                }
-                if shared.draining.load(ordering: .relaxed), connection.buffer.isEmpty {
-                    return drop(connection)
-                }
-                ERR_clear_error()
-                let room = min(
-                    scratch.count,
-                    settings.requestLimits.maxRequestLineBytes
-                        + settings.requestLimits.maxHeaderBytes + settings.requestLimits.maxBodyBytes + 8
-                        - connection.buffer.count)
-                let count = scratch.withUnsafeMutableBytes {
-                    SSL_read(connection.ssl, $0.baseAddress, Int32(max(room, 1)))
-                }
-                if count > 0 {
-                    if connection.buffer.isEmpty, connection.timer.awaitsRequest {
-                        connection.requestStart = monotonicNanoseconds()
-                        connection.timer.requestStarted(at: connection.requestStart)
-                    }
-                    connection.buffer.append(contentsOf: scratch[0..<Int(count)])
-                    continue
-                }
-                switch SSL_get_error(connection.ssl, count) {
-                case SSL_ERROR_WANT_READ: return want(connection, writable: false)
-                case SSL_ERROR_WANT_WRITE: return want(connection, writable: true)
-                case SSL_ERROR_ZERO_RETURN:
-                    return closeGracefully(connection)
-                default:
-                    ERR_clear_error()
-                    return drop(connection)
-                }
-            case .writing:
-                guard writePending(connection) else { return }
-                logRequest(
-                    connection, method: connection.logMethod, path: connection.logPath,
-                    status: connection.pendingStatus, bytes: connection.bodyBytesSent, now: monotonicNanoseconds())
-                connection.requestsServed += 1
-                connection.response = nil
-                if connection.closeAfterResponse { return closeGracefully(connection) }
-                connection.phase = .reading
-                let now = monotonicNanoseconds()
-                if connection.buffer.isEmpty {
-                    // A small buffer is kept for the next request; a large one is released
-                    // while the connection idles.
-                    if connection.buffer.capacity > 4096 { connection.buffer = [] }
-                } else {
-                    connection.requestStart = now
-                }
-                connection.timer.responded(at: now, pipelined: !connection.buffer.isEmpty)
-                // Nothing received and nothing buffered in OpenSSL (SSL_has_pending counts
-                // read-ahead bytes too): wait for the level-triggered EPOLLIN instead of a read
-                // that would only return EAGAIN (one system call per keep-alive request).
-                if connection.buffer.isEmpty, SSL_has_pending(connection.ssl) == 0 {
-                    return want(connection, writable: false)
-                }
+            case .handshaking: step = handshake(connection)
+            case .reading: step = readRequest(connection)
+            case .writing: step = finishResponse(connection)
             case .lingering:
-                return linger(connection)
-            case .awaitingCommit:
-                return
+                linger(connection)
+                step = .waiting
+            case .awaitingCommit: step = .waiting
             }
+            guard case .advanced = step else { return }
         }
+    }
+
+    /// One step of the TLS handshake; a failed handshake closes only this connection.
+    private func handshake(_ connection: Connection) -> Step {
+        ERR_clear_error()
+        let result = SSL_do_handshake(connection.ssl)
+        if result == 1 {
+            connection.phase = .reading
+            connection.requestStart = monotonicNanoseconds()
+            metrics?.handshakeCompleted()
+            return .advanced
+        }
+        switch SSL_get_error(connection.ssl, result) {
+        case SSL_ERROR_WANT_READ: want(connection, writable: false)
+        case SSL_ERROR_WANT_WRITE: want(connection, writable: true)
+        default:
+            // Plain HTTP, a broken ClientHello, a vanished client: only this
+            // connection is affected.
+            ERR_clear_error()
+            metrics?.handshakeFailed()
+            drop(connection)
+        }
+        return .waiting
+    }
+
+    /// Answers a complete request from the buffer, or else reads more bytes.
+    private func readRequest(_ connection: Connection) -> Step {
+        if !connection.buffer.isEmpty, takeRequest(connection) { return .advanced }
+        if shared.draining.load(ordering: .relaxed), connection.buffer.isEmpty {
+            drop(connection)
+            return .waiting
+        }
+        return receive(connection)
+    }
+
+    /// Parses the buffer; true when a request (or a refusal of a bad one) was taken from it
+    /// and its response begun.
+    private func takeRequest(_ connection: Connection) -> Bool {
+        let parsed: HTTPParseResult
+        do {
+            parsed = try HTTPRequestParser.parse(connection.buffer[...], limits: settings.requestLimits)
+        } catch {
+            if error == .bodyTooLarge { metrics?.refusedBodyTooLarge() }
+            connection.requestPath = nil
+            let response = handler.response(toRefused: error, date: clock.httpDate)
+            connection.buffer = []
+            begin(connection, response: response, method: "-", path: "-", close: true)
+            return true
+        }
+        guard case .complete(let head, let consumed) = parsed,
+            connection.buffer.count - consumed >= head.contentLength
+        else { return false }
+        let body = Array(connection.buffer[consumed..<(consumed + head.contentLength)])
+        connection.buffer.removeSubrange(0..<(consumed + head.contentLength))
+        respond(connection, to: head, body: body)
+        return true
+    }
+
+    /// Reads what TLS has into the buffer, at most what one request may still need.
+    private func receive(_ connection: Connection) -> Step {
+        ERR_clear_error()
+        let room = min(
+            scratch.count,
+            settings.requestLimits.maxRequestLineBytes
+                + settings.requestLimits.maxHeaderBytes + settings.requestLimits.maxBodyBytes + 8
+                - connection.buffer.count)
+        let count = scratch.withUnsafeMutableBytes {
+            SSL_read(connection.ssl, $0.baseAddress, Int32(max(room, 1)))
+        }
+        if count > 0 {
+            if connection.buffer.isEmpty, connection.timer.awaitsRequest {
+                connection.requestStart = monotonicNanoseconds()
+                connection.timer.requestStarted(at: connection.requestStart)
+            }
+            connection.buffer.append(contentsOf: scratch[0..<Int(count)])
+            return .advanced
+        }
+        switch SSL_get_error(connection.ssl, count) {
+        case SSL_ERROR_WANT_READ: want(connection, writable: false)
+        case SSL_ERROR_WANT_WRITE: want(connection, writable: true)
+        case SSL_ERROR_ZERO_RETURN: closeGracefully(connection)
+        default:
+            ERR_clear_error()
+            drop(connection)
+        }
+        return .waiting
+    }
+
+    /// Writes the rest of the response; once all is sent, logs it and closes the connection or
+    /// turns it back to reading the next request.
+    private func finishResponse(_ connection: Connection) -> Step {
+        guard writePending(connection) else { return .waiting }
+        logRequest(
+            connection, method: connection.logMethod, path: connection.logPath,
+            status: connection.pendingStatus, bytes: connection.bodyBytesSent, now: monotonicNanoseconds())
+        connection.requestsServed += 1
+        connection.response = nil
+        if connection.closeAfterResponse {
+            closeGracefully(connection)
+            return .waiting
+        }
+        connection.phase = .reading
+        let now = monotonicNanoseconds()
+        if connection.buffer.isEmpty {
+            // A small buffer is kept for the next request; a large one is released
+            // while the connection idles.
+            if connection.buffer.capacity > 4096 { connection.buffer = [] }
+        } else {
+            connection.requestStart = now
+        }
+        connection.timer.responded(at: now, pipelined: !connection.buffer.isEmpty)
+        // Nothing received and nothing buffered in OpenSSL (SSL_has_pending counts
+        // read-ahead bytes too): wait for the level-triggered EPOLLIN instead of a read
+        // that would only return EAGAIN (one system call per keep-alive request).
+        if connection.buffer.isEmpty, SSL_has_pending(connection.ssl) == 0 {
+            want(connection, writable: false)
+            return .waiting
+        }
+        return .advanced
     }
 
     /// Writes what is left of the response; true when all of it is sent.

@@ -2,8 +2,11 @@
 
 import PinionCore
 
-/// The outcome of checking a connection's verified chain against the effective policy.
-public enum PinEvaluation: Sendable, Equatable {
+/// The outcome of checking a connection's verified chain against the effective policy: what
+/// `evaluate(host:verifiedChain:policy:)` returns, what `PinningClient.check(_:)` and
+/// `verdict(for:port:verifiedChainDER:servedChainDER:)` return to the app, and what
+/// `pinion client connect` prints.
+public enum ConnectionVerdict: Sendable, Equatable {
     /// A certificate on the verified chain has a pinned key: the connection goes on.
     /// - `pin`: the first pin met walking the chain from the leaf.
     /// - `entry`: the name of the policy entry the pins came from (the longest match).
@@ -166,7 +169,7 @@ extension MergedPolicy {
 ///   in the longest match's pins; otherwise a `PinFailure` (checked in this order:
 ///   `.noUsablePin`, `.noVerifiedChain`, `.noMatchingPin`) as `.rejected` when any matching
 ///   entry enforces, else `.reportOnly`.
-public func evaluate(host: String, verifiedChain: [[UInt8]], policy: MergedPolicy) -> PinEvaluation {
+public func evaluate(host: String, verifiedChain: [[UInt8]], policy: MergedPolicy) -> ConnectionVerdict {
     guard let match = policy.hostPolicy(for: host) else { return .notPinned }
     let pins = match.entry.pins
     let reason: PinFailure.Reason

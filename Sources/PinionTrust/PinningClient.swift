@@ -97,15 +97,6 @@ public enum ClientSetupError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// The outcome of one pinned connection check, as `pinion client connect` prints it.
-public enum ConnectionVerdict: Sendable, Equatable {
-    case trusted(pin: Pin, entry: String)
-    case notPinned
-    /// A failure on a report-only domain: the connection went on and was reported.
-    case reportOnly(PinFailure)
-    case rejected(PinFailure)
-}
-
 /// Keeps one scope's pins current and checks connections against them. Readers of the
 /// policy never block on a refresh and never see a half-merged policy: the trusted state
 /// and its merged policy are swapped together under a lock held only for the swap.
@@ -522,16 +513,13 @@ public final class PinningClient: Sendable {
         let merged = snapshot.policy(at: now)
         observeIfExpired(at: now)
         observeIfStale(at: now)
-        switch evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged) {
-        case .trusted(let pin, let entry): return .trusted(pin: pin, entry: entry)
-        case .notPinned: return .notPinned
-        case .reportOnly(let failure):
+        let verdict = evaluate(host: chain.host, verifiedChain: chain.verifiedSPKISHA256, policy: merged)
+        switch verdict {
+        case .trusted, .notPinned: break
+        case .reportOnly(let failure), .rejected(let failure):
             report(failure, chain: chain, at: now, snapshot: snapshot)
-            return .reportOnly(failure)
-        case .rejected(let failure):
-            report(failure, chain: chain, at: now, snapshot: snapshot)
-            return .rejected(failure)
         }
+        return verdict
     }
 
     private func report(_ failure: PinFailure, chain: PeerChain, at now: Timestamp, snapshot: PolicySnapshot) {

@@ -64,6 +64,7 @@ private struct UncategorizedError: Error {}
             (TreeSourceError.io(file: "index.json", detail: "gone"), 3),
             (TreeSourceError.tooLarge(file: "index.json", limit: 1), 1),
             (TrustError.wrongPayloadKind(expected: .pins, found: .root), 2),
+            (CoSigningError.signatureLimit(32), 1),
         ]
         for (error, code) in cases {
             #expect(CLIError.from(error).exitCode == code, "\(error)")

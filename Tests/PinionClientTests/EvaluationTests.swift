@@ -331,7 +331,7 @@ private func policy(_ domains: [PinnedDomain]) -> MergedPolicy { MergedPolicy(do
     }
 }
 
-extension PinEvaluation {
+extension ConnectionVerdict {
     /// The failure's reason for `.rejected` and `.reportOnly`, else nil.
     fileprivate var failureReason: PinFailure.Reason? {
         switch self {

@@ -461,7 +461,7 @@ private func baselineFile(_ domains: String) -> [UInt8] {
     }
 }
 
-extension PinEvaluation {
+extension ConnectionVerdict {
     fileprivate var isRejected: Bool {
         if case .rejected = self { return true }
         return false

@@ -52,6 +52,38 @@ struct SignCommand: Command {
         let out = try arguments.required("out")
         let keyPaths = arguments.values("key")
         guard !keyPaths.isEmpty else { throw CLIError.usage("at least one --key is required") }
+        let replace = try checkOutput(out, input: input, arguments)
+        // The payload inside an envelope passes the same strict checks as a bare one.
+        let document = try ReviewedDocument.load(input)
+        var envelope = document.envelope ?? Envelope(kind: document.kind, payload: document.payload)
+        let review = try reviewLines(document, input: input, arguments)
+        let summary = try checkedSummary(document, input: input, arguments, context)
+        var roles: (roles: SigningRoles, root: String)?
+        if let rootPath = arguments.value("root"),
+            let signing = try signingRoles(document, input: input, root: rootPath, context)
+        {
+            roles = (signing, rootPath)
+        }
+
+        for line in review { context.print(TerminalText.escape(line)) }
+        let keys = try signingKeys(keyPaths, message: envelope.signingInput, arguments)
+        let added = try sign(&envelope, with: keys, roles: roles, arguments, context)
+        try Files.writeAtomically(envelope.serialized(), to: out, replace: replace)
+        context.print("wrote \(out): \(summary)")
+        context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
+        for (id, progress) in added {
+            context.print("  signed by \(id)" + (progress.map { ": " + $0 } ?? ""))
+        }
+        if roles == nil {
+            // Said once the envelope is written, so a refusal before it carries no extra warning.
+            context.warn("no --root given: the role that signs \(input) could not be checked")
+        }
+    }
+
+    /// Refuses an existing OUT without --force, unless it is IN itself.
+    ///
+    /// - Returns: whether writing may replace an existing file.
+    private static func checkOutput(_ out: String, input: String, _ arguments: ParsedArguments) throws -> Bool {
         // OUT may be IN itself: co-signing in place replaces the envelope with itself plus
         // the new signatures, so it needs no --force.
         let inPlace =
@@ -60,56 +92,84 @@ struct SignCommand: Command {
             throw CLIError.usage(
                 "\(out) already exists; refusing to overwrite it (use --force to replace it)")
         }
+        return arguments.flag("force") || inPlace
+    }
 
-        // The payload inside an envelope passes the same strict checks as a bare one.
-        let document = try ReviewedDocument.load(input)
-        var envelope = document.envelope ?? Envelope(kind: document.kind, payload: document.payload)
-        let summary: String
-        let manifest = document.manifest
-        let root = document.root
+    /// What the signer reviews: every member of the document (as `pinion manifest show` prints
+    /// it) and, with --previous, the marked comparison with the version it replaces.
+    private static func reviewLines(_ document: ReviewedDocument, input: String, _ arguments: ParsedArguments)
+        throws -> [String]
+    {
         var review = ["review      every member of \(input):"] + ManifestShowCommand.lines(document).map { "  " + $0 }
         if let previousPath = arguments.value("previous") {
             let (lines, _) = try DiffCommand.compare(try ReviewedDocument.load(previousPath), document)
             review += ["review      changes from \(previousPath):"] + lines.map { "  " + $0 }
         }
-        if let manifest {
+        return review
+    }
+
+    /// Refuses a manifest that breaks the backup-pin rule, warns about a later version without a
+    /// previous hash, and returns the one-line summary of the document.
+    private static func checkedSummary(
+        _ document: ReviewedDocument, input: String, _ arguments: ParsedArguments, _ context: CLIContext
+    ) throws -> String {
+        if let manifest = document.manifest {
             try checkBackupPins(manifest, arguments: arguments)
             if manifest.version > 1, manifest.previous == nil {
                 context.warn(
                     "\(input): version \(manifest.version) has no previous hash; publishing it after an earlier version will be refused (use manifest init --previous)"
                 )
             }
-            summary =
+            return
                 "manifest version \(manifest.version) (rootVersion \(manifest.rootVersion)) of scope \(manifest.scope), \(manifest.domains.count) domain(s), \(manifest.revokedPins.count) revoked pin(s), expires \(manifest.expiresAt)"
-        } else if let root {
-            summary =
+        }
+        if let root = document.root {
+            return
                 "root version \(root.version) of scope \(root.scope), root role \(root.rootRole.threshold)-of-\(root.rootRole.keyIDs.count), pins role \(root.pinsRole.threshold)-of-\(root.pinsRole.keyIDs.count), expires \(root.expiresAt)"
-        } else {
-            summary = ""
         }
-        var roles: SigningRoles?
-        let rootPath = arguments.value("root")
-        if let rootPath {
-            let (_, trusted) = try Load.rootEnvelope(rootPath, context: context)
-            if let manifest {
-                guard manifest.scope == trusted.scope else {
-                    throw CLIError.failure("\(input): scope \(manifest.scope) is not the root's scope \(trusted.scope)")
-                }
-                guard manifest.lifetime <= trusted.maxManifestLifetime else {
-                    throw CLIError.failure(
-                        "\(input): lifetime \(HumanDuration.text(manifest.lifetime)) exceeds the root's cap of \(HumanDuration.text(trusted.maxManifestLifetime)) (maxManifestLifetime)"
-                    )
-                }
-                if manifest.rootVersion != trusted.version {
-                    context.warn(
-                        "\(input): rootVersion \(manifest.rootVersion) is not the given root's version \(trusted.version)"
-                    )
-                }
-            }
-            roles = SigningRoles(manifest: manifest, root: root, trusted: trusted)
-        }
+        return ""
+    }
 
-        for line in review { context.print(TerminalText.escape(line)) }
+    /// Loads the root at `rootPath`, refuses a manifest whose scope or lifetime breaks its rules
+    /// (and warns about another rootVersion), and returns the roles that must sign the document
+    /// (nil for a document that is neither a manifest nor a root).
+    private static func signingRoles(
+        _ document: ReviewedDocument, input: String, root rootPath: String, _ context: CLIContext
+    ) throws -> SigningRoles? {
+        let (_, trusted) = try Load.rootEnvelope(rootPath, context: context)
+        if let manifest = document.manifest {
+            guard manifest.scope == trusted.scope else {
+                throw CLIError.failure("\(input): scope \(manifest.scope) is not the root's scope \(trusted.scope)")
+            }
+            guard manifest.lifetime <= trusted.maxManifestLifetime else {
+                throw CLIError.failure(
+                    "\(input): lifetime \(HumanDuration.text(manifest.lifetime)) exceeds the root's cap of \(HumanDuration.text(trusted.maxManifestLifetime)) (maxManifestLifetime)"
+                )
+            }
+            if manifest.rootVersion != trusted.version {
+                context.warn(
+                    "\(input): rootVersion \(manifest.rootVersion) is not the given root's version \(trusted.version)"
+                )
+            }
+        }
+        return SigningRoles(manifest: document.manifest, root: document.root, trusted: trusted)
+    }
+
+    /// The keys of one `pinion sign`, checked before any passphrase or PIN is asked.
+    private struct SigningKeys {
+        /// Each --key as given and as parsed.
+        let keys: [(path: String, reference: KeyReference)]
+        /// One per key file, in the order of the key files; empty: PINION_PASSPHRASE or the terminal.
+        let passphraseFiles: [String]
+        /// The largest PAE a PKCS#11 token is sent, in bytes.
+        let maximumMessage: Int
+    }
+
+    /// Parses the --key references and checks the --passphrase-file count and, for PKCS#11 keys,
+    /// the size of `message` against --pkcs11-max-message.
+    private static func signingKeys(_ keyPaths: [String], message: [UInt8], _ arguments: ParsedArguments)
+        throws -> SigningKeys
+    {
         let references = try keyPaths.map { (text) throws(CLIError) in try KeyReference.parse(text) }
         let passphraseFiles = arguments.values("passphrase-file")
         let fileKeyCount = references.filter { if case .file = $0 { return true } else { return false } }.count
@@ -119,7 +179,6 @@ struct SignCommand: Command {
             )
         }
         let maximumMessage = Int(try arguments.integer("pkcs11-max-message", in: 1...(1 << 30)) ?? 2000)
-        let message = envelope.signingInput
         if references.contains(where: { if case .pkcs11 = $0 { return true } else { return false } }),
             message.count > maximumMessage
         {
@@ -129,71 +188,72 @@ struct SignCommand: Command {
                 PKCS11Error.messageTooLarge(uri: uri.description, size: message.count, limit: maximumMessage)
                     .description)
         }
+        return SigningKeys(
+            keys: zip(keyPaths, references).map { ($0, $1) }, passphraseFiles: passphraseFiles,
+            maximumMessage: maximumMessage)
+    }
+
+    /// Adds each key's signature in turn by the co-signing rule (`Envelope.coSign`).
+    ///
+    /// - Returns: the key ids that signed, each with the roles' progress after its signature.
+    private static func sign(
+        _ envelope: inout Envelope, with keys: SigningKeys, roles: (roles: SigningRoles, root: String)?,
+        _ arguments: ParsedArguments, _ context: CLIContext
+    ) throws -> [(keyID: String, progress: String?)] {
+        let message = envelope.signingInput
         let hardware = HardwareModule(arguments)
-        var fileIndex = 0
+        var passphraseFiles = keys.passphraseFiles[...]
         var added: [(keyID: String, progress: String?)] = []
-        for (keyPath, reference) in zip(keyPaths, references) {
-            let publicKey: Ed25519PublicKey
-            let signature: () throws -> [UInt8]
-            switch reference {
-            case .file:
-                let passphraseFile = passphraseFiles.isEmpty ? nil : passphraseFiles[fileIndex]
-                fileIndex += 1
-                let passphrase = PassphraseOnce(file: passphraseFile, prompt: "Passphrase for \(keyPath): ")
-                // Refused first (a .pub file, not a key), warned about only once it is a key.
-                let (key, encrypted) = try KeyFile.readSecretKeyFile(
-                    path: keyPath, passphrase: { try passphrase.get() })
-                if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
-                if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
-                publicKey = key.publicKey
-                signature = { try key.sign(message) }
-            case .pkcs11(let uri):
-                // Signed (and verified against the token's public key) now; added below
-                // unless this key has already signed.
-                let (tokenKey, tokenSignature) = try Hardware.mapped {
-                    try PKCS11Keys.sign(
-                        message, uri: uri, module: try hardware.get(for: uri), maximumMessage: maximumMessage,
-                        pin: Hardware.pin(for: uri))
-                }
-                publicKey = tokenKey
-                signature = { tokenSignature }
+        for (keyPath, reference) in keys.keys {
+            var passphraseFile: String?
+            if case .file = reference { passphraseFile = passphraseFiles.popFirst() }
+            let signer = try signer(
+                keyPath, reference, passphraseFile: passphraseFile, message: message, hardware: hardware,
+                maximumMessage: keys.maximumMessage, context)
+            let keyID = signer.publicKey.keyID
+            if let roles, !roles.roles.holds(keyID) {
+                try refuseForeignKey(keyPath, keyID: keyID, roles: roles.roles, root: roles.root, arguments, context)
             }
-            let keyID = publicKey.keyID
-            if let roles, let rootPath, !roles.holds(keyID) {
-                try refuseForeignKey(keyPath, keyID: keyID, roles: roles, root: rootPath, arguments, context)
-            }
-            let existing = envelope.signatures.indices.filter { envelope.signatures[$0].keyID == keyID }
-            if !existing.isEmpty {
-                let valid = existing.contains { index in
-                    crypto.verifier.isValidSignature(
-                        envelope.signatures[index].signature, of: message, publicKey: publicKey.raw)
-                }
-                if valid {
-                    context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
-                    continue
-                }
-                // A signature under this key id that does not verify (corrupted, or planted
-                // to block this signer) is replaced by a real one.
+            let outcome = try envelope.coSign(
+                keyID: keyID, publicKey: signer.publicKey.raw, verifier: crypto.verifier, sign: signer.sign)
+            switch outcome {
+            case .alreadySigned:
+                context.warn("\(keyPath): key \(keyID) has already signed; not signing again")
+                continue
+            case .replacedInvalid:
                 context.warn("\(keyPath): replacing an invalid signature listed under key \(keyID)")
-                for index in existing.reversed() { envelope.signatures.remove(at: index) }
+            case .appended:
+                break
             }
-            guard envelope.signatures.count < Limits.standard.maxSignatures else {
-                throw CLIError.failure(
-                    "the envelope already has \(Limits.standard.maxSignatures) signatures (the limit)")
+            added.append((keyID, roles?.roles.progress(envelope, crypto: crypto)))
+        }
+        return added
+    }
+
+    /// One key ready to sign `message`: a key file is read (asking its passphrase) and signs when
+    /// called; a PKCS#11 key signs in its token now, its signature verified against the token's
+    /// public key.
+    private static func signer(
+        _ keyPath: String, _ reference: KeyReference, passphraseFile: String?, message: [UInt8],
+        hardware: HardwareModule, maximumMessage: Int, _ context: CLIContext
+    ) throws -> (publicKey: Ed25519PublicKey, sign: () throws -> [UInt8]) {
+        switch reference {
+        case .file:
+            let passphrase = PassphraseOnce(file: passphraseFile, prompt: "Passphrase for \(keyPath): ")
+            // Refused first (a .pub file, not a key), warned about only once it is a key.
+            let (key, encrypted) = try KeyFile.readSecretKeyFile(
+                path: keyPath, passphrase: { try passphrase.get() })
+            if let warning = KeyFile.insecurePermissionsWarning(path: keyPath) { context.warn(warning) }
+            if !encrypted { context.warn("\(keyPath) is NOT encrypted; anyone who copies it can sign") }
+            return (key.publicKey, { try key.sign(message) })
+        case .pkcs11(let uri):
+            // Signed now; added by the co-signing rule unless this key has already signed.
+            let (tokenKey, tokenSignature) = try Hardware.mapped {
+                try PKCS11Keys.sign(
+                    message, uri: uri, module: try hardware.get(for: uri), maximumMessage: maximumMessage,
+                    pin: Hardware.pin(for: uri))
             }
-            envelope.signatures.append(.init(keyID: keyID, signature: try signature()))
-            added.append((keyID, roles?.progress(envelope, crypto: crypto)))
-        }
-        try Files.writeAtomically(
-            envelope.serialized(), to: out, replace: arguments.flag("force") || inPlace)
-        context.print("wrote \(out): \(summary)")
-        context.print("payload \(envelope.payloadHashText), \(envelope.signatures.count) signature(s)")
-        for (id, progress) in added {
-            context.print("  signed by \(id)" + (progress.map { ": " + $0 } ?? ""))
-        }
-        if roles == nil {
-            // Said once the envelope is written, so a refusal before it carries no extra warning.
-            context.warn("no --root given: the role that signs \(input) could not be checked")
+            return (tokenKey, { tokenSignature })
         }
     }
 
