@@ -25,24 +25,22 @@ public enum RequestPathClass: Int, Sendable, CaseIterable {
     /// comparisons of its UTF-8 (no Unicode normalisation on the request path); whether the
     /// file exists is the status's business.
     public init(path: String) {
-        var path = path
-        self = path.withUTF8(Self.classify)
+        self = Self.classify(path.utf8.span)
     }
 
-    private static func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> RequestPathClass {
-        func endsWith(_ suffix: StaticString) -> Bool {
-            let tail = UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
-            return bytes.count >= tail.count && bytes[(bytes.count - tail.count)...].elementsEqual(tail)
+    private static func classify(_ bytes: Span<UInt8>) -> RequestPathClass {
+        func matches(_ part: String, at offset: Int) -> Bool {
+            let part = part.utf8
+            guard offset >= 0, offset + part.count <= bytes.count else { return false }
+            return part.enumerated().allSatisfy { bytes[offset + $0.offset] == $0.element }
         }
-        func contains(_ part: StaticString) -> Bool {
-            bytes.firstRange(of: UnsafeBufferPointer(start: part.utf8Start, count: part.utf8CodeUnitCount)) != nil
+        func endsWith(_ suffix: String) -> Bool { matches(suffix, at: bytes.count - suffix.utf8.count) }
+        func contains(_ part: String) -> Bool {
+            (0..<max(0, bytes.count - part.utf8.count + 1)).contains { matches(part, at: $0) }
         }
-        func startsWith(_ prefix: StaticString) -> Bool {
-            bytes.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-        }
-        if startsWith("/healthz"), bytes.count == 8 {
+        if bytes.count == 8, matches("/healthz", at: 0) {
             return .healthz
-        } else if !startsWith("/v1/") {
+        } else if !matches("/v1/", at: 0) {
             return .other
         } else if endsWith("/manifest.json") {
             return .manifest

@@ -76,36 +76,55 @@ public struct PollToken: Sendable, Equatable, CustomStringConvertible {
     /// - Returns: nil for anything else (another order, more parameters, percent-encoding,
     ///   uppercase hex).
     public init?(query: Substring) {
-        // One pass over the contiguous UTF-8 bytes: publishers read every poll on their
-        // request path (`pinion serve`'s poll counter).
-        var query = query
-        guard let (have, base) = query.withUTF8(Self.parse) else { return nil }
+        // One pass over the UTF-8 bytes, without copying them: publishers read every poll on
+        // their request path (`pinion serve`'s poll counter).
+        guard let have = Self.parse(query.utf8) else { return nil }
         self.have = have
-        self.base = base
+        base = String(decoding: query.utf8.suffix(16), as: UTF8.self)
     }
+
+    private enum ParsePhase { case haveKey, version, baseKey, base }
 
     private static let haveKey = Array("have=".utf8)
     private static let baseKey = Array("&base=".utf8)
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (have: UInt64, base: String)? {
-        guard bytes.starts(with: haveKey) else { return nil }
-        var index = haveKey.count
+    /// The held version of an exact `have=V&base=B` query, or nil for any other bytes.
+    private static func parse(_ bytes: Substring.UTF8View) -> UInt64? {
+        var phase = ParsePhase.haveKey
+        var matched = 0
+        var digits = 0
         var have: Int64 = 0
-        while index < bytes.count, let digit = decimalDigit(bytes[index]) {
-            // A leading zero is only "0" itself; past Int64.max is refused.
-            if index != haveKey.count, have == 0 { return nil }
-            let (times10, overflowA) = have.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times10.addingReportingOverflow(Int64(digit))
-            guard !overflowA, !overflowB else { return nil }
-            have = sum
-            index += 1
+        var hexDigits = 0
+        for byte in bytes {
+            switch phase {
+            case .haveKey:
+                guard byte == haveKey[matched] else { return nil }
+                matched += 1
+                if matched == haveKey.count { phase = .version }
+            case .version:
+                if let digit = decimalDigit(byte) {
+                    // A leading zero is only "0" itself; past Int64.max is refused.
+                    if digits > 0, have == 0 { return nil }
+                    let (times10, overflowA) = have.multipliedReportingOverflow(by: 10)
+                    let (sum, overflowB) = times10.addingReportingOverflow(Int64(digit))
+                    guard !overflowA, !overflowB else { return nil }
+                    have = sum
+                    digits += 1
+                } else {
+                    guard digits > 0, byte == baseKey[0] else { return nil }
+                    matched = 1
+                    phase = .baseKey
+                }
+            case .baseKey:
+                guard byte == baseKey[matched] else { return nil }
+                matched += 1
+                if matched == baseKey.count { phase = .base }
+            case .base:
+                guard hexDigits < 16, decimalDigit(byte) != nil || (0x61...0x66).contains(byte) else { return nil }
+                hexDigits += 1
+            }
         }
-        guard index != haveKey.count else { return nil }
-        let rest = UnsafeBufferPointer(rebasing: bytes[index...])
-        guard rest.count == baseKey.count + 16, rest.starts(with: baseKey) else { return nil }
-        let hex = UnsafeBufferPointer(rebasing: rest[baseKey.count...])
-        guard hex.allSatisfy({ decimalDigit($0) != nil || (0x61...0x66).contains($0) }) else { return nil }
-        return (UInt64(have), String(decoding: hex, as: UTF8.self))
+        return phase == .base && hexDigits == 16 ? UInt64(have) : nil
     }
 
     private static func decimalDigit(_ byte: UInt8) -> UInt8? {
