@@ -178,7 +178,7 @@ let package = Package(
             name: "PinionPublisherTests",
             dependencies: [
                 "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
-                "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
+                "PinionCrypto", "PinionTestSupport", "COpenSSL",
             ]),
         // The auditor and every `pinion status` suite (the library, the command, hostile servers,
         // `pinion serve` and nginx serving the tree).
@@ -223,8 +223,8 @@ let package = Package(
         .testTarget(
             name: "PinionCrashTests",
             dependencies: [
-                "PinionPublisher", "PinionCLI", "PinionTrust", "PinionSystem", "PinionCore", "PinionCrypto",
-                "PinionTestSupport",
+                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
+                "PinionCrypto", "PinionTestSupport",
             ]),
         // The other slow suites, skipped by `scripts/test --fast`: `pinion serve` under load and
         // faults, the shipped nginx configuration run by nginx, and Go's sumdb/tlog verifying a
