@@ -130,10 +130,15 @@ let package = Package(
             name: "PinionTrustTestSupport", dependencies: ["PinionCore", "PinionTrust"],
             path: "Tests/PinionTrustTestSupport"),
         // Helpers shared by the test targets: fixtures (keys, signed roots and manifests), the
-        // in-process `pinion` runner and workspace, child processes.
+        // in-process `pinion` runner and workspace, child processes (`pinion serve` and `pinion
+        // witness` children, nginx, headless Chromium), raw TLS and TCP clients, the fake and real
+        // witnesses of log publishing, report and Prometheus helpers.
         .target(
             name: "PinionTestSupport",
-            dependencies: ["PinionCore", "PinionCrypto", "PinionCLI", "PinionTrustTestSupport"],
+            dependencies: [
+                "PinionCore", "PinionCrypto", "PinionTrust", "PinionSystem", "PinionPublisher", "PinionCLI",
+                "PinionTrustTestSupport", linuxOnly("COpenSSL"), linuxOnly("CPinionShims"),
+            ],
             path: "Tests/PinionTestSupport"),
         .testTarget(name: "PinionCoreTests", dependencies: ["PinionCore", "PinionCrypto", "PinionTestSupport"]),
         // The transparency log: Merkle proofs, tiles, notes, checkpoints, proofs, heads, client
@@ -152,11 +157,12 @@ let package = Package(
             name: "PinionPortableCryptoTests",
             dependencies: ["PinionCore", "PinionCrypto", "PinionTrustTestSupport", "CSodium", "COpenSSL"],
             exclude: ["Fixtures"]),
-        // The SDK's client built only from its seams, as an Apple app builds it: libsodium called
-        // directly as the CryptoProvider (the verifier wrapped in StrictEd25519Verifier), a fake
-        // HTTPSTransport and in-memory StateStorage. Must compile unchanged on macOS.
+        // PinionTrust's tests (merge, evaluation, refresh, schedule, verdicts), with the client
+        // built only from its seams, as an Apple app builds it: libsodium called directly as the
+        // CryptoProvider (the verifier wrapped in StrictEd25519Verifier), a fake HTTPSTransport and
+        // in-memory StateStorage. No OpenSSL, no CLI; must compile unchanged on macOS.
         .testTarget(
-            name: "PinionPortableClientTests",
+            name: "PinionTrustTests",
             dependencies: ["PinionCore", "PinionLog", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
             exclude: ["Fixtures"]),
         .testTarget(
@@ -184,6 +190,8 @@ let package = Package(
                 "PinionPublisher", "PinionCLI", "PinionLinux", "PinionLog", "PinionTrust", "PinionSystem",
                 "PinionCore", "PinionCrypto", "PinionTestSupport", "COpenSSL", "CPinionShims",
             ]),
+        // The auditor and every `pinion status` suite (the library, the command, hostile servers,
+        // `pinion serve` and nginx serving the tree).
         .testTarget(
             name: "PinionAuditTests",
             dependencies: [
@@ -219,6 +227,24 @@ let package = Package(
                 "PinionInterop", "PinionCLI", "PinionLinux", "PinionCore", "PinionCrypto", "PinionTestSupport",
             ],
             exclude: ["Fixtures"]),
+        // The crash-consistency suites: `pinion publish`, `pinion client refresh`, `pinion witness`
+        // and `pinion serve --reports` children killed with SIGKILL at seeded moments
+        // (PINION_CRASH_SEED replays). Apart so that `scripts/test --fast` skips them by target.
+        .testTarget(
+            name: "PinionCrashTests",
+            dependencies: [
+                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
+                "PinionCrypto", "PinionTestSupport",
+            ]),
+        // The other slow suites, skipped by `scripts/test --fast`: `pinion serve` under load and
+        // faults, the shipped nginx configuration run by nginx, and Go's sumdb/tlog verifying a
+        // published log.
+        .testTarget(
+            name: "PinionSlowTests",
+            dependencies: [
+                "PinionPublisher", "PinionCLI", "PinionLinux", "PinionTrust", "PinionSystem", "PinionCore",
+                "PinionCrypto", "PinionTestSupport", "COpenSSL",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,5 @@
 // The auditor reading a tree over real TLS on 127.0.0.1 (a CA and server certificate made
-// with openssl at test time, a Python 3 `ssl` file server), modelled on
-// Tests/PinionClientTests/TestTLSServer.swift.
+// with openssl at test time, PinionTestSupport's TLSFileServer).
 
 import Foundation
 import PinionAudit
@@ -27,85 +26,6 @@ func makeServerPKI(in directory: String) throws {
     try pki.issueNew("server", subject: "/CN=127.0.0.1", by: "ca", serial: 2, extensions: "v3_server")
 }
 
-/// Serves the files under `root` over TLS; a path listed in `changes` is served from the
-/// given file from its second request on (a tree that changes while it is read).
-final class TreeHTTPSServer: @unchecked Sendable {
-    var port: UInt16 { server.port }
-    private let server: PythonServerProcess
-
-    /// Starts the server with its files (config, script, port) in `work`.
-    /// `codings` serves a path from a file with a Content-Encoding field, whatever the request
-    /// asked for (a hostile or misconfigured server); every request's Accept-Encoding is
-    /// appended to `work/accept.log` as "path value".
-    init(
-        root: String, certificate: String, key: String, changes: [String: String] = [:],
-        codings: [String: (coding: String, file: String)] = [:], work: String
-    ) throws {
-        let config: [String: Any] = [
-            "root": root, "cert": certificate, "key": key, "changes": changes, "portFile": work + "/port",
-            "codings": codings.mapValues { [$0.coding, $0.file] }, "acceptLog": work + "/accept.log",
-        ]
-        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: work + "/server.json"))
-        server = try PythonServerProcess(script: Self.script, arguments: [work + "/server.json"], in: work)
-    }
-
-    private static let script = #"""
-        import json, os, socket, ssl, sys, threading
-        config = json.load(open(sys.argv[1]))
-        counts = {}
-        lock = threading.Lock()
-
-        def handle(raw):
-            try:
-                conn = context.wrap_socket(raw, server_side=True)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                lines = data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
-                path = lines[0].split(" ")[1]
-                accept = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("accept-encoding:")]
-                with lock:
-                    counts[path] = counts.get(path, 0) + 1
-                    count = counts[path]
-                    with open(config["acceptLog"], "a") as log:
-                        log.write("%s %s\n" % (path, ",".join(accept) or "-"))
-                if path in config["codings"]:
-                    coding, source = config["codings"][path]
-                    body = open(source, "rb").read()
-                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (coding, len(body))).encode() + body)
-                    conn.unwrap()
-                    return
-                target = os.path.join(config["root"], path.lstrip("/"))
-                if count > 1 and path in config["changes"]:
-                    target = config["changes"][path]
-                if ".." in path or not os.path.isfile(target):
-                    body, status = b"not found", "404 Not Found"
-                else:
-                    body, status = open(target, "rb").read(), "200 OK"
-                conn.sendall(("HTTP/1.1 %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (status, len(body))).encode() + body)
-                conn.unwrap()
-            except Exception:
-                pass
-            finally:
-                raw.close()
-
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(config["cert"], config["key"])
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(64)
-        with open(config["portFile"] + ".tmp", "w") as f:
-            f.write(str(listener.getsockname()[1]))
-        os.rename(config["portFile"] + ".tmp", config["portFile"])
-        while True:
-            raw, _ = listener.accept()
-            threading.Thread(target=handle, args=(raw,), daemon=True).start()
-        """#
-}
-
 @Suite(.serialized) struct HTTPSTreeTests {
     @Test func auditsATreeOverHTTPSAndNamesOneThatChangesBetweenTwoReads() throws {
         let world = try AuditWorld(try simpleHistory(5))
@@ -115,7 +35,7 @@ final class TreeHTTPSServer: @unchecked Sendable {
         // latest is now version 4 (as if a rollback were being served).
         let changed = work + "/changed-manifest.json"
         try Data(try world.tree.read(.history(4))).write(to: URL(fileURLWithPath: changed))
-        let server = try TreeHTTPSServer(
+        let server = try TLSFileServer(
             root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key",
             changes: ["/v1/com.example.app/manifest.json": changed], work: work)
         let url = "https://127.0.0.1:\(server.port)/"
@@ -146,7 +66,7 @@ final class TreeHTTPSServer: @unchecked Sendable {
         let world = try AuditWorld(try simpleHistory(3))
         let work = world.directory.path
         try makeServerPKI(in: work)
-        let server = try TreeHTTPSServer(
+        let server = try TLSFileServer(
             root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key", work: work)
         let url = "https://127.0.0.1:\(server.port)"
         let at = world.fixture.auditTime.description
@@ -176,7 +96,7 @@ final class TreeHTTPSServer: @unchecked Sendable {
         for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: work + "/" + name)) }
         try FileManager.default.createDirectory(atPath: work + "/tree", withIntermediateDirectories: true)
         let scope = "/v1/com.example.app/"
-        let server = try TreeHTTPSServer(
+        let server = try TLSFileServer(
             root: work + "/tree", certificate: work + "/server.pem", key: work + "/server.key",
             codings: [
                 scope + "log/tile/entries/000": ("gzip", work + "/bundle.gz"),

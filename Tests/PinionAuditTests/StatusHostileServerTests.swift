@@ -6,73 +6,6 @@ import Foundation
 import PinionTestSupport
 import Testing
 
-/// Serves the files under `root`; `manifest.json` with the given raw header lines, and the
-/// paths in `statuses` with that HTTP status and no body.
-final class HostileStatusServer: @unchecked Sendable {
-    var port: UInt16 { server.port }
-    private let server: PythonServerProcess
-
-    /// Kills the server (also done on release).
-    func stop() { server.stop() }
-
-    init(root: String, certificate: String, key: String, headers: [String], statuses: [String: Int], work: String)
-        throws
-    {
-        let config: [String: Any] = [
-            "root": root, "cert": certificate, "key": key, "headers": headers, "statuses": statuses,
-            "portFile": work + "/port",
-        ]
-        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: work + "/server.json"))
-        server = try PythonServerProcess(script: Self.script, arguments: [work + "/server.json"], in: work)
-    }
-
-    private static let script = #"""
-        import json, os, socket, ssl, sys, threading
-        config = json.load(open(sys.argv[1]))
-
-        def handle(raw):
-            try:
-                conn = context.wrap_socket(raw, server_side=True)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                path = data.split(b"\r\n")[0].decode("latin-1").split(" ")[1]
-                extra = ""
-                if path in config["statuses"]:
-                    body, status = b"", "%d Failing" % config["statuses"][path]
-                else:
-                    target = os.path.join(config["root"], path.lstrip("/"))
-                    if ".." in path or not os.path.isfile(target):
-                        body, status = b"not found", "404 Not Found"
-                    else:
-                        body, status = open(target, "rb").read(), "200 OK"
-                        if path.endswith("/manifest.json"):
-                            extra = "".join(line + "\r\n" for line in config["headers"])
-                head = "HTTP/1.1 %s\r\nContent-Length: %d\r\nConnection: close\r\n%s\r\n" % (status, len(body), extra)
-                conn.sendall(head.encode("latin-1") + body)
-                conn.unwrap()
-            except Exception:
-                pass
-            finally:
-                raw.close()
-
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(config["cert"], config["key"])
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(64)
-        with open(config["portFile"] + ".tmp", "w") as f:
-            f.write(str(listener.getsockname()[1]))
-        os.rename(config["portFile"] + ".tmp", config["portFile"])
-        while True:
-            raw, _ = listener.accept()
-            threading.Thread(target=handle, args=(raw,), daemon=True).start()
-        """#
-}
-
 @Suite(.serialized) struct StatusHostileServerTests {
     /// A tree published by the CLI at t0 (root 1, manifest 1 for 30 days) and the PKI.
     static func world() throws -> Workspace {
@@ -105,7 +38,7 @@ final class HostileStatusServer: @unchecked Sendable {
     @Test func escapesInCachingHeadersNeverReachTheTerminal() throws {
         let workspace = try Self.world()
         // C0 controls (ESC, BEL) in a header: the client refuses the response (unreachable).
-        let c0 = try HostileStatusServer(
+        let c0 = try TLSFileServer(
             root: workspace.path("tree"), certificate: workspace.path("server.pem"),
             key: workspace.path("server.key"),
             headers: ["ETag: \"\u{1b}[2J\u{1b}]0;owned\u{07}\"", "Cache-Control: max-age=60"], statuses: [:],
@@ -117,7 +50,7 @@ final class HostileStatusServer: @unchecked Sendable {
         #expect(refused.err.contains("control character in header field \"ETag\""), "\(refused.err)")
 
         // A C1 CSI (byte 0x9B, read as U+009B) and other Latin-1 bytes.
-        let c1 = try HostileStatusServer(
+        let c1 = try TLSFileServer(
             root: workspace.path("tree"), certificate: workspace.path("server.pem"),
             key: workspace.path("server.key"),
             headers: ["ETag: \"\u{9b}2Jowned\u{e9}\"", "Cache-Control: no-cache\u{9b}31m"], statuses: [:],
@@ -148,7 +81,7 @@ final class HostileStatusServer: @unchecked Sendable {
         let workspace = try Self.world()
         let scope = "/v1/com.example.app/"
         for (path, code) in [("root/2.json", 500), ("manifest.json", 503), ("manifest.json", 403)] {
-            let server = try HostileStatusServer(
+            let server = try TLSFileServer(
                 root: workspace.path("tree"), certificate: workspace.path("server.pem"),
                 key: workspace.path("server.key"), headers: [], statuses: [scope + path: code],
                 work: workspace.directory.path)

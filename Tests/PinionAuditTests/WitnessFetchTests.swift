@@ -10,10 +10,10 @@ import PinionTestSupport
 import PinionTrust
 import Testing
 
-/// A directory served over HTTPS (HostileStatusServer) with the test PKI, and witness paths.
+/// A directory served over HTTPS (TLSFileServer) with the test PKI, and witness paths.
 final class WitnessServerWorld: @unchecked Sendable {
     let directory: TemporaryDirectory
-    let server: HostileStatusServer
+    let server: TLSFileServer
     var files: String { directory.path + "/served" }
     var ca: String { directory.path + "/ca.pem" }
 
@@ -23,7 +23,7 @@ final class WitnessServerWorld: @unchecked Sendable {
         try makeServerPKI(in: directory.path)
         try FileManager.default.createDirectory(
             atPath: directory.path + "/served", withIntermediateDirectories: true)
-        server = try HostileStatusServer(
+        server = try TLSFileServer(
             root: directory.path + "/served", certificate: directory.path + "/server.pem",
             key: directory.path + "/server.key", headers: [], statuses: statuses, work: directory.path)
     }

@@ -4,6 +4,7 @@
 import Foundation
 import PinionLinux
 import PinionSystem
+import PinionTestSupport
 import Synchronization
 import Testing
 

@@ -10,64 +10,6 @@ import PinionSystem
 import PinionTestSupport
 import Testing
 
-/// A `pinion serve` child that announces its HTTPS and (when asked) metrics URLs.
-final class AnnouncedServer: @unchecked Sendable {
-    let process = Process()
-    private let outPipe = Pipe()
-    private(set) var url = ""
-    private(set) var metricsURL: String?
-
-    init(_ arguments: [String], expectMetrics: Bool) throws {
-        process.executableURL = URL(fileURLWithPath: pinionExecutable)
-        process.arguments = arguments
-        process.standardOutput = outPipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let descriptor = outPipe.fileHandleForReading.fileDescriptor
-        let deadline = IODeadline(seconds: 60)
-        var lines: [String] = []
-        var line: [UInt8] = []
-        while lines.count < (expectMetrics ? 2 : 1),
-            SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline)
-        {
-            var byte: UInt8 = 0
-            guard read(descriptor, &byte, 1) == 1 else { break }
-            if byte == 10 {
-                lines.append(String(decoding: line, as: UTF8.self))
-                line = []
-            } else {
-                line.append(byte)
-            }
-        }
-        guard let first = lines.first, first.hasPrefix("listening on ") else {
-            kill(process.processIdentifier, SIGKILL)
-            throw SetupFailure(description: "pinion serve did not announce itself: \(lines)")
-        }
-        url = String(first.dropFirst("listening on ".count))
-        if expectMetrics {
-            guard lines.count == 2, lines[1].hasPrefix("metrics on ") else {
-                kill(process.processIdentifier, SIGKILL)
-                throw SetupFailure(description: "no metrics line: \(lines)")
-            }
-            metricsURL = String(lines[1].dropFirst("metrics on ".count))
-        }
-    }
-
-    /// SIGTERM and wait; the exit status.
-    func stop() -> Int32 {
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-}
-
 @Suite(.serialized) struct OperationsRunbookTests {
     /// The `pinion` command lines of the file's indented code blocks, continuation lines
     /// joined, in document order.

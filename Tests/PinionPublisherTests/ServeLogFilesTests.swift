@@ -1,6 +1,7 @@
 // `pinion serve` serves a scope's log files (manifest.proof, log/checkpoint, tiles) with their content types and cache rules, and nothing else under log/.
 
 import Foundation
+import PinionTestSupport
 import Testing
 
 @testable import PinionPublisher

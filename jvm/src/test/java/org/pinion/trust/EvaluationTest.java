@@ -1,4 +1,4 @@
-// Host matching and pin evaluation (DESIGN.md §8), mirroring Tests/PinionClientTests/EvaluationTests.swift.
+// Host matching and pin evaluation (DESIGN.md §8), mirroring Tests/PinionTrustTests/EvaluationTests.swift.
 package org.pinion.trust;
 
 import static org.junit.Assert.assertEquals;

@@ -1,4 +1,4 @@
-// The fail-closed merge (DESIGN.md §7), mirroring Tests/PinionClientTests/MergeTests.swift.
+// The fail-closed merge (DESIGN.md §7), mirroring Tests/PinionTrustTests/MergeTests.swift.
 package org.pinion.trust;
 
 import static org.junit.Assert.assertEquals;

@@ -4,26 +4,25 @@
 import Foundation
 import PinionCore
 import PinionCrypto
-import PinionTestSupport
 import Testing
 
 /// One sample of a scrape.
-struct PrometheusSample: Equatable {
-    let name: String
-    let labels: [String: String]
-    let value: Double
+public struct PrometheusSample: Equatable {
+    public let name: String
+    public let labels: [String: String]
+    public let value: Double
 }
 
 /// A strict parser of the Prometheus text exposition format 0.0.4: every sample must follow
 /// its family's `# HELP` and `# TYPE` lines (counter or gauge), names and label names must
 /// be valid, label values may use only the `\\`, `\"` and `\n` escapes, no series repeats,
 /// and the text ends with a newline.
-enum PrometheusText {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public enum PrometheusText {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static func parse(_ text: String) throws -> [PrometheusSample] {
+    public static func parse(_ text: String) throws -> [PrometheusSample] {
         guard text.hasSuffix("\n") else { throw Failure(description: "does not end with a newline") }
         var help: Set<String> = []
         var types: [String: String] = [:]
@@ -67,7 +66,7 @@ enum PrometheusText {
         return samples
     }
 
-    static func isMetricName(_ name: String) -> Bool {
+    public static func isMetricName(_ name: String) -> Bool {
         guard let first = name.first, first.isLetter || first == "_" || first == ":" else { return false }
         return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ":") }
     }
@@ -144,20 +143,20 @@ enum PrometheusText {
 
 extension Array where Element == PrometheusSample {
     /// The value of the one sample with this name and these labels (nil when absent).
-    func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
         first { $0.name == name && $0.labels == labels }?.value
     }
 }
 
 /// The result of one curl run.
-struct CurlResult {
-    let status: Int
-    let body: String
-    let headers: String
+public struct CurlResult {
+    public let status: Int
+    public let body: String
+    public let headers: String
 }
 
 /// Runs the real curl (`-k` for the test certificates) and returns the status, headers and body.
-func curl(_ arguments: [String]) throws -> CurlResult {
+public func curl(_ arguments: [String]) throws -> CurlResult {
     let directory = try makeTemporaryDirectory(prefix: "pinion-curl")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let result = try runProgram(
@@ -175,13 +174,13 @@ func curl(_ arguments: [String]) throws -> CurlResult {
 
 /// A published tree with real envelopes: scope `com.example.app`, root 1 and manifest
 /// `manifestVersion`, with chosen expiries; removed with the object.
-final class EnvelopeTree: @unchecked Sendable {
-    let directory: String
-    let scope = "com.example.app"
-    let root: RootPayload
-    let manifest: ManifestPayload
+public final class EnvelopeTree: @unchecked Sendable {
+    public let directory: String
+    public let scope = "com.example.app"
+    public let root: RootPayload
+    public let manifest: ManifestPayload
 
-    init(
+    public init(
         rootExpiresAt: Timestamp = t0.adding(seconds: 365 * day), manifestLifetime: Int64 = 30 * day,
         manifestVersion: Int64 = 3, domains: [ManifestPayload.Domain]? = nil
     )
@@ -208,13 +207,15 @@ final class EnvelopeTree: @unchecked Sendable {
 
 /// The manifest entry report tests pin: api.example.com and its subdomains, so reports for
 /// `hN.api.example.com` (noted-hostname api.example.com) are distinct and accepted.
-let reportDomains = [ManifestPayload.Domain(name: "api.example.com", includeSubdomains: true, pins: [pin(1), pin(2)])]
+public let reportDomains = [
+    ManifestPayload.Domain(name: "api.example.com", includeSubdomains: true, pins: [pin(1), pin(2)])
+]
 
 /// A fixed clock for the server.
-func fixedClock(_ time: Timestamp) -> @Sendable () -> Timestamp { { time } }
+public func fixedClock(_ time: Timestamp) -> @Sendable () -> Timestamp { { time } }
 
 /// PEM certificates for reports: the two test server certificates.
-func reportCertificates() throws -> (first: String, second: String) {
+public func reportCertificates() throws -> (first: String, second: String) {
     let credentials = try ServerCredentials.shared()
     let first = try String(contentsOfFile: credentials.certificate, encoding: .utf8)
     let second = try String(contentsOfFile: credentials.secondCertificate, encoding: .utf8)
@@ -224,7 +225,7 @@ func reportCertificates() throws -> (first: String, second: String) {
 }
 
 /// A report body (RFC 7469 §3 plus TrustKit members), as JSON text.
-func reportBody(
+public func reportBody(
     hostname: String = "api.example.com", notedHostname: String = "api.example.com", port: Int = 443, chain: [String],
     knownPins: [String] = [String(repeating: "A", count: 43) + "="],
     appVersion: String? = "2.1", extra: String = ""
@@ -248,7 +249,7 @@ func reportBody(
 }
 
 /// The base64 SPKI SHA-256 of a PEM certificate, computed by openssl alone.
-func opensslPin(ofCertificateFile path: String) throws -> String {
+public func opensslPin(ofCertificateFile path: String) throws -> String {
     let result = try runProgram(
         "/bin/sh",
         [
@@ -260,7 +261,7 @@ func opensslPin(ofCertificateFile path: String) throws -> String {
 }
 
 /// Runs the sqlite3 command-line tool on `database` and returns its output lines.
-func sqlite3(_ database: String, _ sql: String) throws -> [String] {
+public func sqlite3(_ database: String, _ sql: String) throws -> [String] {
     let result = try runProgram("/usr/bin/sqlite3", [database, sql])
     return result.out.split(separator: "\n").map(String.init)
 }

@@ -5,44 +5,43 @@ import PinionCore
 import PinionCrypto
 import PinionLog
 import PinionPublisher
-import PinionTestSupport
 import PinionTrust
 
-let witnessCrypto = CryptoProvider.sodium
-let witnessMerkle = MerkleHasher(CryptoProvider.sodium.hasher)
+public let witnessCrypto = CryptoProvider.sodium
+public let witnessMerkle = MerkleHasher(CryptoProvider.sodium.hasher)
 
 /// A log of numbered entries, signed by its own fresh key; `forked(at:)` changes one entry.
-struct TestLog {
-    let origin: String
-    let signer: Ed25519NoteSigner
-    private(set) var leaves: [[UInt8]]
+public struct TestLog {
+    public let origin: String
+    public let signer: Ed25519NoteSigner
+    public private(set) var leaves: [[UInt8]]
 
-    init(origin: String = "pinion.test/witness/log", size: Int = 0, signer: Ed25519NoteSigner? = nil) throws {
+    public init(origin: String = "pinion.test/witness/log", size: Int = 0, signer: Ed25519NoteSigner? = nil) throws {
         self.origin = origin
         self.signer = try signer ?? Ed25519NoteSigner(key: Ed25519SecretKey.generate())
         leaves = (0..<size).map { witnessMerkle.leafHash(Array("entry \($0)".utf8)) }
     }
 
     /// The log's verifier key string's key (type 0x01, named after the origin).
-    var verifierKey: NoteVerifierKey {
+    public var verifierKey: NoteVerifierKey {
         get throws {
             try NoteVerifierKey(name: origin, type: .ed25519, publicKey: signer.publicKey, hasher: witnessCrypto.hasher)
         }
     }
 
     /// Grows the log to `size` entries.
-    mutating func grow(to size: Int) {
+    public mutating func grow(to size: Int) {
         while leaves.count < size { leaves.append(witnessMerkle.leafHash(Array("entry \(leaves.count)".utf8))) }
     }
 
     /// The same log (same key) with entry `index` replaced: a split view from that entry on.
-    func forked(at index: Int) -> TestLog {
+    public func forked(at index: Int) -> TestLog {
         var copy = self
         copy.leaves[index] = witnessMerkle.leafHash(Array("forked entry \(index)".utf8))
         return copy
     }
 
-    func checkpoint(size: Int) throws -> Checkpoint {
+    public func checkpoint(size: Int) throws -> Checkpoint {
         let root = try MerkleProofs.treeHash(
             size: UInt64(size), source: LeafHashes(Array(leaves[0..<size]), hasher: witnessMerkle),
             hasher: witnessMerkle)
@@ -50,7 +49,7 @@ struct TestLog {
     }
 
     /// The checkpoint note of the first `size` entries, signed by the log key.
-    func note(size: Int) throws -> SignedNote {
+    public func note(size: Int) throws -> SignedNote {
         let text = try checkpoint(size: size).text
         return SignedNote(
             text: text,
@@ -59,7 +58,7 @@ struct TestLog {
     }
 
     /// An add-checkpoint body from `old` to `size`, with this log's consistency proof.
-    func body(old: Int, size: Int, note: SignedNote? = nil) throws -> [UInt8] {
+    public func body(old: Int, size: Int, note: SignedNote? = nil) throws -> [UInt8] {
         let proof =
             old == 0 || old >= size
             ? []
@@ -74,13 +73,13 @@ struct TestLog {
 }
 
 /// A witness key, its configuration text and a fresh state directory.
-final class WitnessSetupFixture: @unchecked Sendable {
-    let key: Ed25519SecretKey
-    let name: String
-    let logs: [TestLog]
-    let stateDirectory: String
+public final class WitnessSetupFixture: @unchecked Sendable {
+    public let key: Ed25519SecretKey
+    public let name: String
+    public let logs: [TestLog]
+    public let stateDirectory: String
 
-    init(name: String = "witness1.test", logs: [TestLog]) throws {
+    public init(name: String = "witness1.test", logs: [TestLog]) throws {
         key = try Ed25519SecretKey.generate()
         self.name = name
         self.logs = logs
@@ -90,7 +89,7 @@ final class WitnessSetupFixture: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: (stateDirectory as NSString).deletingLastPathComponent) }
 
     /// The configuration file's JSON.
-    var configurationText: String {
+    public var configurationText: String {
         get throws {
             let entries = try logs.map { log in
                 "{\"origin\": \(JSONWriter.quote(log.origin)), \"key\": \(JSONWriter.quote(try log.verifierKey.text))}"
@@ -99,11 +98,11 @@ final class WitnessSetupFixture: @unchecked Sendable {
         }
     }
 
-    var configuration: WitnessConfiguration {
+    public var configuration: WitnessConfiguration {
         get throws { try WitnessConfiguration.parse(Array(configurationText.utf8), hasher: witnessCrypto.hasher) }
     }
 
-    var verifierKey: NoteVerifierKey {
+    public var verifierKey: NoteVerifierKey {
         get throws {
             try NoteVerifierKey(
                 name: name, type: .cosignatureV1, publicKey: key.publicKey.raw, hasher: witnessCrypto.hasher)
@@ -111,7 +110,7 @@ final class WitnessSetupFixture: @unchecked Sendable {
     }
 
     /// Opens the witness on the state directory (one at a time: the directory is locked).
-    func open() throws -> Witness {
+    public func open() throws -> Witness {
         try Witness(
             configuration: configuration, signer: Ed25519NoteSigner(key: key), stateDirectory: stateDirectory,
             crypto: witnessCrypto)
@@ -119,7 +118,7 @@ final class WitnessSetupFixture: @unchecked Sendable {
 
     /// `open()`, retried while an earlier witness on the same state (released by the test,
     /// still held by a drained server's exiting threads) keeps the lock; at most 20 s.
-    func openOnceReleased() throws -> Witness {
+    public func openOnceReleased() throws -> Witness {
         let deadline = Date().addingTimeInterval(20)
         while true {
             do { return try open() } catch WitnessStartError.stateInUse where Date() < deadline {
@@ -129,12 +128,12 @@ final class WitnessSetupFixture: @unchecked Sendable {
     }
 
     /// The state file of `origin`.
-    func stateFile(_ origin: String) -> String {
+    public func stateFile(_ origin: String) -> String {
         stateDirectory + "/" + Witness.stateFileName(origin: origin, hasher: witnessCrypto.hasher)
     }
 
     /// True when `line` is a valid cosignature by this witness on `checkpoint`.
-    func verifies(_ line: [UInt8], on checkpoint: Checkpoint) throws -> Bool {
+    public func verifies(_ line: [UInt8], on checkpoint: Checkpoint) throws -> Bool {
         let signatures = try SignedNote.parseSignatureLines(line)
         let note = SignedNote(text: checkpoint.text, signatures: signatures)
         return try !note.verify(keys: [verifierKey], verifier: witnessCrypto.verifier).isEmpty
@@ -142,11 +141,11 @@ final class WitnessSetupFixture: @unchecked Sendable {
 }
 
 /// A `WitnessServer` on 127.0.0.1:0, drained when released.
-final class RunningWitness: @unchecked Sendable {
-    let server: WitnessServer
-    var port: UInt16 { server.port }
+public final class RunningWitness: @unchecked Sendable {
+    public let server: WitnessServer
+    public var port: UInt16 { server.port }
 
-    init(
+    public init(
         _ witness: Witness, pathPrefix: String = "", rateLimit: WitnessRateLimit? = nil,
         clock: @escaping @Sendable () -> UInt64 = { 1_800_000_000 }
     ) throws {
@@ -164,12 +163,12 @@ final class RunningWitness: @unchecked Sendable {
     deinit { server.drain(timeout: 5) }
 
     /// POSTs `body` to `path` on a new connection.
-    func post(_ path: String, _ body: [UInt8]) throws -> TestResponse {
+    public func post(_ path: String, _ body: [UInt8]) throws -> TestResponse {
         let client = try RawTLSClient(port: port)
         return try Self.post(client, path, body)
     }
 
-    static func post(_ client: RawTLSClient, _ path: String, _ body: [UInt8]) throws -> TestResponse {
+    public static func post(_ client: RawTLSClient, _ path: String, _ body: [UInt8]) throws -> TestResponse {
         let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n"
         guard client.send(Array(head.utf8) + body), let response = client.request("") else {
             throw SetupFailure(description: "no response to POST \(path)")
@@ -178,7 +177,7 @@ final class RunningWitness: @unchecked Sendable {
     }
 
     /// Sends a request head without a body (GET, HEAD, DELETE...).
-    func send(_ method: String, _ path: String) throws -> TestResponse {
+    public func send(_ method: String, _ path: String) throws -> TestResponse {
         let client = try RawTLSClient(port: port)
         guard
             let response = client.request(
@@ -189,6 +188,6 @@ final class RunningWitness: @unchecked Sendable {
 }
 
 /// The witness's checkpoint route of `origin` (C2SP tlog-witness): `/<lowercase hex SHA-256 of origin>/checkpoint`.
-func checkpointRoute(_ origin: String) -> String {
+public func checkpointRoute(_ origin: String) -> String {
     "/" + WitnessCheckpointPath.originHash(origin, hasher: witnessCrypto.hasher) + "/checkpoint"
 }

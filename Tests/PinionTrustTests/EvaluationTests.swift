@@ -2,8 +2,7 @@
 // once-per-24-hours report throttle (§8 step 5).
 
 import PinionCore
-import PinionCrypto
-import PinionLinux
+import PinionTrust
 import Testing
 
 /// A distinct pin per number (its digest is 32 bytes of `byte`).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes the DER certificates of PinionPortableClientTests with openssl, and their RFC 7469 pins
+# Makes the DER certificates of PinionTrustTests with openssl, and their RFC 7469 pins
 # computed by openssl (the independent oracle the tests compare CertificateSPKI's pins with).
 # Run from this directory: sh make-certificates.sh. Keys are P-256 and thrown away.
 set -eu

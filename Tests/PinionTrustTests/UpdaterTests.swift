@@ -2,7 +2,7 @@
 // cancellation. No real sleeping: the sleep is injected.
 
 import Foundation
-import PinionLinux
+import PinionTrust
 import Testing
 
 /// Records the delays the loop asks for and ends the loop after `limit` sleeps.

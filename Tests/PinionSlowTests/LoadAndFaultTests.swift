@@ -6,6 +6,7 @@ import COpenSSL
 import Foundation
 import PinionPublisher
 import PinionSystem
+import PinionTestSupport
 import Synchronization
 import Testing
 

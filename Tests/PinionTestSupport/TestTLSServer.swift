@@ -3,16 +3,15 @@
 
 import Foundation
 import PinionCrypto
-import PinionTestSupport
 
 // MARK: - PKI
 
 /// Certificates made once per test process with the openssl command, all EC P-256:
 /// root CA -> intermediate -> leaves. Validity windows are relative to now (30 days),
 /// except the expired leaf (January 2020).
-struct HTTPSTestPKI: Sendable {
+public struct HTTPSTestPKI: Sendable {
     /// One certificate (with its key `<name>.key` beside it).
-    enum Certificate: String, CaseIterable, Sendable {
+    public enum Certificate: String, CaseIterable, Sendable {
         /// Self-signed root CA: the trust anchor tests pass as `caFile`.
         case root
         /// CA signed by `root`; signs every leaf below.
@@ -34,10 +33,10 @@ struct HTTPSTestPKI: Sendable {
     }
 
     /// The directory holding `<name>.pem` and `<name>.key`.
-    let directory: String
+    public let directory: String
 
     /// The PKI of this process (made on first use).
-    static func shared() throws -> HTTPSTestPKI {
+    public static func shared() throws -> HTTPSTestPKI {
         try sharedResult.get()
     }
 
@@ -46,18 +45,18 @@ struct HTTPSTestPKI: Sendable {
         try make()
     }
 
-    func path(_ certificate: Certificate) -> String { directory + "/\(certificate.rawValue).pem" }
-    func keyPath(_ certificate: Certificate) -> String { directory + "/\(certificate.rawValue).key" }
+    public func path(_ certificate: Certificate) -> String { directory + "/\(certificate.rawValue).pem" }
+    public func keyPath(_ certificate: Certificate) -> String { directory + "/\(certificate.rawValue).key" }
 
     /// The RFC 7469 SPKI SHA-256 pin of a certificate, computed by PinionCrypto.
-    func spkiSHA256(_ certificate: Certificate) throws -> [UInt8] {
+    public func spkiSHA256(_ certificate: Certificate) throws -> [UInt8] {
         let objects = try SPKIReader.objects(inFile: path(certificate), passphrase: { nil })
         guard let first = objects.first else { throw TestSetupError(description: "no certificate") }
         return first.spkiSHA256
     }
 
     /// The DER bytes of a certificate (its PEM body decoded).
-    func der(_ certificate: Certificate) throws -> [UInt8] {
+    public func der(_ certificate: Certificate) throws -> [UInt8] {
         let text = try String(contentsOfFile: path(certificate), encoding: .utf8)
         let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         guard let data = Data(base64Encoded: body) else {
@@ -154,11 +153,11 @@ struct HTTPSTestPKI: Sendable {
 /// bytes it received before answering, how many it sent, and whether it finished sending.
 /// Stop it with `stop()` (SIGKILL: a child started from a Swift Testing worker thread
 /// inherits that thread's signal mask, in which SIGTERM is blocked).
-final class TestTLSServer: @unchecked Sendable {
+public final class TestTLSServer: @unchecked Sendable {
     /// One scripted response.
-    struct Route {
+    public struct Route {
         /// How the body is delimited.
-        enum Framing: String {
+        public enum Framing: String {
             /// `Content-Length` (the body's length unless `declaredLength` is set).
             case length
             /// `Transfer-Encoding: chunked`, chunks of `chunkSize` bytes.
@@ -167,24 +166,44 @@ final class TestTLSServer: @unchecked Sendable {
             case close
         }
 
-        var status = 200
-        var headers: [(String, String)] = []
-        var body = ""
+        public var status = 200
+        public var headers: [(String, String)] = []
+        public var body = ""
         /// When set, the body is this many `x` bytes instead of `body`.
-        var bodySize: Int?
-        var framing = Framing.length
-        var declaredLength: Int?
-        var chunkSize = 7
+        public var bodySize: Int?
+        public var framing = Framing.length
+        public var declaredLength: Int?
+        public var chunkSize = 7
         /// Seconds between body bytes, sent one at a time.
-        var trickle: Double?
+        public var trickle: Double?
         /// After the head, send `x` bytes in 16 KiB blocks until `endlessLimit` bytes were
         /// sent in total or the client goes away.
-        var endless = false
-        var endlessLimit = 256 * 1024 * 1024
+        public var endless = false
+        public var endlessLimit = 256 * 1024 * 1024
         /// Send a TLS close_notify at the end (false: just close the socket).
-        var closeNotify = true
+        public var closeNotify = true
 
-        var json: [String: Any] {
+        /// A route answering with each value given (the defaults: 200, no headers, an empty body
+        /// with Content-Length, ended with close_notify).
+        public init(
+            status: Int = 200, headers: [(String, String)] = [], body: String = "", bodySize: Int? = nil,
+            framing: Framing = .length, declaredLength: Int? = nil, chunkSize: Int = 7, trickle: Double? = nil,
+            endless: Bool = false, endlessLimit: Int = 256 * 1024 * 1024, closeNotify: Bool = true
+        ) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.bodySize = bodySize
+            self.framing = framing
+            self.declaredLength = declaredLength
+            self.chunkSize = chunkSize
+            self.trickle = trickle
+            self.endless = endless
+            self.endlessLimit = endlessLimit
+            self.closeNotify = closeNotify
+        }
+
+        public var json: [String: Any] {
             var result: [String: Any] = [
                 "status": status, "headers": headers.map { [$0.0, $0.1] }, "body": body,
                 "framing": framing.rawValue, "chunkSize": chunkSize, "endless": endless,
@@ -198,27 +217,27 @@ final class TestTLSServer: @unchecked Sendable {
     }
 
     /// What one connection did, from the server's log.
-    struct ConnectionRecord {
-        let number: Int
+    public struct ConnectionRecord {
+        public let number: Int
         /// The TLS handshake completed (false when the client aborted it).
-        let handshake: Bool
+        public let handshake: Bool
         /// Application bytes received before the server answered (0 when the client sent
         /// no request).
-        let received: Int
+        public let received: Int
         /// The request text received (ISO 8859-1 decoded).
-        let request: String
+        public let request: String
         /// Bytes sent, head included.
-        let sent: Int
+        public let sent: Int
         /// The route ran to its end.
-        let completed: Bool
+        public let completed: Bool
         /// An endless route sent all of `endlessLimit`.
-        let finishedSending: Bool
+        public let finishedSending: Bool
     }
 
     /// The port the server listens on (127.0.0.1).
-    var port: UInt16 { server.port }
+    public var port: UInt16 { server.port }
     /// The server's own directory (config, log, chain file).
-    let directory: String
+    public let directory: String
     private let server: PythonServerProcess
 
     /// Starts a server and waits (up to 60 s) until it listens.
@@ -228,7 +247,7 @@ final class TestTLSServer: @unchecked Sendable {
     ///   - key: the leaf's private key file.
     ///   - routes: responses by request path; `*` matches any other path; unmatched paths get 404.
     ///   - silent: accept TCP connections and never answer (no TLS at all).
-    init(chain: [String], key: String, routes: [String: Route] = [:], silent: Bool = false) throws {
+    public init(chain: [String], key: String, routes: [String: Route] = [:], silent: Bool = false) throws {
         let directory = try makeTemporaryDirectory(prefix: "pinion-https-server")
         self.directory = directory
         var chainText = ""
@@ -249,14 +268,14 @@ final class TestTLSServer: @unchecked Sendable {
 
     /// Kills the server, waits for it to exit and removes its directory (read
     /// `connections(atLeast:)` before); safe to call twice.
-    func stop() {
+    public func stop() {
         server.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// The connections logged so far, waiting (up to `timeout` seconds) until there are at
     /// least `count`. A connection is logged when it ends.
-    func connections(atLeast count: Int, timeout: Double = 60) throws -> [ConnectionRecord] {
+    public func connections(atLeast count: Int, timeout: Double = 60) throws -> [ConnectionRecord] {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let records = try loggedConnections()

@@ -5,58 +5,57 @@ import PinionCore
 import PinionCrypto
 import PinionLog
 import PinionSystem
-import PinionTestSupport
 import PinionTrust
 
 @testable import PinionPublisher
 
 /// A witness in the test process: C2SP tlog-witness decisions by `WitnessDecision`, the
 /// latest checkpoint kept in memory, cosignatures at a fixed, settable time.
-final class FakeWitness: @unchecked Sendable {
-    let name: String
-    let key: Ed25519SecretKey
-    let url: String
+public final class FakeWitness: @unchecked Sendable {
+    public let name: String
+    public let key: Ed25519SecretKey
+    public let url: String
     private let lock = NSLock()
     private var latest: Checkpoint?
     private var note: [UInt8]?
     private var state = (down: false, answersBeforeDown: Int?.none, time: UInt64(t0.secondsSince1970), requests: 0)
 
-    init(name: String, url: String) throws {
+    public init(name: String, url: String) throws {
         self.name = name
         self.url = url
         key = try makeKey()
     }
 
-    var verifierKey: NoteVerifierKey {
+    public var verifierKey: NoteVerifierKey {
         get throws {
             try NoteVerifierKey(name: name, type: .cosignatureV1, publicKey: key.publicKey.raw, hasher: sodium.hasher)
         }
     }
 
-    var isDown: Bool {
+    public var isDown: Bool {
         get { lock.withLock { state.down } }
         set { lock.withLock { state.down = newValue } }
     }
     /// The witness goes down after answering this many more requests.
-    func goDown(afterAnswers count: Int) { lock.withLock { state.answersBeforeDown = count } }
-    var time: UInt64 {
+    public func goDown(afterAnswers count: Int) { lock.withLock { state.answersBeforeDown = count } }
+    public var time: UInt64 {
         get { lock.withLock { state.time } }
         set { lock.withLock { state.time = newValue } }
     }
-    var latestSize: UInt64? { lock.withLock { latest?.size } }
+    public var latestSize: UInt64? { lock.withLock { latest?.size } }
     /// The note it serves at its checkpoint path: the latest it cosigned (settable, to serve another).
-    var servedNote: [UInt8]? {
+    public var servedNote: [UInt8]? {
         get { lock.withLock { note } }
         set { lock.withLock { note = newValue } }
     }
-    var requests: Int { lock.withLock { state.requests } }
+    public var requests: Int { lock.withLock { state.requests } }
     /// The latest checkpoint it cosigned (to save and restore between simulated crashes).
-    var latestCheckpoint: Checkpoint? {
+    public var latestCheckpoint: Checkpoint? {
         get { lock.withLock { latest } }
         set { lock.withLock { latest = newValue } }
     }
 
-    func answer(_ body: [UInt8], logKey: NoteVerifierKey, origin: String) throws -> WitnessAnswer {
+    public func answer(_ body: [UInt8], logKey: NoteVerifierKey, origin: String) throws -> WitnessAnswer {
         try lock.withLock {
             if let remaining = state.answersBeforeDown {
                 if remaining == 0 { state.down = true }
@@ -85,19 +84,29 @@ final class FakeWitness: @unchecked Sendable {
 }
 
 /// Routes add-checkpoint requests to fake witnesses by URL.
-struct FakeWitnessNetwork: WitnessClient {
-    let witnesses: [FakeWitness]
-    let logKey: NoteVerifierKey
-    let origin: String
+public struct FakeWitnessNetwork: WitnessClient {
+    public let witnesses: [FakeWitness]
+    public let logKey: NoteVerifierKey
+    public let origin: String
 
-    func addCheckpoint(url: String, body: [UInt8]) throws -> WitnessAnswer {
+    /// - Parameters:
+    ///   - witnesses: the witnesses reachable, each at its URL.
+    ///   - logKey: the log's verifier key they check checkpoints against.
+    ///   - origin: the log's origin.
+    public init(witnesses: [FakeWitness], logKey: NoteVerifierKey, origin: String) {
+        self.witnesses = witnesses
+        self.logKey = logKey
+        self.origin = origin
+    }
+
+    public func addCheckpoint(url: String, body: [UInt8]) throws -> WitnessAnswer {
         guard let witness = witnesses.first(where: { $0.url == url }) else {
             throw WitnessClientError.exchange("\(url): no such host")
         }
         return try witness.answer(body, logKey: logKey, origin: origin)
     }
 
-    func fetchCheckpoint(url: String) throws -> WitnessAnswer {
+    public func fetchCheckpoint(url: String) throws -> WitnessAnswer {
         guard
             let witness = witnesses.first(where: {
                 url == WitnessCheckpointPath.url(base: $0.url, origin: origin, hasher: sodium.hasher)
@@ -110,17 +119,17 @@ struct FakeWitnessNetwork: WitnessClient {
 }
 
 /// A scope whose root lists a log with three fake witnesses (quorum 2), and its manifests.
-final class LogWorld: @unchecked Sendable {
-    static let origin = "example.com/pinion/com.example.app"
-    let setup: Setup
-    let logKey: Ed25519SecretKey
-    let witnesses: [FakeWitness]
-    let repo: String
-    var scopeDirectory: String { repo + "/v1/com.example.app" }
-    private(set) var previous: [UInt8]?
-    private(set) var version: Int64 = 0
+public final class LogWorld: @unchecked Sendable {
+    public static let origin = "example.com/pinion/com.example.app"
+    public let setup: Setup
+    public let logKey: Ed25519SecretKey
+    public let witnesses: [FakeWitness]
+    public let repo: String
+    public var scopeDirectory: String { repo + "/v1/com.example.app" }
+    public private(set) var previous: [UInt8]?
+    public private(set) var version: Int64 = 0
 
-    init(quorum: Int = 2) throws {
+    public init(quorum: Int = 2) throws {
         setup = try Setup()
         logKey = try makeKey()
         witnesses = try (1...3).map { try FakeWitness(name: "w\($0).example", url: "https://w\($0).example/w") }
@@ -128,18 +137,18 @@ final class LogWorld: @unchecked Sendable {
         self.quorum = quorum
     }
 
-    let quorum: Int
+    public let quorum: Int
 
     deinit { try? FileManager.default.removeItem(atPath: repo) }
 
-    var logVerifierKey: NoteVerifierKey {
+    public var logVerifierKey: NoteVerifierKey {
         get throws {
             try NoteVerifierKey(
                 name: LogWorld.origin, type: .ed25519, publicKey: logKey.publicKey.raw, hasher: sodium.hasher)
         }
     }
 
-    func policy() throws -> LogPolicy {
+    public func policy() throws -> LogPolicy {
         try LogPolicy(
             origin: LogWorld.origin, logKey: logVerifierKey,
             witnesses: witnesses.map { LogPolicy.Witness(key: try $0.verifierKey, url: $0.url) }, quorum: quorum,
@@ -147,14 +156,15 @@ final class LogWorld: @unchecked Sendable {
     }
 
     /// Root version 1 with the log (or without, for backfill tests).
-    func root(version: Int64 = 1, withLog: Bool = true, previousKeys: [Ed25519SecretKey] = []) throws -> [UInt8] {
+    public func root(version: Int64 = 1, withLog: Bool = true, previousKeys: [Ed25519SecretKey] = []) throws -> [UInt8]
+    {
         var payload = rootPayload(version: version, rootKeys: [setup.rootKey], pinsKeys: [setup.pinsKey])
         if withLog { payload.log = try policy() }
         return try sign(.root, payload.serialized(), with: [setup.rootKey] + previousKeys).serialized()
     }
 
     /// The next manifest version, chained to the previous one.
-    func nextManifest(rootVersion: Int64 = 1) throws -> [UInt8] {
+    public func nextManifest(rootVersion: Int64 = 1) throws -> [UInt8] {
         version += 1
         var payload = manifestPayload(
             version: version, rootVersion: rootVersion, issuedAt: t0.adding(seconds: version),
@@ -165,7 +175,7 @@ final class LogWorld: @unchecked Sendable {
         return try sign(.pins, bytes, with: [setup.pinsKey]).serialized()
     }
 
-    func context(crashAfterWrites: Int? = nil) throws -> LogPublishContext {
+    public func context(crashAfterWrites: Int? = nil) throws -> LogPublishContext {
         var context = LogPublishContext(
             signer: Ed25519NoteSigner(key: logKey),
             witnesses: FakeWitnessNetwork(witnesses: witnesses, logKey: try logVerifierKey, origin: LogWorld.origin))
@@ -174,7 +184,7 @@ final class LogWorld: @unchecked Sendable {
     }
 
     @discardableResult
-    func publish(_ envelopes: [[UInt8]], log: Bool = true, crashAfterWrites: Int? = nil) throws(PublishError)
+    public func publish(_ envelopes: [[UInt8]], log: Bool = true, crashAfterWrites: Int? = nil) throws(PublishError)
         -> PublishOutcome
     {
         let context: LogPublishContext?
@@ -184,12 +194,12 @@ final class LogWorld: @unchecked Sendable {
         return try Publisher.publish(envelopes, into: repo, at: t0.adding(seconds: 3600), crypto: sodium, log: context)
     }
 
-    func read(_ relative: String) -> [UInt8]? {
+    public func read(_ relative: String) -> [UInt8]? {
         FileManager.default.contents(atPath: scopeDirectory + "/" + relative).map { [UInt8]($0) }
     }
 
     /// Every file under the repository (relative path → SHA-256 hex), for before/after comparisons.
-    func snapshot(under directory: String? = nil) -> [String: String] {
+    public func snapshot(under directory: String? = nil) -> [String: String] {
         let base = directory ?? repo
         var files: [String: String] = [:]
         guard let walker = FileManager.default.enumerator(atPath: base) else { return files }
@@ -211,7 +221,7 @@ extension LogWorld {
     /// published tree in memory and has `chosen` witnesses (all by default) cosign the larger
     /// checkpoint, writing nothing to the repository.
     @discardableResult
-    func thiefExtends(_ chosen: [FakeWitness]? = nil) throws -> LogAppend {
+    public func thiefExtends(_ chosen: [FakeWitness]? = nil) throws -> LogAppend {
         guard let bytes = read("log/checkpoint") else { throw TileError.missingTile("log/checkpoint") }
         let current = try Checkpoint.parse(try SignedNote.parse(bytes).text, hasher: MerkleHasher(sodium.hasher))
         return try thiefAppends(
@@ -220,7 +230,7 @@ extension LogWorld {
 
     /// The thief signs its own tree of size 1 (another head than the publisher's first) and
     /// has `witness`, which never cosigned this log, cosign it: a fork.
-    func thiefForks(witness: FakeWitness) throws {
+    public func thiefForks(witness: FakeWitness) throws {
         try thiefAppends(current: nil, reader: DiskTiles(logDirectory: repo + "/nowhere"), to: [witness])
     }
 
@@ -247,9 +257,12 @@ extension LogWorld {
 }
 
 /// Reads tiles of `v1/{scope}/log/` straight from disk (independently of the publisher's reader).
-struct DiskTiles: TileReader {
-    let logDirectory: String
-    func readTile(_ tile: TileID) throws -> [UInt8] {
+public struct DiskTiles: TileReader {
+    public let logDirectory: String
+
+    /// - Parameter logDirectory: the scope's `log/` directory.
+    public init(logDirectory: String) { self.logDirectory = logDirectory }
+    public func readTile(_ tile: TileID) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: logDirectory + "/" + tile.path) else {
             throw TileError.missingTile(tile.path)
         }

@@ -2,7 +2,7 @@
 // attacks that a manifest could try against the baseline.
 
 import PinionCore
-import PinionLinux
+import PinionTrust
 import Testing
 
 /// A distinct pin per number (its digest is 32 bytes of `byte`).

@@ -8,23 +8,22 @@ import Foundation
 import PinionCrypto
 import PinionPublisher
 import PinionSystem
-import PinionTestSupport
 import Testing
 
 /// The publisher tests' name for PinionTestSupport's set-up error.
-typealias SetupFailure = TestSetupError
+public typealias SetupFailure = TestSetupError
 
 /// Two self-signed certificates for 127.0.0.1 with their keys, plus an encrypted key and
 /// a key that matches neither, made once per test process.
-struct ServerCredentials: Sendable {
-    let directory: String
-    var certificate: String { directory + "/cert1.pem" }
-    var key: String { directory + "/key1.pem" }
-    var secondCertificate: String { directory + "/cert2.pem" }
-    var secondKey: String { directory + "/key2.pem" }
-    var encryptedKey: String { directory + "/encrypted.pem" }
+public struct ServerCredentials: Sendable {
+    public let directory: String
+    public var certificate: String { directory + "/cert1.pem" }
+    public var key: String { directory + "/key1.pem" }
+    public var secondCertificate: String { directory + "/cert2.pem" }
+    public var secondKey: String { directory + "/key2.pem" }
+    public var encryptedKey: String { directory + "/encrypted.pem" }
 
-    static func shared() throws -> ServerCredentials { try sharedResult.get() }
+    public static func shared() throws -> ServerCredentials { try sharedResult.get() }
 
     private static let sharedResult = Result { () throws(SetupFailure) -> ServerCredentials in try make() }
 
@@ -53,10 +52,10 @@ struct ServerCredentials: Sendable {
 }
 
 /// A tree with a few files, made in a fresh temporary directory.
-final class TestTree: @unchecked Sendable {
-    let directory: String
+public final class TestTree: @unchecked Sendable {
+    public let directory: String
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pinion-serve-tree-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory + "/v1/s/history", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/v1/s/root", withIntermediateDirectories: true)
@@ -73,7 +72,7 @@ final class TestTree: @unchecked Sendable {
 
     /// Copies of the first certificate and key beside the tree (removed with it), for tests
     /// that replace the files a server was started with.
-    func copyOfCredentials(_ credentials: ServerCredentials) throws -> (certificate: String, key: String) {
+    public func copyOfCredentials(_ credentials: ServerCredentials) throws -> (certificate: String, key: String) {
         let certificate = directory + ".cert.pem"
         let key = directory + ".key.pem"
         try FileManager.default.copyItem(atPath: credentials.certificate, toPath: certificate)
@@ -81,20 +80,20 @@ final class TestTree: @unchecked Sendable {
         return (certificate, key)
     }
 
-    func write(_ name: String, _ text: String) throws {
+    public func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
     }
 }
 
 /// A running in-process publisher, drained when the test ends.
-final class RunningPublisher: @unchecked Sendable {
-    let publisher: HTTPSPublisher
-    let tree: TestTree
-    let logPath: String
+public final class RunningPublisher: @unchecked Sendable {
+    public let publisher: HTTPSPublisher
+    public let tree: TestTree
+    public let logPath: String
 
-    var port: UInt16 { publisher.port }
+    public var port: UInt16 { publisher.port }
 
-    init(tree: TestTree? = nil, configure: (inout PublisherConfiguration) -> Void = { _ in }) throws {
+    public init(tree: TestTree? = nil, configure: (inout PublisherConfiguration) -> Void = { _ in }) throws {
         let credentials = try ServerCredentials.shared()
         self.tree = try tree ?? TestTree()
         var configuration = PublisherConfiguration(
@@ -111,7 +110,7 @@ final class RunningPublisher: @unchecked Sendable {
     private let log: AccessLog
 
     /// The access log so far (lines are written by a thread of their own: flushed first).
-    var accessLog: String {
+    public var accessLog: String {
         log.flush()
         return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
@@ -123,17 +122,17 @@ final class RunningPublisher: @unchecked Sendable {
 }
 
 /// One parsed response.
-struct TestResponse {
-    let status: Int
-    let headers: [String: String]
-    let body: [UInt8]
+public struct TestResponse {
+    public let status: Int
+    public let headers: [String: String]
+    public let body: [UInt8]
 
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// Splits `bytes` into responses; `bodiless` tells which (by position) carry no body
 /// (HEAD, 304).
-func splitResponses(_ bytes: [UInt8], bodiless: Set<Int> = []) -> [TestResponse] {
+public func splitResponses(_ bytes: [UInt8], bodiless: Set<Int> = []) -> [TestResponse] {
     var responses: [TestResponse] = []
     var rest = bytes[...]
     let separator: [UInt8] = Array("\r\n\r\n".utf8)
@@ -161,13 +160,13 @@ func splitResponses(_ bytes: [UInt8], bodiless: Set<Int> = []) -> [TestResponse]
 
 /// A TLS client that writes exact bytes and reads until the server closes or a timeout.
 /// It does not verify the server (the tests check the server, not its certificate).
-final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
-    let descriptor: Int32
+public final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
+    public let descriptor: Int32
     private let context: OpaquePointer
     private let ssl: OpaquePointer
 
     /// Connects and completes the TLS handshake.
-    init(port: UInt16, timeout: Double = 20, maxVersion: Int32? = nil) throws {
+    public init(port: UInt16, timeout: Double = 20, maxVersion: Int32? = nil) throws {
         descriptor = try SocketSupport.connectTCP(
             address: "127.0.0.1", port: port, attemptTimeout: timeout, deadline: nil)
         guard let context = SSL_CTX_new(TLS_client_method()) else {
@@ -207,7 +206,7 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
     }
 
     /// The SHA-256 of the server certificate's SPKI (to tell certificates apart).
-    var peerSPKISHA256: [UInt8]? {
+    public var peerSPKISHA256: [UInt8]? {
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
         defer { X509_free(certificate) }
         guard let key = X509_get_X509_PUBKEY(certificate), let der = OpenSSLSupport.spkiDER(of: key) else { return nil }
@@ -216,20 +215,20 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
 
     /// Whether the server issued a session ticket (after a response has been read, since
     /// TLS 1.3 tickets arrive after the handshake).
-    var hasSessionTicket: Bool {
+    public var hasSessionTicket: Bool {
         guard let session = SSL_get_session(ssl) else { return false }
         return SSL_SESSION_has_ticket(session) == 1
     }
 
     /// Negotiated protocol version text, e.g. `TLSv1.3`.
-    var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+    public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
     /// Writes all of `text`; false if the connection failed.
     @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    public func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         let deadline = IODeadline(seconds: 20)
         while offset < bytes.count {
@@ -257,7 +256,7 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
     /// Writes each of `texts` as its own TLS record, all in one TCP segment (TCP_CORK held
     /// over the writes), so the server's first read takes in every record at once.
     @discardableResult
-    func sendAsSeparateRecordsInOneSegment(_ texts: [String]) -> Bool {
+    public func sendAsSeparateRecordsInOneSegment(_ texts: [String]) -> Bool {
         var on: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
         let sent = texts.allSatisfy { send($0) }
@@ -268,7 +267,7 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
 
     /// Reads until the server closes (returns closed = true) or `timeout` seconds pass, or
     /// (with `until`) the bytes read so far satisfy it.
-    func receive(timeout: Double = 20, until: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {
+    public func receive(timeout: Double = 20, until: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         let deadline = IODeadline(seconds: timeout)
@@ -290,7 +289,7 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
     }
 
     /// Sends one request and reads exactly one response (by Content-Length).
-    func request(_ text: String, bodiless: Bool = false, timeout: Double = 20) -> TestResponse? {
+    public func request(_ text: String, bodiless: Bool = false, timeout: Double = 20) -> TestResponse? {
         guard send(text) else { return nil }
         let (bytes, _) = receive(timeout: timeout) { bytes in
             let responses = splitResponses(bytes, bodiless: bodiless ? [0] : [])
@@ -303,22 +302,22 @@ final class RawTLSClient: @unchecked Sendable {  // used by one thread at a time
 }
 
 /// A plain TCP connection, for bytes that are not TLS.
-final class RawTCPClient {
-    let descriptor: Int32
+public final class RawTCPClient {
+    public let descriptor: Int32
 
-    init(port: UInt16) throws {
+    public init(port: UInt16) throws {
         descriptor = try SocketSupport.connectTCP(address: "127.0.0.1", port: port, attemptTimeout: 20, deadline: nil)
     }
 
     deinit { close(descriptor) }
 
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    public func send(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// Reads until end of stream or error (true) or the timeout (false), discarding data.
-    func waitClosed(timeout: Double) -> Bool {
+    public func waitClosed(timeout: Double) -> Bool {
         let deadline = IODeadline(seconds: timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while SocketSupport.waitReady(descriptor, for: Int16(POLLIN), until: deadline) {
@@ -330,7 +329,7 @@ final class RawTCPClient {
 }
 
 /// A GET request for `path`.
-func get(_ path: String, _ extra: String = "") -> String {
+public func get(_ path: String, _ extra: String = "") -> String {
     "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n"
 }
 
@@ -339,7 +338,8 @@ extension RawTCPClient {
     /// whenever the close has not come within 0.25 s, advances `clock` by `step` seconds and
     /// has `server` check its deadlines (at most 60 times, since the server may accept the
     /// connection only after an advance).
-    func waitClosed(advancing clock: ManualMonotonicClock, by step: Double, on server: RunningPublisher) -> Bool {
+    package func waitClosed(advancing clock: ManualMonotonicClock, by step: Double, on server: RunningPublisher) -> Bool
+    {
         for _ in 0..<60 {
             if waitClosed(timeout: 0.25) { return true }
             clock.advance(seconds: step)

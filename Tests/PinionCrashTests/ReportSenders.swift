@@ -3,6 +3,7 @@
 // they judge the database by.
 
 import Foundation
+import PinionTestSupport
 import Synchronization
 
 /// What the senders saw: hosts acknowledged with 204, and every host sent.

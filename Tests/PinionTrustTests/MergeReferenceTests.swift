@@ -2,8 +2,8 @@
 // name over the union of B's and M's names, as the merge was before, on generated (B, M, R, forced).
 
 import PinionCore
-import PinionTestSupport
 import PinionTrust
+import PinionTrustTestSupport
 import Testing
 
 /// The merge of docs/DESIGN.md §7 exactly as it was written before M's table was taken over: the

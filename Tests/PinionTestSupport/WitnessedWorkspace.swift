@@ -3,7 +3,6 @@
 import Foundation
 import PinionCore
 import PinionLog
-import PinionTestSupport
 import PinionTrust
 import Testing
 
@@ -12,12 +11,12 @@ import Testing
 #endif
 
 /// A `pinion witness` child process; its URL is read from its "listening on" line.
-final class PublishingWitnessProcess: @unchecked Sendable {
-    let process = Process()
-    let url: String
-    let verifierKey: String
+public final class PublishingWitnessProcess: @unchecked Sendable {
+    public let process = Process()
+    public let url: String
+    public let verifierKey: String
 
-    init(arguments: [String], directory: String) throws {
+    public init(arguments: [String], directory: String) throws {
         process.executableURL = URL(fileURLWithPath: pinionExecutable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
@@ -47,7 +46,7 @@ final class PublishingWitnessProcess: @unchecked Sendable {
         verifierKey = String(key.dropFirst("witness key ".count))
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
@@ -57,22 +56,22 @@ final class PublishingWitnessProcess: @unchecked Sendable {
 
 /// Keys root, pins, log, w1, w2; pki/ca.pem and pki/leaf.{pem,key} for 127.0.0.1; two
 /// running witnesses; root.json (version 1) listing them with quorum 2.
-final class WitnessedWorkspace: @unchecked Sendable {
-    static let origin = "example.com/pinion/com.example.app"
-    let workspace: Workspace
-    let pki: OpenSSLPKIBuilder
-    private(set) var witnesses: [PublishingWitnessProcess] = []
+public final class WitnessedWorkspace: @unchecked Sendable {
+    public static let origin = "example.com/pinion/com.example.app"
+    public let workspace: Workspace
+    public let pki: OpenSSLPKIBuilder
+    public private(set) var witnesses: [PublishingWitnessProcess] = []
     /// The log flags of publish and log refresh.
-    let log: [String]
+    public let log: [String]
     /// Added to the environment of every child `pinion` (publish).
-    let environment: [String: String]
+    public let environment: [String: String]
 
     /// - Parameters:
     ///   - prefix: the workspace's name prefix.
     ///   - makeLogKey: writes log.pub into the workspace (for example from a token) and
     ///     returns the `--log-key ...` flags; nil makes an unencrypted log.key file.
     ///   - environment: added to the environment of child `pinion` processes.
-    init(
+    public init(
         prefix: String = "pinion-publog-e2e", makeLogKey: ((Workspace) throws -> [String])? = nil,
         environment: [String: String] = [:]
     ) throws {
@@ -130,19 +129,19 @@ final class WitnessedWorkspace: @unchecked Sendable {
     deinit { for witness in witnesses { witness.stop() } }
 
     /// `pinion publish --repo tree FILES --log-key ... --at NOW` as arguments for the real binary.
-    func publishArguments(_ files: [String]) -> [String] {
+    public func publishArguments(_ files: [String]) -> [String] {
         workspace.resolve(["publish", "--repo", "@tree"] + files + log + ["--at", workspace.now.description])
     }
 
     /// Runs the real binary's publish as a child process.
-    func publish(_ files: [String]) throws -> CommandResult {
+    public func publish(_ files: [String]) throws -> CommandResult {
         try workspace.pinion(
             ["publish", "--repo", "@tree"] + files + log + ["--at", workspace.now.description], environment: environment
         )
     }
 
     /// Signs manifest version `version` as m{version}.json (version 1 with two pins, later ones after the previous).
-    func signManifest(_ version: Int) throws {
+    public func signManifest(_ version: Int) throws {
         if version == 1 {
             try workspace.require(
                 ["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@payload.json", "--force"],
@@ -165,7 +164,7 @@ final class WitnessedWorkspace: @unchecked Sendable {
     }
 
     /// A client's check (PinionTrust's LogVerification) of the served manifest.json and manifest.proof.
-    func verifyServed(now: Int64) throws -> VerifiedLogProof {
+    public func verifyServed(now: Int64) throws -> VerifiedLogProof {
         let scope = "tree/v1/com.example.app/"
         let manifest = try Envelope.parse(try workspace.readBytes(scope + "manifest.json"))
         let payload = try ManifestPayload.parse(manifest.payload)
