@@ -15,11 +15,13 @@
 //     exit N                      its exit status (every command states one)
 //     exists NAME / absent NAME   a workspace file must exist / must not exist
 //     -- NAME --                  from here to the next such line or the end: the text of a
-//                                 workspace file written before the first command
+//                                 workspace file written before the first command; NAME
+//                                 may name folders (tree/README), which are made
 //
-// Output is compared whole, after two normalisations: the workspace's path reads `$WORK`, and
+// Output is compared whole, after three normalisations: the workspace's path reads `$WORK`,
 // runs of 64 hexadecimal digits (key ids and digests of keys made fresh for each run) read
-// `<hex64>`. With PINION_UPDATE_TRANSCRIPTS=1 the runner rewrites each file with what the
+// `<hex64>`, and 88 characters of padded base64 (an Ed25519 signature by such a key) read
+// `<sig88>`. With PINION_UPDATE_TRANSCRIPTS=1 the runner rewrites each file with what the
 // commands printed instead of failing, for a reviewer to read as a diff.
 
 import Foundation
@@ -176,7 +178,11 @@ struct Transcript {
         let url = transcriptFolder.appendingPathComponent(name)
         let transcript = try Transcript(text: String(contentsOf: url, encoding: .utf8))
         let w = try Workspace(prefix: "transcript")
-        for file in transcript.files { try w.write(file.name, file.text) }
+        for file in transcript.files {
+            let folder = URL(fileURLWithPath: w.path(file.name)).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try w.write(file.name, file.text)
+        }
         for fixture in transcript.fixtures {
             switch (fixture.first, fixture.count) {
             case ("standard-root", 1): w.standardRoot()
@@ -188,6 +194,9 @@ struct Transcript {
         func normalise(_ text: String) -> [String] {
             var text = text.replacingOccurrences(of: w.directory.path, with: "$WORK")
             text = text.replacingOccurrences(of: #"[0-9a-f]{64}"#, with: "<hex64>", options: .regularExpression)
+            text = text.replacingOccurrences(
+                of: #"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"#, with: "<sig88>",
+                options: .regularExpression)
             var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             if lines.last == "" { lines.removeLast() }
             return lines
