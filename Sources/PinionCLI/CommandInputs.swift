@@ -62,7 +62,7 @@ enum Load {
     static func rootEnvelope(_ path: String, context: CLIContext) throws(CLIError) -> (Envelope, RootPayload) {
         let envelope = try envelope(path)
         guard envelope.kind == .root else {
-            throw .usage("\(path): holds a \(envelope.kind.rawValue) document, a root envelope is needed")
+            throw .usage("\(path): holds a document of type \(envelope.kind.rawValue), a root envelope is needed")
         }
         let root: VerifiedRoot
         do {
@@ -82,7 +82,7 @@ enum Load {
         let envelope = try envelope(path)
         guard envelope.kind == .pins else {
             throw .usage(
-                "\(path): holds a \(envelope.kind.rawValue) document, a manifest envelope is needed")
+                "\(path): holds a document of type \(envelope.kind.rawValue), a manifest envelope is needed")
         }
         do { return (envelope, try ManifestPayload.parse(envelope.payload)) } catch {
             throw .failure(located(error, path).description)

@@ -224,69 +224,12 @@ public enum LogVerification {
         do { checkpoint = try Checkpoint.parse(note.text, hasher: hasher) } catch { throw .malformedCheckpoint(error) }
         guard NoteText.equal(checkpoint.origin, policy.origin) else { throw .wrongOrigin(checkpoint.origin) }
 
-        // 1. The log signature.
-        do {
-            guard !(try note.verify(keys: [policy.logKey], verifier: crypto.verifier)).isEmpty else {
-                throw LogVerificationError.logSignatureMissing
-            }
-        } catch let error as LogVerificationError {
-            throw error
-        } catch {
-            throw .logSignatureInvalid
-        }
-
-        // 2. A quorum of cosignatures by distinct listed witness keys.
-        var cosigned = [(name: String, time: UInt64)]()
-        for witness in policy.witnesses {
-            let valid: [VerifiedNoteSignature]
-            do { valid = try note.verify(keys: [witness.key], verifier: crypto.verifier) } catch {
-                throw .cosignatureInvalid(witness: witness.name)
-            }
-            if let time = valid.first?.timestamp { cosigned.append((witness.name, time)) }
-        }
-        guard cosigned.count >= policy.quorum else { throw .quorumNotMet(valid: cosigned.count, quorum: policy.quorum) }
-        cosigned.sort { $0.time > $1.time }
+        try checkLogSignature(note, policy: policy, crypto: crypto)
+        let cosigned = try quorumCosignatures(note, policy: policy, crypto: crypto)
         let quorumTime = Int64(clamping: cosigned[policy.quorum - 1].time)
-
-        // 3. The inclusion of the last entry.
-        guard checkpoint.size > 0, proof.index == checkpoint.size - 1 else {
-            throw .notLastEntry(index: proof.index, size: checkpoint.size)
-        }
-        guard let extra = proof.extra else { throw .headMissing }
-        let head: HeadRecord
-        do { head = try HeadRecord.parse(extra) } catch { throw .malformedHead(error) }
-        do { try proof.verifyInclusion(leafHash: hasher.leafHash(extra), checkpoint: checkpoint, hasher: hasher) } catch
-        {
-            throw .inclusionFailed(error)
-        }
-
-        // 4. The head names the served manifest and the client's newest root.
-        guard head.sequence >= 0, UInt64(head.sequence) == proof.index else {
-            throw .sequenceMismatch(sequence: head.sequence, index: proof.index)
-        }
-        guard head.scope == manifest.scope else { throw .scopeMismatch(head.scope) }
-        if head.rootVersion > newestRoot.version {
-            throw .rootLoggedNotServed(logged: head.rootVersion, newest: newestRoot.version)
-        }
-        guard head.rootVersion == newestRoot.version, head.rootPayloadSHA256 == newestRoot.payloadSHA256 else {
-            throw .rootMismatch(logged: head.rootVersion, newest: newestRoot.version)
-        }
-        guard head.manifestRootVersion == manifest.rootVersion, head.manifestVersion == manifest.version,
-            head.manifestPayloadSHA256 == manifest.payloadSHA256
-        else { throw .manifestNotLogged(loggedVersion: head.manifestVersion, servedVersion: manifest.version) }
-
-        // 5. Not smaller than the stored checkpoint; the same size with another hash is equivocation.
-        if let stored, NoteText.equal(stored.checkpoint.origin, checkpoint.origin) {
-            if checkpoint.size < stored.checkpoint.size {
-                throw .checkpointShrank(stored: stored.checkpoint.size, received: checkpoint.size)
-            }
-            if checkpoint.size == stored.checkpoint.size, checkpoint.rootHash != stored.checkpoint.rootHash {
-                throw .equivocation(
-                    Equivocation(
-                        stored: stored.checkpoint, storedNote: stored.note, received: checkpoint,
-                        receivedNote: note.bytes))
-            }
-        }
+        let head = try includedHead(proof, checkpoint: checkpoint, hasher: hasher)
+        try checkHeadNames(head, index: proof.index, manifest: manifest, newestRoot: newestRoot)
+        try checkAgainstStored(stored, checkpoint: checkpoint, note: note)
 
         // 6. Freshness from t_q. A t_q ahead of `now` counts as age 0 and is stored as `now`,
         // once: when the stored checkpoint is the same tree, its stored t_q stays, so
@@ -306,5 +249,93 @@ public enum LogVerification {
             head: head, witnesses: cosigned.map(\.name), futureCosignatures: future.map(\.name),
             quorumTimeInFuture: quorumTime > skewLimit,
             freshness: LogFreshness.evaluate(quorumTime: effectiveQuorumTime, now: now, policy: policy))
+    }
+
+    /// 1. The log's own signature on the checkpoint.
+    private static func checkLogSignature(
+        _ note: SignedNote, policy: LogPolicy, crypto: CryptoProvider
+    ) throws(LogVerificationError) {
+        do {
+            guard !(try note.verify(keys: [policy.logKey], verifier: crypto.verifier)).isEmpty else {
+                throw LogVerificationError.logSignatureMissing
+            }
+        } catch let error as LogVerificationError {
+            throw error
+        } catch {
+            throw .logSignatureInvalid
+        }
+    }
+
+    /// 2. A quorum of cosignatures by distinct listed witness keys.
+    ///
+    /// - Returns: the witnesses whose cosignature verified and their times (POSIX seconds),
+    ///   newest first; at least `policy.quorum` of them.
+    private static func quorumCosignatures(
+        _ note: SignedNote, policy: LogPolicy, crypto: CryptoProvider
+    ) throws(LogVerificationError) -> [(name: String, time: UInt64)] {
+        var cosigned = [(name: String, time: UInt64)]()
+        for witness in policy.witnesses {
+            let valid: [VerifiedNoteSignature]
+            do { valid = try note.verify(keys: [witness.key], verifier: crypto.verifier) } catch {
+                throw .cosignatureInvalid(witness: witness.name)
+            }
+            if let time = valid.first?.timestamp { cosigned.append((witness.name, time)) }
+        }
+        guard cosigned.count >= policy.quorum else { throw .quorumNotMet(valid: cosigned.count, quorum: policy.quorum) }
+        cosigned.sort { $0.time > $1.time }
+        return cosigned
+    }
+
+    /// 3. The proof's entry is the checkpoint's last, and its head record is included.
+    private static func includedHead(
+        _ proof: TlogProof, checkpoint: Checkpoint, hasher: MerkleHasher
+    ) throws(LogVerificationError) -> HeadRecord {
+        guard checkpoint.size > 0, proof.index == checkpoint.size - 1 else {
+            throw .notLastEntry(index: proof.index, size: checkpoint.size)
+        }
+        guard let extra = proof.extra else { throw .headMissing }
+        let head: HeadRecord
+        do { head = try HeadRecord.parse(extra) } catch { throw .malformedHead(error) }
+        do { try proof.verifyInclusion(leafHash: hasher.leafHash(extra), checkpoint: checkpoint, hasher: hasher) } catch
+        {
+            throw .inclusionFailed(error)
+        }
+        return head
+    }
+
+    /// 4. The head names the served manifest and the client's newest root.
+    private static func checkHeadNames(
+        _ head: HeadRecord, index: UInt64, manifest: ManifestIdentity, newestRoot: RootIdentity
+    ) throws(LogVerificationError) {
+        guard head.sequence >= 0, UInt64(head.sequence) == index else {
+            throw .sequenceMismatch(sequence: head.sequence, index: index)
+        }
+        guard head.scope == manifest.scope else { throw .scopeMismatch(head.scope) }
+        if head.rootVersion > newestRoot.version {
+            throw .rootLoggedNotServed(logged: head.rootVersion, newest: newestRoot.version)
+        }
+        guard head.rootVersion == newestRoot.version, head.rootPayloadSHA256 == newestRoot.payloadSHA256 else {
+            throw .rootMismatch(logged: head.rootVersion, newest: newestRoot.version)
+        }
+        guard head.manifestRootVersion == manifest.rootVersion, head.manifestVersion == manifest.version,
+            head.manifestPayloadSHA256 == manifest.payloadSHA256
+        else { throw .manifestNotLogged(loggedVersion: head.manifestVersion, servedVersion: manifest.version) }
+    }
+
+    /// 5. Not smaller than the stored checkpoint of the same origin; the same size with
+    /// another hash is equivocation.
+    private static func checkAgainstStored(
+        _ stored: StoredCheckpoint?, checkpoint: Checkpoint, note: SignedNote
+    ) throws(LogVerificationError) {
+        guard let stored, NoteText.equal(stored.checkpoint.origin, checkpoint.origin) else { return }
+        if checkpoint.size < stored.checkpoint.size {
+            throw .checkpointShrank(stored: stored.checkpoint.size, received: checkpoint.size)
+        }
+        if checkpoint.size == stored.checkpoint.size, checkpoint.rootHash != stored.checkpoint.rootHash {
+            throw .equivocation(
+                Equivocation(
+                    stored: stored.checkpoint, storedNote: stored.note, received: checkpoint,
+                    receivedNote: note.bytes))
+        }
     }
 }

@@ -42,6 +42,7 @@ extension Publisher {
     ) throws(PublishError) -> [LogRefreshOutcome] {
         let scopes = try PublishTree.file { () throws(PublishFileError) in try PublishFiles.list(repo + "/v1") }
             .filter { (try? Scope.validate($0)) != nil }.sorted()
+        guard !scopes.isEmpty else { throw .usage("\(repo) holds no published scope (no v1/SCOPE directory)") }
         var outcomes: [LogRefreshOutcome] = []
         for scope in scopes {
             do throws(PublishError) {

@@ -47,7 +47,6 @@ import Testing
             ["key", "note-vkey", "@log.pub", "--name", "has space", "--type", "log"],
             ["key", "note-vkey", "@log.pub", "--name", "a+b", "--type", "log"],
             ["key", "note-vkey", "@log.pub", "--name", "", "--type", "log"],
-            ["key", "note-vkey", "@missing.pub", "--name", "n", "--type", "log"],
             ["key", "note-vkey", "@log.key", "--name", "n", "--type", "log"],
             ["key", "note-vkey", "--name", "n", "--type", "log"],
         ] {
@@ -55,6 +54,10 @@ import Testing
             #expect(result.status == 2, "\(arguments): \(result.status) \(result.err)")
             #expect(result.out.isEmpty)
         }
+        // A key file that cannot be read is an I/O error, as for every other command.
+        let missing = workspace.run(["key", "note-vkey", "@missing.pub", "--name", "n", "--type", "log"])
+        #expect(missing.status == 3, "\(missing.status) \(missing.err)")
+        #expect(missing.out.isEmpty)
     }
 
     func logFlags(witnesses: Int = 4, quorum: Int = 3) -> [String] {
@@ -195,7 +198,7 @@ import Testing
         #expect(!workspace.exists("next.json"))
     }
 
-    @Test func everyBadLogValueExitsTwoAndWritesNothing() throws {
+    @Test func everyBadLogValueIsRefusedAndWritesNothing() throws {
         let workspace = try keyedWorkspace()
         let good = logFlags()
         func replacing(_ option: String, with value: String) -> [String] {
@@ -235,9 +238,12 @@ import Testing
             ),
             ("one witness name twice", good + ["--witness", "w1.example=w2.pub@https://w9.example/w"]),
         ]
+        // A key file that cannot be read is an I/O error (3); every other bad value is a usage error.
+        let unreadable: Set = ["missing witness key", "missing log key file"]
         for (label, flags) in cases {
             let result = workspace.run(initArguments(workspace, extra: flags))
-            #expect(result.status == 2, "\(label): exit \(result.status) \(result.err)")
+            #expect(
+                result.status == (unreadable.contains(label) ? 3 : 2), "\(label): exit \(result.status) \(result.err)")
             #expect(!workspace.exists("root-payload.json"), "\(label): nothing written")
         }
     }

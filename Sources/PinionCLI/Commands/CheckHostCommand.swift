@@ -45,7 +45,8 @@ struct CheckHostCommand: Command {
             case .manifestPayload(let parsed, _): payload = parsed
             case .envelope(let envelope, _):
                 guard envelope.kind == .pins else {
-                    throw CLIError.usage("\(file): holds a \(envelope.kind.rawValue) document, a manifest is needed")
+                    throw CLIError.usage(
+                        "\(file): holds a document of type \(envelope.kind.rawValue), a manifest is needed")
                 }
                 payload = try Load.manifestEnvelope(file).1
             case .rootPayload: throw CLIError.usage("\(file): is a root payload, not a manifest")

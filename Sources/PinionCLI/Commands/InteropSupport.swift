@@ -37,7 +37,8 @@ enum VerifiedManifestFile {
         }
         let envelope = try Load.envelope(path)
         guard envelope.kind == .pins else {
-            throw CLIError.usage("\(path): holds a \(envelope.kind.rawValue) document, a manifest envelope is needed")
+            throw CLIError.usage(
+                "\(path): holds a document of type \(envelope.kind.rawValue), a manifest envelope is needed")
         }
         do {
             let manifest = try ManifestVerifier.verify(envelope.serialized(), under: chain.newest, crypto: crypto)

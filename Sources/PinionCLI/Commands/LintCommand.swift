@@ -130,7 +130,7 @@ struct LintCommand: Command {
         {
             let envelope = try Load.envelope(path)
             guard envelope.kind == .pins else {
-                throw .usage("\(path): holds a \(envelope.kind.rawValue) document, a manifest is needed")
+                throw .usage("\(path): holds a document of type \(envelope.kind.rawValue), a manifest is needed")
             }
             payloadBytes = envelope.payload
             prefix = "payload."

@@ -179,7 +179,10 @@ enum RootLogOptions {
     {
         let key: Ed25519PublicKey
         do { key = try KeyFile.readPublicKey(path: path) } catch {
-            throw CLIError.usage("--\(option): \(path): \(error)")
+            // The key file's own message names the path; its category sets the exit code
+            // (a missing file is an I/O error, 3, as everywhere else).
+            let cause = CLIError.from(error)
+            throw CLIError(exitCode: cause.exitCode, "--\(option): \(cause.message)")
         }
         do { return try NoteVerifierKey(name: name, type: type, publicKey: key.raw, hasher: crypto.hasher) } catch {
             throw CLIError.usage("--\(option): the name \"\(name)\" is not a valid note key name: \(error)")

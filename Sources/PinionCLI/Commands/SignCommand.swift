@@ -52,6 +52,9 @@ struct SignCommand: Command {
         let out = try arguments.required("out")
         let keyPaths = arguments.values("key")
         guard !keyPaths.isEmpty else { throw CLIError.usage("at least one --key is required") }
+        if arguments.flag("allow-foreign-key"), arguments.value("root") == nil {
+            throw CLIError.usage("--allow-foreign-key needs --root: without a root no key is foreign")
+        }
         let replace = try checkOutput(out, input: input, arguments)
         // The payload inside an envelope passes the same strict checks as a bare one.
         let document = try ReviewedDocument.load(input)
