@@ -13,14 +13,16 @@ import Testing
     let rsyncUpload = repository + "/deploy/rsync/upload"
     let s3Upload = repository + "/deploy/s3/upload"
     let scope = "v1/com.example.app"
+    static let pinA = "sha256/" + Data(repeating: 0xA1, count: 32).base64EncodedString()
+    static let pinB = "sha256/" + Data(repeating: 0xB2, count: 32).base64EncodedString()
 
     /// root.json and m1.json published to tree/, m2.json signed (not published).
     func world() throws -> Workspace {
-        let w = try Workspace()
+        let w = try Workspace(prefix: "pinion-upload", files: [:])
         w.standardRoot()
         w.ok(["publish", "--repo", "@tree", "@root.json"])
         w.ok(["manifest", "init", "--root", "@root.json", "--expires-in", "30d", "-o", "@p1.json"])
-        w.ok(["manifest", "set-domain", "@p1.json", "api.example.com", "--pin", pinA, "--pin", pinB])
+        w.ok(["manifest", "set-domain", "@p1.json", "api.example.com", "--pin", Self.pinA, "--pin", Self.pinB])
         w.ok(["sign", "--key", "@pins.key", "@p1.json", "-o", "@m1.json"])
         w.ok(["publish", "--repo", "@tree", "@m1.json"])
         w.ok([
