@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "PinionCore", targets: ["PinionCore"]),
         .library(name: "PinionCrypto", targets: ["PinionCrypto"]),
         .library(name: "PinionLog", targets: ["PinionLog"]),
+        .library(name: "PinionLogWriter", targets: ["PinionLogWriter"]),
         .library(name: "PinionTrust", targets: ["PinionTrust"]),
         .library(name: "PinionLinux", targets: ["PinionLinux"]),
         .library(name: "PinionApple", targets: ["PinionApple"]),
@@ -76,9 +77,12 @@ let package = Package(
             ]
         ),
         // The transparency log code that clients, the auditor, the publisher and the witness share
-        // (docs/DESIGN.md section 12), in pure Swift: Merkle hashing and proofs, tiles and their
-        // writer, signed notes, checkpoints, head records, tlog-proof and its verification.
+        // (docs/DESIGN.md section 12), in pure Swift: Merkle hashing and proofs, tiles, signed
+        // notes, checkpoints, head records, tlog-proof and its verification.
         .target(name: "PinionLog", dependencies: ["PinionCore"]),
+        // The log's tile writer (`TileLogAppender`), in pure Swift: what the publisher runs and
+        // test fixtures use to build a log, kept out of what apps link.
+        .target(name: "PinionLogWriter", dependencies: ["PinionCore", "PinionLog"]),
         // Every trust decision a client on any platform makes, in pure Swift (no C module):
         // refresh state machine and its log step, merge, evaluation, state store, schedule,
         // reports, transport and storage protocols (docs/DESIGN.md sections 4-8).
@@ -102,7 +106,8 @@ let package = Package(
         .target(
             name: "PinionPublisher",
             dependencies: [
-                "PinionCore", "PinionLog", "PinionTrust", linuxOnly("PinionCrypto"), linuxOnly("PinionSystem"),
+                "PinionCore", "PinionLog", "PinionLogWriter", "PinionTrust", linuxOnly("PinionCrypto"),
+                linuxOnly("PinionSystem"),
             ]),
         // The auditor: a whole published tree checked from public files (docs/DESIGN.md section 10).
         .target(
@@ -146,7 +151,9 @@ let package = Package(
         // and CSodium serve as oracles and signers; the Go cross-check reads Interop/.
         .testTarget(
             name: "PinionLogTests",
-            dependencies: ["PinionLog", "PinionPublisher", "PinionTrust", "PinionCore", "PinionCrypto"],
+            dependencies: [
+                "PinionLog", "PinionLogWriter", "PinionPublisher", "PinionTrust", "PinionCore", "PinionCrypto",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionCryptoTests", dependencies: ["PinionCore", "PinionCrypto", "PinionSystem", "COpenSSL"],
@@ -163,7 +170,7 @@ let package = Package(
         // in-memory StateStorage. No OpenSSL, no CLI; must compile unchanged on macOS.
         .testTarget(
             name: "PinionTrustTests",
-            dependencies: ["PinionCore", "PinionLog", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
+            dependencies: ["PinionCore", "PinionLog", "PinionLogWriter", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",
@@ -195,8 +202,8 @@ let package = Package(
         .testTarget(
             name: "PinionAuditTests",
             dependencies: [
-                "PinionAudit", "PinionCLI", "PinionCore", "PinionLog", "PinionTrust", "PinionSystem",
-                "PinionCrypto", "PinionTestSupport",
+                "PinionAudit", "PinionCLI", "PinionCore", "PinionLog", "PinionLogWriter", "PinionTrust",
+                "PinionSystem", "PinionCrypto", "PinionTestSupport",
             ]),
         // The compromise drills of docs/THREAT_MODEL.md: the real CLI, SDK and publisher end to end.
         .testTarget(

@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "PinionCrypto", package: "Pinion"),
                 .product(name: "PinionLinux", package: "Pinion"),
                 .product(name: "PinionLog", package: "Pinion"),
+                .product(name: "PinionLogWriter", package: "Pinion"),
                 .product(name: "PinionTrust", package: "Pinion"),
                 .product(name: "PinionPublisher", package: "Pinion"),
             ]),

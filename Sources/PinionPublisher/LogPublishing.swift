@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionLog
+import PinionLogWriter
 
 /// Why a publishing step was refused.
 public enum LogPublishingError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -4,6 +4,7 @@
 import Foundation
 import PinionCore
 import PinionLog
+import PinionLogWriter
 import PinionSystem
 import PinionTrust
 

@@ -5,6 +5,7 @@ import PinionAudit
 import PinionCore
 import PinionCrypto
 import PinionLog
+import PinionLogWriter
 import PinionSystem
 import PinionTestSupport
 import PinionTrust

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionLog
+import PinionLogWriter
 import PinionTrust
 
 /// A log of head records for scope "example", its keys (from fixed seeds) and three witnesses.

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionLog
+import PinionLogWriter
 import PinionPublisher
 import PinionTrust
 import Testing

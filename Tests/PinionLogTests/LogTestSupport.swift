@@ -3,6 +3,7 @@
 import PinionCore
 import PinionCrypto
 import PinionLog
+import PinionLogWriter
 import PinionTrust
 
 let crypto = CryptoProvider.sodium

@@ -2,6 +2,7 @@
 
 import PinionCore
 import PinionLog
+import PinionLogWriter
 import PinionTrust
 import Testing
 

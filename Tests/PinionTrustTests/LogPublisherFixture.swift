@@ -3,6 +3,7 @@
 import Foundation
 import PinionCore
 import PinionLog
+import PinionLogWriter
 import PinionTrust
 import PinionTrustTestSupport
 

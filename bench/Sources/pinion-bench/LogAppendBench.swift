@@ -4,6 +4,7 @@ import Foundation
 import PinionCore
 import PinionCrypto
 import PinionLog
+import PinionLogWriter
 import PinionPublisher
 import PinionTrust
 

@@ -5,6 +5,7 @@ import PinionCore
 import PinionCrypto
 import PinionLinux
 import PinionLog
+import PinionLogWriter
 
 /// One scope published twice, with and without a `log` member: the same keys and the same
 /// manifest payload (signed under each root), a log of `logSize` heads whose last names the

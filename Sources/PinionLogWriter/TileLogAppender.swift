@@ -1,5 +1,8 @@
 // Appends entries to a tiled log in O(log n): reads only the right-edge partial tiles, returns the tiles to write.
 
+import PinionCore
+import PinionLog
+
 /// One tile or entry bundle to store under the log prefix (`v1/{scope}/log/` + `tile.path`).
 public struct TileWrite: Sendable, Equatable {
     /// Which tile or bundle.
