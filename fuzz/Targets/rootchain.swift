@@ -10,25 +10,14 @@
 import PinionCore
 import PinionCrypto
 
-private struct PermissiveVerifier: Ed25519Verifier {
-    func isValidSignature(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
-        signature.count == 64 && publicKey.count == 32 && signature[0] & 1 == 0
-    }
-
-    func isUsablePublicKey(_ publicKey: [UInt8]) -> Bool {
-        SodiumEd25519Verifier().isUsablePublicKey(publicKey)
-    }
-}
-
 private let sodium = CryptoProvider.sodium
-private let permissive = CryptoProvider(verifier: PermissiveVerifier(), hasher: SodiumSHA256())
 private let now = Timestamp(secondsSince1970: 1_796_029_200)  // 2026-11-30T09:00:00Z
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRootChain(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let parts = fuzzInput(data, size).split(separator: 0, omittingEmptySubsequences: false).map(Array.init)
     guard let anchor = parts.first else { return 0 }
-    for crypto in [sodium, permissive] {
+    for crypto in [sodium, permissiveCrypto] {
         var chain: RootChain
         do {
             chain = try RootChain(anchor: anchor, crypto: crypto)
