@@ -32,7 +32,7 @@ enum PollLabel: Hashable, Sendable {
             self = .none
             return
         }
-        guard let token = PollToken(query: query), let have = Int64(exactly: token.have) else {
+        guard let held = PollToken.heldVersion(query: query), let have = Int64(exactly: held) else {
             self = .invalid
             return
         }

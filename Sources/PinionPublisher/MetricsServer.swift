@@ -62,14 +62,21 @@ final class ServerServices: Sendable {
 
 /// The plain-HTTP metrics listener. Up to `maximumConcurrentScrapes` connections are served
 /// at once, each on a thread of its own, closed after its response, and the whole
-/// request (every read) must arrive within `timeoutMilliseconds`, so a slow or idle client
-/// cannot stall scrapes or /healthz. Connections over the limit are closed at once.
+/// request (every read) must arrive within `timeoutMilliseconds`. When every slot is taken,
+/// a new connection takes the slot of the oldest one still waiting for its request (a
+/// scraper sends its request as soon as it connects; only idle or trickling clients wait),
+/// so idle clients cannot lock scrapes or /healthz out; only when every slot is writing a
+/// response is the new connection closed at once. A flood of new connections can still
+/// crowd out a scraper: bind the listener where only the monitoring network reaches it.
 final class MetricsServer: Sendable {
     /// Milliseconds a whole request may take to arrive, and one write may wait.
     static let timeoutMilliseconds: Int32 = 5_000
     /// Connections served at once; the listener is for a few scrapers and health checks.
     static let maximumConcurrentScrapes = 8
     private let slots = DispatchSemaphore(value: MetricsServer.maximumConcurrentScrapes)
+    /// Connections still reading their request, oldest first, by serial number.
+    private let waiting = Mutex<[(serial: UInt64, connection: TCPConnection)]>([])
+    private let serials = Atomic<UInt64>(0)
 
     private let listener: TCPListener
     private let services: ServerServices
@@ -108,14 +115,18 @@ final class MetricsServer: Sendable {
         let thread = Thread { [self] in
             while !stopping.load(ordering: .relaxed) {
                 guard let connection = listener.accept(timeoutMilliseconds: 200) else { continue }
-                // Over the limit: closed at once (released here), never queued behind others.
-                guard slots.wait(timeout: .now()) == .success else { continue }
+                guard takeSlot() else { continue }  // Closed at once (released here).
+                let serial = serials.wrappingAdd(1, ordering: .relaxed).oldValue
+                waiting.withLock { $0.append((serial, connection)) }
                 // A thread of its own, not the shared dispatch pool: the handler blocks on
                 // reads for up to the timeout, and on 2 cores a pool busy with other work
                 // (or with idle scrapers) would make a scrape wait behind them.
                 let handler = Thread { [self] in
-                    defer { slots.signal() }
-                    handle(connection)
+                    defer {
+                        received(serial)
+                        slots.signal()
+                    }
+                    handle(connection, serial: serial)
                 }
                 handler.stackSize = 1 << 20
                 handler.start()
@@ -124,6 +135,20 @@ final class MetricsServer: Sendable {
         }
         thread.stackSize = 1 << 20
         thread.start()
+    }
+
+    /// A free slot, or the slot of the oldest connection still waiting for its request (shut
+    /// down, so that its handler returns at once); false when every slot is writing a response.
+    private func takeSlot() -> Bool {
+        if slots.wait(timeout: .now()) == .success { return true }
+        guard let oldest = waiting.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return false }
+        oldest.connection.shutdown()
+        return slots.wait(timeout: .now() + .milliseconds(Int(Self.timeoutMilliseconds))) == .success
+    }
+
+    /// The connection `serial` has its request (or is done): it no longer gives way.
+    private func received(_ serial: UInt64) {
+        waiting.withLock { $0.removeAll { $0.serial == serial } }
     }
 
     /// Stops accepting and waits for the thread.
@@ -135,7 +160,7 @@ final class MetricsServer: Sendable {
         finished.wait()
     }
 
-    private func handle(_ connection: TCPConnection) {
+    private func handle(_ connection: TCPConnection, serial: UInt64) {
         var buffer: [UInt8] = []
         var clock = HTTPDateClock()
         clock.update()
@@ -152,6 +177,7 @@ final class MetricsServer: Sendable {
             buffer += chunk
             do {
                 if case .complete(let head, _) = try HTTPRequestParser.parse(buffer[...], limits: limits) {
+                    received(serial)
                     let response = respond(to: head, date: clock.httpDate)
                     connection.write(response.head + response.body, timeoutMilliseconds: Self.timeoutMilliseconds)
                     return

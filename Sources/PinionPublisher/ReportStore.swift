@@ -198,6 +198,10 @@ public final class ReportStore: Sendable {
             if !tables.isEmpty, !tables.contains("schema_version") {
                 throw ReportStoreError.notAReportStore("it has tables but no schema_version table")
             }
+            // A reader (`pinion reports`) never turns an empty file into a store.
+            if !create, tables.isEmpty {
+                throw ReportStoreError.notAReportStore("it is empty (no tables): nothing was ever stored in it")
+            }
             try database.execute("PRAGMA foreign_keys = ON")
             // Evicted and pruned rows are overwritten, not left readable in free pages.
             try database.execute("PRAGMA secure_delete = ON")

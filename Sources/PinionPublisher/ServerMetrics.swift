@@ -30,9 +30,10 @@ public enum RequestPathClass: Int, Sendable, CaseIterable {
 
     private static func classify(_ bytes: Span<UInt8>) -> RequestPathClass {
         func matches(_ part: String, at offset: Int) -> Bool {
-            let part = part.utf8
+            let part = part.utf8.span
             guard offset >= 0, offset + part.count <= bytes.count else { return false }
-            return part.enumerated().allSatisfy { bytes[offset + $0.offset] == $0.element }
+            for index in 0..<part.count where bytes[offset + index] != part[index] { return false }
+            return true
         }
         func endsWith(_ suffix: String) -> Bool { matches(suffix, at: bytes.count - suffix.utf8.count) }
         func contains(_ part: String) -> Bool {

@@ -149,10 +149,11 @@ public final class TCPListener: Sendable {
 }
 
 /// One accepted TCP connection with deadline-bounded reads and writes. Used by one thread at
-/// a time: the accepting thread hands it over to the one that serves it.
+/// a time: the accepting thread hands it over to the one that serves it; only `shutdown()`
+/// may come from another thread.
 ///
-/// `@unchecked Sendable`: the descriptor is immutable and the object is never used by two
-/// threads at once (ownership moves with the hand-over).
+/// `@unchecked Sendable`: the descriptor is immutable, reads and writes come from one thread
+/// at a time (ownership moves with the hand-over), and shutdown(2) is safe beside them.
 public final class TCPConnection: @unchecked Sendable {
     private let descriptor: Int32
 
@@ -163,6 +164,13 @@ public final class TCPConnection: @unchecked Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Shuts the connection down in both directions (shutdown(2), `SHUT_RDWR`): a read or
+    /// write waiting on it in another thread returns at once (empty, or false). The
+    /// descriptor stays open until the object is released.
+    public func shutdown() {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
 
     /// Reads at most `maximum` bytes, waiting up to `timeoutMilliseconds`.
     ///

@@ -83,6 +83,14 @@ public struct PollToken: Sendable, Equatable, CustomStringConvertible {
         base = String(decoding: query.utf8.suffix(16), as: UTF8.self)
     }
 
+    /// The held version of a query that is exactly `have=V&base=B`, read as `init?(query:)`
+    /// reads it but without making the `base` string: for counters on a publisher's request
+    /// path.
+    ///
+    /// - Parameter query: the request target's query, after `?`.
+    /// - Returns: V, or nil for anything `init?(query:)` refuses.
+    package static func heldVersion(query: Substring) -> UInt64? { parse(query.utf8) }
+
     private enum ParsePhase { case haveKey, version, baseKey, base }
 
     private static let haveKey = Array("have=".utf8)

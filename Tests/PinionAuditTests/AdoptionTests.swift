@@ -101,7 +101,10 @@ import Testing
             "have=1%32&base=\(Self.base)",
         ] {
             #expect(PollToken(query: Substring(query)) == nil, "\(query)")
+            #expect(PollToken.heldVersion(query: Substring(query)) == nil, "\(query)")
         }
+        #expect(PollToken.heldVersion(query: "have=12&base=\(Self.base)") == 12)
+        #expect(PollToken.heldVersion(query: "have=0&base=\(Self.base)") == 0)
     }
 
     /// The fleet of `Fleet`, judged in the library: 7 of 10 polls and 4 of 7 prefixes accept.

@@ -207,11 +207,12 @@ import Testing
         let (publisher, metricsURL) = try server(tree)
         defer { publisher.drain(timeout: 5) }
         let port = try #require(URL(string: metricsURL)?.port.map { UInt16($0) })
-        // Three connections that send nothing (one sends a first byte and stops): served one
-        // at a time, each held the listener for its 5-second read timeout.
+        // Ten connections that send nothing (one sends a first byte and stops), more than the
+        // listener's 8 slots, each of which a connection may hold for its 5-second request
+        // deadline: a scrape takes the slot of the oldest, instead of being shut out.
         var idle: [Int32] = []
         defer { for descriptor in idle { close(descriptor) } }
-        for _ in 0..<3 {
+        for _ in 0..<10 {
             idle.append(
                 try SocketSupport.connectTCP(address: "127.0.0.1", port: port, attemptTimeout: 5, deadline: nil))
         }

@@ -294,16 +294,22 @@ struct AdoptionCommand: Command {
         for scope in scopes {
             context.print(
                 TerminalText.escape("scope \(scope.scope): \(scope.polls) polls from \(scope.prefixes) prefixes"))
-            context.print("  have      base              polls            prefixes")
-            for bucket in scope.buckets {
+            // Columns widen for long values (a version may have up to 19 digits); never cut.
+            func padded(_ text: String, _ width: Int) -> String {
+                text + String(repeating: " ", count: max(0, width - text.count))
+            }
+            let rows = scope.buckets.map { bucket in
                 let (have, base) = heldText(bucket.held)
                 let polls = "\(bucket.polls) (\(percent(100 * Double(bucket.polls) / Double(scope.polls)))%)"
                 let prefixes =
                     "\(bucket.prefixes) (\(percent(100 * Double(bucket.prefixes) / Double(scope.prefixes)))%)"
+                return (have, base, polls, prefixes)
+            }
+            let haveWidth = max(9, rows.map(\.0.count).max() ?? 0)
+            context.print("  " + padded("have", haveWidth) + " base              polls            prefixes")
+            for (have, base, polls, prefixes) in rows {
                 context.print(
-                    "  " + have.padding(toLength: 9, withPad: " ", startingAt: 0) + " "
-                        + base.padding(toLength: 17, withPad: " ", startingAt: 0) + " "
-                        + polls.padding(toLength: 16, withPad: " ", startingAt: 0) + " " + prefixes)
+                    "  " + padded(have, haveWidth) + " " + padded(base, 17) + " " + padded(polls, 16) + " " + prefixes)
             }
         }
         if malformed > 0 { context.print("malformed lines: \(malformed)") }

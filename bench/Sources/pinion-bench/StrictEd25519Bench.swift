@@ -1,7 +1,8 @@
 // Benchmark 5: StrictEd25519Verifier (pure-Swift point validation; wrapper around a permissive OpenSSL
 // EVP verifier) against libsodium on N fixed-seed cases each: differences counted, rates compared.
 // The case kinds are those of Tests/PinionPortableCryptoTests (SignatureCases.swift), rebuilt here
-// on BenchSodium because the bench package sees only the main package's products.
+// on BenchSodium, and the EVP verifier is the test oracle's (Oracles.swift) again, because the bench
+// package sees only the main package's products, and a permissive verifier must not be one.
 
 import BenchOpenSSL
 import BenchSodium
@@ -46,14 +47,8 @@ private struct EVPVerifier: Ed25519Verifier {
 }
 
 private func hex(_ text: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var index = text.startIndex
-    while index < text.endIndex {
-        let next = text.index(index, offsetBy: 2)
-        out.append(UInt8(text[index..<next], radix: 16) ?? 0)
-        index = next
-    }
-    return out
+    guard let bytes = Hex.decodeLowercase(text) else { fail("not lowercase hex: \(text)") }
+    return bytes
 }
 
 private let order = hex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
