@@ -143,7 +143,7 @@ private let specNote =
         #expect(throws: NoteError.unsupportedKeyType(2)) {
             try NoteVerifierKey(parsing: parts[0] + "+" + parts[1] + "+" + type2, hasher: crypto.hasher)
         }
-        for name in ["", "a b", "a+b", "a\u{00A0}b", "a\tb"] {
+        for name in ["", "a b", "a+b", "a\u{00A0}b", "a\tb", "a\u{1B}[31mb", "a\u{7F}b", "a\u{85}b"] {
             #expect(throws: NoteError.invalidKeyName(name)) {
                 try NoteVerifierKey(name: name, type: .ed25519, publicKey: signer.publicKey, hasher: crypto.hasher)
             }

@@ -127,7 +127,7 @@ struct ExportCommand: Command {
         if let out = arguments.value("out") {
             try Files.writeAtomically(Array(text.utf8), to: out, replace: arguments.flag("force"))
             context.err(
-                "wrote \(out): \(format), \(selection.domains.count) domain(s) from manifest version \(payload.version)\n"
+                "wrote \(TerminalText.escape(out)): \(format), \(selection.domains.count) domain(s) from manifest version \(payload.version)\n"
             )
         } else {
             if arguments.flag("force") { throw CLIError.usage("--force is only used with -o") }

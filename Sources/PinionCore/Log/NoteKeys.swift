@@ -14,7 +14,7 @@ public enum NoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedSignatureLine(Int)
     /// More signature lines than the limit; carries the limit.
     case tooManySignatures(limit: Int)
-    /// A key name that is empty or holds a space or `+`.
+    /// A key name that is empty or holds a space, a control character or `+`.
     case invalidKeyName(String)
     /// A verifier key string that is not `name+hex8+base64(type||key)`; carries the reason.
     case malformedVerifierKey(String)
@@ -34,7 +34,8 @@ public enum NoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedNote(let reason): return "malformed note: \(reason)"
         case .malformedSignatureLine(let line): return "signature line \(line) is not '— <name> <base64>'"
         case .tooManySignatures(let limit): return "the note has more than \(limit) signature lines"
-        case .invalidKeyName(let name): return "invalid key name '\(name)' (empty, or holds a space or '+')"
+        case .invalidKeyName(let name):
+            return "invalid key name '\(name)' (empty, or holds a space, a control character or '+')"
         case .malformedVerifierKey(let reason): return "malformed verifier key: \(reason)"
         case .unsupportedKeyType(let type): return "unsupported note key type 0x\(Hex.encode([type]))"
         case .badSignature(let name): return "the signature by \(name) does not verify"
@@ -114,11 +115,16 @@ public struct NoteVerifierKey: Sendable, Equatable, Hashable {
         name + "+" + Hex.encode(NoteVerifierKey.bigEndian(keyID)) + "+" + Base64.encode([type.rawValue] + publicKey)
     }
 
-    /// Checks a key name: non-empty, no Unicode white space, no `+`.
+    /// Checks a key name: non-empty, no Unicode white space, no `+` (C2SP signed-note), and no
+    /// control character: a name is printed and pasted, and a control character would make the
+    /// printed key string differ from the one its key ID was computed over.
     ///
     /// - Throws: `NoteError.invalidKeyName`.
     public static func validateName(_ name: String) throws(NoteError) {
-        guard !name.isEmpty, !name.contains("+"), !name.unicodeScalars.contains(where: { $0.properties.isWhitespace })
+        guard !name.isEmpty, !name.contains("+"),
+            !name.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || $0.properties.generalCategory == .control
+            })
         else { throw .invalidKeyName(name) }
     }
 
