@@ -6,15 +6,16 @@ import PinionLog
 /// Why a refresh step was refused. Every refusal leaves the state and the effective
 /// policy as they were.
 ///
-/// A struct over an internal code, as async-http-client's `HTTPClientError`: a new kind of
+/// A struct over a `package` code, as async-http-client's `HTTPClientError`: a new kind of
 /// refusal is a new static member, never a new enum case that breaks a caller's exhaustive
 /// `switch`. Compare with `==` (`error == .rollback(offered: a, floor: b)`), read a payload
 /// through its accessor (`trustError`, `logRefusal`, `storageError`, `resource`, `reason`),
 /// or branch on the stable `reasonCode`.
 public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The kinds of refusal and their payloads. Internal so that code of this module
-    /// classifies every kind in exhaustive switches, while callers outside cannot.
-    enum Code: Sendable, Equatable {
+    /// The kinds of refusal and their payloads. Package-wide so that the SDK's own modules
+    /// match kinds the compiler checks (and classify every kind in exhaustive switches),
+    /// while an app cannot switch over them.
+    package enum Code: Sendable, Equatable {
         case trust(TrustError)
         case rollback(offered: ManifestOrder, floor: ManifestOrder)
         case equivocation(order: ManifestOrder)
@@ -27,7 +28,7 @@ public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The kind of refusal and its payload.
-    let code: Code
+    package let code: Code
 
     private init(_ code: Code) {
         self.code = code

@@ -96,7 +96,7 @@ public struct HTTPSResponse: Sendable {
 /// Why `PinnedHTTPSClient.get` produced no response. Host and port name the URL being
 /// fetched, except for resolution and connect failures, which name the address dialled.
 ///
-/// A struct over an internal code, as async-http-client's `HTTPClientError`: a new kind of
+/// A struct over a `package` code, as async-http-client's `HTTPClientError`: a new kind of
 /// failure is a new static member, never a new enum case that breaks a caller's exhaustive
 /// `switch`. Compare with `==` (`error == .tooManyRedirects(limit: 3)`), read a payload
 /// through its accessor (`host`, `port`, `detail`, `path`, `phase`, `limit`), branch on
@@ -116,9 +116,10 @@ public struct HTTPSError: Error, Sendable, Hashable, CustomStringConvertible {
         case deadline
     }
 
-    /// The kinds of failure and their payloads. Internal so that code of this module
-    /// classifies every kind in exhaustive switches, while callers outside cannot.
-    enum Code: Sendable, Hashable {
+    /// The kinds of failure and their payloads. Package-wide so that the SDK's own modules
+    /// match kinds the compiler checks (and classify every kind in exhaustive switches),
+    /// while an app cannot switch over them.
+    package enum Code: Sendable, Hashable {
         case invalidURL(url: String, reason: String)
         case unsupportedScheme(String)
         case invalidHeader(name: String, reason: String)
@@ -141,7 +142,7 @@ public struct HTTPSError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The kind of failure and its payload.
-    let code: Code
+    package let code: Code
 
     private init(_ code: Code) {
         self.code = code

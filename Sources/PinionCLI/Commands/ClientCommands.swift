@@ -311,10 +311,10 @@ struct ClientConnectCommand: Command {
         } catch {
             // The exit code is the error's category (ExitCode.of); only the wording is chosen here.
             let message: String
-            switch (error.reasonCode, error.detail) {
-            case ("pinning-refused", let reason?): message = "rejected: \(host): \(reason)"
-            case ("empty-verified-chain", _): message = "rejected: \(host): no verified chain"
-            case ("certificate-verification-failed", let reason?):
+            switch error.code {
+            case .pinningRefused(_, _, let reason): message = "rejected: \(host): \(reason)"
+            case .emptyVerifiedChain: message = "rejected: \(host): no verified chain"
+            case .certificateVerificationFailed(_, _, let reason):
                 message = "rejected: \(host): X.509 validation failed: \(reason)"
             default: message = "\(target): \(error)"
             }
