@@ -81,7 +81,7 @@ public protocol WitnessCheckpointSource: Sendable {
                     url, headers: [ResponseBody.acceptGzip]
                 ) { _ in .proceed }
             } catch {
-                if case .responseTooLarge = error { throw .tooLarge(limit: limit) }
+                if case .responseTooLarge = error.code { throw .tooLarge(limit: limit) }
                 throw .unreachable(error.description)
             }
             switch response.status {

@@ -58,7 +58,7 @@ public struct HTTPSTreeSource: HeaderReportingTreeSource {
                 url, headers: gzipAccepted ? [ResponseBody.acceptGzip] : []
             ) { _ in .proceed }
         } catch {
-            if case .responseTooLarge = error { throw .tooLarge(file: url.absoluteString, limit: limit) }
+            if case .responseTooLarge = error.code { throw .tooLarge(file: url.absoluteString, limit: limit) }
             throw .io(file: url.absoluteString, detail: error.description)
         }
         let headers = PublisherHeaders(

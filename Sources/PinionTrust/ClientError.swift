@@ -5,36 +5,167 @@ import PinionLog
 
 /// Why a refresh step was refused. Every refusal leaves the state and the effective
 /// policy as they were.
-public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct over a `package` code, as async-http-client's `HTTPClientError`: a new kind of
+/// refusal is a new static member, never a new enum case that breaks a caller's exhaustive
+/// `switch`. Compare with `==` (`error == .rollback(offered: a, floor: b)`), read a payload
+/// through its accessor (`trustError`, `logRefusal`, `storageError`, `resource`, `reason`),
+/// or branch on the stable `reasonCode`.
+public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of refusal and their payloads. Package-wide so that the SDK's own modules
+    /// match kinds the compiler checks (and classify every kind in exhaustive switches),
+    /// while an app cannot switch over them.
+    package enum Code: Sendable, Equatable {
+        case trust(TrustError)
+        case rollback(offered: ManifestOrder, floor: ManifestOrder)
+        case equivocation(order: ManifestOrder)
+        case invalidEmbeddedRoot(String)
+        case tooManyRotations(limit: Int)
+        case fetchFailed(resource: String, reason: String)
+        case fetchRefused(resource: String, reason: String)
+        case stateUnreadable(StorageError)
+        case log(LogRefusal)
+    }
+
+    /// The kind of refusal and its payload.
+    package let code: Code
+
+    private init(_ code: Code) {
+        self.code = code
+    }
+
     /// The document broke a format or trust rule (signatures, thresholds, scope, ...).
-    case trust(TrustError)
+    ///
+    /// - Parameter error: the rule broken.
+    /// - Returns: the refusal.
+    public static func trust(_ error: TrustError) -> ClientError { ClientError(.trust(error)) }
+
     /// A manifest ordered below the floor (docs/DESIGN.md §6 step 4).
-    case rollback(offered: ManifestOrder, floor: ManifestOrder)
+    ///
+    /// - Parameters:
+    ///   - offered: the order of the refused manifest.
+    ///   - floor: the order of the accepted manifest it falls below.
+    /// - Returns: the refusal.
+    public static func rollback(offered: ManifestOrder, floor: ManifestOrder) -> ClientError {
+        ClientError(.rollback(offered: offered, floor: floor))
+    }
+
     /// A manifest with the floor's (rootVersion, version) but other payload bytes: the
     /// publisher or a signer shows different clients different documents.
-    case equivocation(order: ManifestOrder)
+    ///
+    /// - Parameter order: the order both manifests claim.
+    /// - Returns: the refusal.
+    public static func equivocation(order: ManifestOrder) -> ClientError { ClientError(.equivocation(order: order)) }
+
     /// The embedded root does not verify, or names another scope: an app build error.
-    case invalidEmbeddedRoot(String)
+    ///
+    /// - Parameter reason: what is wrong with it.
+    /// - Returns: the refusal.
+    public static func invalidEmbeddedRoot(_ reason: String) -> ClientError {
+        ClientError(.invalidEmbeddedRoot(reason))
+    }
+
     /// The root walk met more than `RootChain.maxRotationsPerWalk` new roots; the verified
     /// prefix is kept and the walk resumes at the next refresh.
-    case tooManyRotations(limit: Int)
+    ///
+    /// - Parameter limit: the most new roots one walk accepts.
+    /// - Returns: the refusal.
+    public static func tooManyRotations(limit: Int) -> ClientError { ClientError(.tooManyRotations(limit: limit)) }
+
     /// A fetch failed (status other than 200/304/404 where allowed, or a network error).
-    case fetchFailed(resource: String, reason: String)
+    ///
+    /// - Parameters:
+    ///   - resource: the published file's path, e.g. `manifest.json`.
+    ///   - reason: what failed.
+    /// - Returns: the refusal.
+    public static func fetchFailed(resource: String, reason: String) -> ClientError {
+        ClientError(.fetchFailed(resource: resource, reason: reason))
+    }
+
     /// The update channel refused a fetch: a redirect to http or to another host, publisher
     /// pins not met, a 304 to a request that sent no If-None-Match. Not a network failure:
     /// retrying does not help until the publisher is fixed.
-    case fetchRefused(resource: String, reason: String)
+    ///
+    /// - Parameters:
+    ///   - resource: the published file's path, e.g. `manifest.json`.
+    ///   - reason: why the channel refused it.
+    /// - Returns: the refusal.
+    public static func fetchRefused(resource: String, reason: String) -> ClientError {
+        ClientError(.fetchRefused(resource: resource, reason: reason))
+    }
+
     /// The stored state exists but could not be read (permission, I/O error, a device still
     /// locked): the refresh was skipped and nothing was dropped or overwritten
     /// (docs/DESIGN.md §6). Delivered as a `.networkFailure` outcome (exit 3 in the CLI).
-    case stateUnreadable(StorageError)
+    ///
+    /// - Parameter error: the storage failure.
+    /// - Returns: the refusal.
+    public static func stateUnreadable(_ error: StorageError) -> ClientError { ClientError(.stateUnreadable(error)) }
+
     /// The newest root has a `log` member and manifest.proof was missing or failed its
     /// check (docs/DESIGN.md §12): the refresh is refused and the state is unchanged (only
     /// the evidence of a log equivocation is kept).
-    case log(LogRefusal)
+    ///
+    /// - Parameter refusal: why the log step refused.
+    /// - Returns: the refusal.
+    public static func log(_ refusal: LogRefusal) -> ClientError { ClientError(.log(refusal)) }
+
+    /// The trust or format rule broken, for a `trust` refusal; nil otherwise.
+    public var trustError: TrustError? {
+        if case .trust(let error) = code { return error }
+        return nil
+    }
+
+    /// Why the log step refused, for a `log` refusal; nil otherwise.
+    public var logRefusal: LogRefusal? {
+        if case .log(let refusal) = code { return refusal }
+        return nil
+    }
+
+    /// The storage failure, for a `stateUnreadable` refusal; nil otherwise.
+    public var storageError: StorageError? {
+        if case .stateUnreadable(let error) = code { return error }
+        return nil
+    }
+
+    /// The published file's path (e.g. `root/2.json`), for a `fetchFailed` or `fetchRefused`
+    /// refusal; nil otherwise.
+    public var resource: String? {
+        switch code {
+        case .fetchFailed(let resource, _), .fetchRefused(let resource, _): return resource
+        case .trust, .rollback, .equivocation, .invalidEmbeddedRoot, .tooManyRotations, .stateUnreadable, .log:
+            return nil
+        }
+    }
+
+    /// The free-text reason of a `fetchFailed`, `fetchRefused` or `invalidEmbeddedRoot`
+    /// refusal; nil for the others (their payloads are typed).
+    public var reason: String? {
+        switch code {
+        case .fetchFailed(_, let reason), .fetchRefused(_, let reason), .invalidEmbeddedRoot(let reason): return reason
+        case .trust, .rollback, .equivocation, .tooManyRotations, .stateUnreadable, .log: return nil
+        }
+    }
+
+    /// The shared reason code of conformance/README.md, e.g. `rollback`, `threshold-not-met`,
+    /// `fetch-refused`, `log-quorum-not-met`: stable across releases and SDKs, for logs,
+    /// metrics and branching.
+    public var reasonCode: String {
+        switch code {
+        case .trust(let trust): return trust.reasonCode
+        case .rollback: return "rollback"
+        case .equivocation: return "equivocation"
+        case .invalidEmbeddedRoot: return "invalid-embedded-root"
+        case .tooManyRotations: return "too-many-rotations"
+        case .fetchFailed: return "network"
+        case .fetchRefused: return "fetch-refused"
+        case .stateUnreadable: return "storage"
+        case .log(let refusal): return refusal.reasonCode
+        }
+    }
 
     public var description: String {
-        switch self {
+        switch code {
         case .trust(let error): return error.description
         case .rollback(let offered, let floor): return "rollback: \(offered) is below the floor \(floor)"
         case .equivocation(let order):

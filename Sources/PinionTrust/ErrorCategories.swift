@@ -8,7 +8,7 @@ extension HTTPSError: CategorizedError {
     /// `.refusal` for trust failures (X.509 validation, empty verified chain, pinning
     /// refusal, a redirect to a non-https URL) and a TLS set-up failure.
     public var category: PinionErrorCategory {
-        switch self {
+        switch code {
         case .invalidURL, .unsupportedScheme, .invalidHeader, .invalidConfiguration: return .usage
         case .caFileUnreadable: return .io
         default: return isNetworkError ? .io : .refusal

@@ -95,7 +95,13 @@ public struct HTTPSResponse: Sendable {
 
 /// Why `PinnedHTTPSClient.get` produced no response. Host and port name the URL being
 /// fetched, except for resolution and connect failures, which name the address dialled.
-public enum HTTPSError: Error, Equatable, CustomStringConvertible {
+///
+/// A struct over a `package` code, as async-http-client's `HTTPClientError`: a new kind of
+/// failure is a new static member, never a new enum case that breaks a caller's exhaustive
+/// `switch`. Compare with `==` (`error == .tooManyRedirects(limit: 3)`), read a payload
+/// through its accessor (`host`, `port`, `detail`, `path`, `phase`, `limit`), branch on
+/// `isNetworkError` or the stable `reasonCode`.
+public struct HTTPSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The step that ran out of time.
     public enum Phase: String, Sendable, Equatable {
         /// A TCP connect attempt (`connectTimeout`).
@@ -110,54 +116,335 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
         case deadline
     }
 
+    /// The kinds of failure and their payloads. Package-wide so that the SDK's own modules
+    /// match kinds the compiler checks (and classify every kind in exhaustive switches),
+    /// while an app cannot switch over them.
+    package enum Code: Sendable, Hashable {
+        case invalidURL(url: String, reason: String)
+        case unsupportedScheme(String)
+        case invalidHeader(name: String, reason: String)
+        case invalidConfiguration(reason: String)
+        case caFileUnreadable(path: String, detail: String)
+        case tlsSetupFailed(detail: String)
+        case resolutionFailed(host: String, detail: String)
+        case connectionRefused(host: String, port: UInt16)
+        case connectionFailed(host: String, port: UInt16, errno: Int32, detail: String)
+        case timedOut(host: String, port: UInt16, phase: Phase)
+        case handshakeFailed(host: String, port: UInt16, detail: String)
+        case certificateVerificationFailed(host: String, port: UInt16, reason: String)
+        case emptyVerifiedChain(host: String, port: UInt16)
+        case pinningRefused(host: String, port: UInt16, reason: String)
+        case connectionLost(host: String, port: UInt16, detail: String)
+        case malformedResponse(host: String, port: UInt16, detail: String)
+        case responseTooLarge(host: String, port: UInt16, limit: Int)
+        case tooManyRedirects(limit: Int)
+        case redirectToNonHTTPS(location: String)
+    }
+
+    /// The kind of failure and its payload.
+    package let code: Code
+
+    private init(_ code: Code) {
+        self.code = code
+    }
+
     /// The URL has no host, carries credentials, has a bad port or a request target that
     /// cannot be sent; `reason` says which.
-    case invalidURL(url: String, reason: String)
+    ///
+    /// - Parameters:
+    ///   - url: the URL as given.
+    ///   - reason: what is wrong with it.
+    /// - Returns: the error.
+    public static func invalidURL(url: String, reason: String) -> HTTPSError {
+        HTTPSError(.invalidURL(url: url, reason: reason))
+    }
+
     /// The URL's scheme is not `https`.
-    case unsupportedScheme(String)
+    ///
+    /// - Parameter scheme: the scheme given.
+    /// - Returns: the error.
+    public static func unsupportedScheme(_ scheme: String) -> HTTPSError { HTTPSError(.unsupportedScheme(scheme)) }
+
     /// A request header the caller gave is malformed or one the client sets itself
     /// (Host, Connection, Content-Length, Transfer-Encoding).
-    case invalidHeader(name: String, reason: String)
+    ///
+    /// - Parameters:
+    ///   - name: the field name.
+    ///   - reason: what is wrong with it.
+    /// - Returns: the error.
+    public static func invalidHeader(name: String, reason: String) -> HTTPSError {
+        HTTPSError(.invalidHeader(name: name, reason: reason))
+    }
+
     /// A configuration value is out of range; `reason` names it.
-    case invalidConfiguration(reason: String)
+    ///
+    /// - Parameter reason: the value and its allowed range.
+    /// - Returns: the error.
+    public static func invalidConfiguration(reason: String) -> HTTPSError {
+        HTTPSError(.invalidConfiguration(reason: reason))
+    }
+
     /// The CA file could not be read or holds no certificate.
-    case caFileUnreadable(path: String, detail: String)
+    ///
+    /// - Parameters:
+    ///   - path: the CA file's path.
+    ///   - detail: why it cannot be used.
+    /// - Returns: the error.
+    public static func caFileUnreadable(path: String, detail: String) -> HTTPSError {
+        HTTPSError(.caFileUnreadable(path: path, detail: detail))
+    }
+
     /// OpenSSL could not set up the TLS client (allocation, configuration).
-    case tlsSetupFailed(detail: String)
+    ///
+    /// - Parameter detail: OpenSSL's error text.
+    /// - Returns: the error.
+    public static func tlsSetupFailed(detail: String) -> HTTPSError { HTTPSError(.tlsSetupFailed(detail: detail)) }
+
     /// Name resolution (`getaddrinfo`) failed; `detail` is its error text.
-    case resolutionFailed(host: String, detail: String)
+    ///
+    /// - Parameters:
+    ///   - host: the name resolved.
+    ///   - detail: the resolver's error text.
+    /// - Returns: the error.
+    public static func resolutionFailed(host: String, detail: String) -> HTTPSError {
+        HTTPSError(.resolutionFailed(host: host, detail: detail))
+    }
+
     /// Every address refused the TCP connection.
-    case connectionRefused(host: String, port: UInt16)
+    ///
+    /// - Parameters:
+    ///   - host: the address dialled.
+    ///   - port: the port dialled.
+    /// - Returns: the error.
+    public static func connectionRefused(host: String, port: UInt16) -> HTTPSError {
+        HTTPSError(.connectionRefused(host: host, port: port))
+    }
+
     /// The TCP connection failed for another reason; `errno` is the system error number and
     /// `detail` the platform's text for it.
-    case connectionFailed(host: String, port: UInt16, errno: Int32, detail: String)
+    ///
+    /// - Parameters:
+    ///   - host: the address dialled.
+    ///   - port: the port dialled.
+    ///   - errno: the system error number.
+    ///   - detail: the platform's text for it.
+    /// - Returns: the error.
+    public static func connectionFailed(host: String, port: UInt16, errno: Int32, detail: String) -> HTTPSError {
+        HTTPSError(.connectionFailed(host: host, port: port, errno: errno, detail: detail))
+    }
+
     /// A step took longer than its timeout, or the total deadline passed.
-    case timedOut(host: String, port: UInt16, phase: Phase)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host (the address dialled for a connect).
+    ///   - port: the port.
+    ///   - phase: the step that ran out of time.
+    /// - Returns: the error.
+    public static func timedOut(host: String, port: UInt16, phase: Phase) -> HTTPSError {
+        HTTPSError(.timedOut(host: host, port: port, phase: phase))
+    }
+
     /// The TLS handshake failed for a reason other than certificate verification (no
     /// common protocol or cipher, not a TLS server, peer closed or reset).
-    case handshakeFailed(host: String, port: UInt16, detail: String)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - detail: OpenSSL's error text.
+    /// - Returns: the error.
+    public static func handshakeFailed(host: String, port: UInt16, detail: String) -> HTTPSError {
+        HTTPSError(.handshakeFailed(host: host, port: port, detail: detail))
+    }
+
     /// X.509 validation failed (chain, validity, purpose or host name); `reason` is
     /// OpenSSL's `X509_verify_cert_error_string` text, such as `certificate has expired`,
     /// `hostname mismatch` or `unable to get local issuer certificate`. The pin check did
     /// not run.
-    case certificateVerificationFailed(host: String, port: UInt16, reason: String)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - reason: the verifier's error text.
+    /// - Returns: the error.
+    public static func certificateVerificationFailed(host: String, port: UInt16, reason: String) -> HTTPSError {
+        HTTPSError(.certificateVerificationFailed(host: host, port: port, reason: reason))
+    }
+
     /// The handshake passed but OpenSSL reports no verified chain; refused without calling
     /// the pin check (docs/DESIGN.md §8.3).
-    case emptyVerifiedChain(host: String, port: UInt16)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    /// - Returns: the error.
+    public static func emptyVerifiedChain(host: String, port: UInt16) -> HTTPSError {
+        HTTPSError(.emptyVerifiedChain(host: host, port: port))
+    }
+
     /// The pin check refused the connection; no request byte was sent.
-    case pinningRefused(host: String, port: UInt16, reason: String)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - reason: the pin check's `PinDecision.refuse` reason.
+    /// - Returns: the error.
+    public static func pinningRefused(host: String, port: UInt16, reason: String) -> HTTPSError {
+        HTTPSError(.pinningRefused(host: host, port: port, reason: reason))
+    }
+
     /// The connection failed after the handshake (reset, TLS error, or a close without
     /// close_notify that leaves a body delimited by the close possibly truncated).
-    case connectionLost(host: String, port: UInt16, detail: String)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - detail: what failed.
+    /// - Returns: the error.
+    public static func connectionLost(host: String, port: UInt16, detail: String) -> HTTPSError {
+        HTTPSError(.connectionLost(host: host, port: port, detail: detail))
+    }
+
     /// The response is not HTTP/1.x as RFC 9112 defines it, exceeds the header limits
     /// (8192 bytes, 100 fields), or ends before its declared length.
-    case malformedResponse(host: String, port: UInt16, detail: String)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - detail: the rule broken.
+    /// - Returns: the error.
+    public static func malformedResponse(host: String, port: UInt16, detail: String) -> HTTPSError {
+        HTTPSError(.malformedResponse(host: host, port: port, detail: detail))
+    }
+
     /// The body is larger than `maxResponseBytes` (`limit`); reading stopped there.
-    case responseTooLarge(host: String, port: UInt16, limit: Int)
+    ///
+    /// - Parameters:
+    ///   - host: the URL's host.
+    ///   - port: the URL's port.
+    ///   - limit: the largest body accepted, in bytes.
+    /// - Returns: the error.
+    public static func responseTooLarge(host: String, port: UInt16, limit: Int) -> HTTPSError {
+        HTTPSError(.responseTooLarge(host: host, port: port, limit: limit))
+    }
+
     /// More than `maxRedirects` (`limit`) redirects.
-    case tooManyRedirects(limit: Int)
+    ///
+    /// - Parameter limit: the most redirects followed.
+    /// - Returns: the error.
+    public static func tooManyRedirects(limit: Int) -> HTTPSError { HTTPSError(.tooManyRedirects(limit: limit)) }
+
     /// A redirect pointed to a URL that is not https; it was not followed.
-    case redirectToNonHTTPS(location: String)
+    ///
+    /// - Parameter location: the redirect's target as the server sent it.
+    /// - Returns: the error.
+    public static func redirectToNonHTTPS(location: String) -> HTTPSError {
+        HTTPSError(.redirectToNonHTTPS(location: location))
+    }
+
+    /// The host the failure concerns (the URL's host, or the address dialled for resolution
+    /// and connect failures); nil for failures before or outside a connection (URL, header,
+    /// configuration, CA file, TLS set-up, redirects).
+    public var host: String? {
+        switch code {
+        case .resolutionFailed(let host, _), .connectionRefused(let host, _), .connectionFailed(let host, _, _, _),
+            .timedOut(let host, _, _), .handshakeFailed(let host, _, _), .certificateVerificationFailed(let host, _, _),
+            .emptyVerifiedChain(let host, _), .pinningRefused(let host, _, _), .connectionLost(let host, _, _),
+            .malformedResponse(let host, _, _), .responseTooLarge(let host, _, _):
+            return host
+        case .invalidURL, .unsupportedScheme, .invalidHeader, .invalidConfiguration, .caFileUnreadable,
+            .tlsSetupFailed, .tooManyRedirects, .redirectToNonHTTPS:
+            return nil
+        }
+    }
+
+    /// The port the failure concerns, when `host` names an endpoint (not for resolution
+    /// failures); nil otherwise.
+    public var port: UInt16? {
+        switch code {
+        case .connectionRefused(_, let port), .connectionFailed(_, let port, _, _), .timedOut(_, let port, _),
+            .handshakeFailed(_, let port, _), .certificateVerificationFailed(_, let port, _),
+            .emptyVerifiedChain(_, let port), .pinningRefused(_, let port, _), .connectionLost(_, let port, _),
+            .malformedResponse(_, let port, _), .responseTooLarge(_, let port, _):
+            return port
+        case .invalidURL, .unsupportedScheme, .invalidHeader, .invalidConfiguration, .caFileUnreadable,
+            .tlsSetupFailed, .resolutionFailed, .tooManyRedirects, .redirectToNonHTTPS:
+            return nil
+        }
+    }
+
+    /// The failure's free text: the `reason` or `detail` payload (for `pinningRefused` the
+    /// pin check's reason, for `certificateVerificationFailed` the verifier's text), the
+    /// scheme of `unsupportedScheme`, the location of `redirectToNonHTTPS`; nil for failures
+    /// whose payload is typed (`connectionRefused`, `timedOut`, `emptyVerifiedChain`,
+    /// `responseTooLarge`, `tooManyRedirects`).
+    public var detail: String? {
+        switch code {
+        case .invalidURL(_, let text), .unsupportedScheme(let text), .invalidHeader(_, let text),
+            .invalidConfiguration(let text), .caFileUnreadable(_, let text), .tlsSetupFailed(let text),
+            .resolutionFailed(_, let text), .connectionFailed(_, _, _, let text), .handshakeFailed(_, _, let text),
+            .certificateVerificationFailed(_, _, let text), .pinningRefused(_, _, let text),
+            .connectionLost(_, _, let text), .malformedResponse(_, _, let text), .redirectToNonHTTPS(let text):
+            return text
+        case .connectionRefused, .timedOut, .emptyVerifiedChain, .responseTooLarge, .tooManyRedirects:
+            return nil
+        }
+    }
+
+    /// The CA file's path, for `caFileUnreadable`; nil otherwise.
+    public var path: String? {
+        if case .caFileUnreadable(let path, _) = code { return path }
+        return nil
+    }
+
+    /// The step that ran out of time, for `timedOut`; nil otherwise.
+    public var phase: Phase? {
+        if case .timedOut(_, _, let phase) = code { return phase }
+        return nil
+    }
+
+    /// The limit passed: bytes for `responseTooLarge`, redirects for `tooManyRedirects`;
+    /// nil otherwise.
+    public var limit: Int? {
+        switch code {
+        case .responseTooLarge(_, _, let limit), .tooManyRedirects(let limit): return limit
+        case .invalidURL, .unsupportedScheme, .invalidHeader, .invalidConfiguration, .caFileUnreadable,
+            .tlsSetupFailed, .resolutionFailed, .connectionRefused, .connectionFailed, .timedOut, .handshakeFailed,
+            .certificateVerificationFailed, .emptyVerifiedChain, .pinningRefused, .connectionLost,
+            .malformedResponse, .redirectToNonHTTPS:
+            return nil
+        }
+    }
+
+    /// A stable kebab-case name of the kind of failure, the static member's name spelled
+    /// out: `invalid-url`, `unsupported-scheme`, `invalid-header`, `invalid-configuration`,
+    /// `ca-file-unreadable`, `tls-setup-failed`, `resolution-failed`, `connection-refused`,
+    /// `connection-failed`, `timed-out`, `handshake-failed`,
+    /// `certificate-verification-failed`, `empty-verified-chain`, `pinning-refused`,
+    /// `connection-lost`, `malformed-response`, `response-too-large`, `too-many-redirects`,
+    /// `redirect-to-non-https`. New kinds add names; existing names do not change.
+    public var reasonCode: String {
+        switch code {
+        case .invalidURL: return "invalid-url"
+        case .unsupportedScheme: return "unsupported-scheme"
+        case .invalidHeader: return "invalid-header"
+        case .invalidConfiguration: return "invalid-configuration"
+        case .caFileUnreadable: return "ca-file-unreadable"
+        case .tlsSetupFailed: return "tls-setup-failed"
+        case .resolutionFailed: return "resolution-failed"
+        case .connectionRefused: return "connection-refused"
+        case .connectionFailed: return "connection-failed"
+        case .timedOut: return "timed-out"
+        case .handshakeFailed: return "handshake-failed"
+        case .certificateVerificationFailed: return "certificate-verification-failed"
+        case .emptyVerifiedChain: return "empty-verified-chain"
+        case .pinningRefused: return "pinning-refused"
+        case .connectionLost: return "connection-lost"
+        case .malformedResponse: return "malformed-response"
+        case .responseTooLarge: return "response-too-large"
+        case .tooManyRedirects: return "too-many-redirects"
+        case .redirectToNonHTTPS: return "redirect-to-non-https"
+        }
+    }
 
     /// True when the server could not be reached or did not deliver a usable HTTP
     /// response (resolution, connect, timeout, handshake, connection lost, malformed or
@@ -166,7 +453,7 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
     /// redirect to a non-https URL) and for bad arguments or configuration (including an
     /// unreadable CA file).
     public var isNetworkError: Bool {
-        switch self {
+        switch code {
         case .resolutionFailed, .connectionRefused, .connectionFailed, .timedOut, .handshakeFailed,
             .connectionLost, .malformedResponse, .responseTooLarge, .tooManyRedirects:
             return true
@@ -179,7 +466,7 @@ public enum HTTPSError: Error, Equatable, CustomStringConvertible {
 
     /// One line naming the endpoint (or URL, file) and what failed.
     public var description: String {
-        switch self {
+        switch code {
         case .invalidURL(let url, let reason): return "invalid URL \"\(TerminalText.escape(url))\": \(reason)"
         case .unsupportedScheme(let scheme): return "unsupported URL scheme \"\(scheme)\" (only https)"
         case .invalidHeader(let name, let reason): return "invalid request header \"\(name)\": \(reason)"

@@ -271,7 +271,7 @@ public final class PinningClient: Sendable {
             let rewrite: Bool
             switch catchUpWithStore() {
             case .failure(let failure):
-                guard case .stateUnreadable(let error) = failure else {
+                guard case .stateUnreadable(let error) = failure.code else {
                     return (RefreshReport(outcome: .networkFailure(failure)), [])
                 }
                 return (RefreshReport(outcome: .networkFailure(failure)), [.stateUnreadable(error)])
@@ -463,13 +463,13 @@ public final class PinningClient: Sendable {
                     ? .proceed : .refuse(reason: "no publisher pin in the verified chain")
             }
         } catch {
-            if case .redirectToNonHTTPS(let location) = error {
+            if case .redirectToNonHTTPS(let location) = error.code {
                 return .failure(
                     FetchFailure(reason: "refused redirect to http (\(TerminalText.escape(location)))", refused: true))
             }
             // A redirect past the limit is one the channel does not follow: refused, as a 3xx it
             // returns is (docs/ARCHITECTURE.md, the status table), never a network failure.
-            if case .tooManyRedirects = error {
+            if case .tooManyRedirects = error.code {
                 return .failure(FetchFailure(reason: "refused: \(error.description)", refused: true))
             }
             if let host = offHost.withLock({ $0 }) {
@@ -479,7 +479,7 @@ public final class PinningClient: Sendable {
                             "refused redirect to \(TerminalText.escape(host)): the update channel stays on the publisher's host",
                         refused: true))
             }
-            if case .responseTooLarge = error {
+            if case .responseTooLarge = error.code {
                 return .failure(FetchFailure(reason: error.description, tooLarge: true))
             }
             return .failure(FetchFailure(reason: error.description))

@@ -121,7 +121,7 @@ struct RefreshRun<Fetcher: UpdateFetcher> {
             refusal = reason
         case .fetchFailed(let error):
             (current, events) = afterWalk
-            if case .fetchRefused = error {
+            if case .fetchRefused = error.code {
                 events.append(.rejected(error))
                 return finish(.rejected(error), document: TreeFile.manifestProof.path)
             }
@@ -203,7 +203,7 @@ extension RefreshRun {
         case .complete:
             return nil
         case .lookupFailed(let version, let error):
-            if case .fetchRefused = error {
+            if case .fetchRefused = error.code {
                 return walkFailed(.rejected(error), .rejected(error), document: TreeFile.root(version).path)
             }
             return walkFailed(.networkFailure(error), .networkFailure(error.description))
@@ -282,10 +282,11 @@ extension RefreshRun {
                 return .proceed(accepted.first.map { .updated($0) } ?? .unchanged)
             }
         } catch {
-            if case .equivocation(let order) = error { events.append(.equivocation(order)) }
+            if case .equivocation(let order) = error.code { events.append(.equivocation(order)) }
             events.append(.rejected(error))
             var diagnosis: String?
-            if case .trust(let trustError) = error, let envelope = try? Envelope.parse(bytes, limits: core.limits) {
+            if case .trust(let trustError) = error.code, let envelope = try? Envelope.parse(bytes, limits: core.limits)
+            {
                 diagnosis = ManifestDiagnosis.explain(
                     trustError, envelope: envelope, chain: current.chain, crypto: core.crypto)
             }

@@ -216,7 +216,7 @@ private let host = "api.example.test"
 
         let result = try get(server, client: makeClient(caFile: nil), recorder: recorder)
 
-        guard case .certificateVerificationFailed = result.failure else {
+        guard result.failure?.reasonCode == "certificate-verification-failed" else {
             Issue.record("expected a verification failure, got \(result)")
             return
         }
@@ -271,7 +271,7 @@ private let host = "api.example.test"
             try makeClient(caFile: missing).get(try url("https://\(host)/"), pinCheck: { recorder.check($0) })
         }
 
-        guard case .caFileUnreadable(let path, _)? = error else {
+        guard error?.reasonCode == "ca-file-unreadable", let path = error?.path else {
             Issue.record("expected caFileUnreadable, got \(String(describing: error))")
             return
         }
@@ -323,7 +323,7 @@ private let host = "api.example.test"
         let cut = try get(server, path: "/cut", recorder: PinCheckRecorder())
 
         #expect(clean.body == Array("complete".utf8))
-        guard case .connectionLost = cut.failure else {
+        guard cut.failure?.reasonCode == "connection-lost" else {
             Issue.record("expected connectionLost, got \(cut)")
             return
         }
@@ -335,7 +335,7 @@ private let host = "api.example.test"
 
         let result = try get(server, recorder: PinCheckRecorder())
 
-        guard case .malformedResponse = result.failure else {
+        guard result.failure?.reasonCode == "malformed-response" else {
             Issue.record("expected malformedResponse, got \(result)")
             return
         }
@@ -351,7 +351,7 @@ private let host = "api.example.test"
 
         for path in ["/many", "/long"] {
             let result = try get(server, path: path, recorder: PinCheckRecorder())
-            guard case .malformedResponse = result.failure else {
+            guard result.failure?.reasonCode == "malformed-response" else {
                 Issue.record("\(path): expected malformedResponse, got \(result)")
                 continue
             }
@@ -529,8 +529,8 @@ private let host = "api.example.test"
             ("infinite deadline", failure { try infiniteDeadline.get(secure, pinCheck: check) }),
         ]
         for (what, error) in outcomes {
-            switch error {
-            case .invalidURL?, .invalidHeader?, .invalidConfiguration?: break
+            switch error?.reasonCode {
+            case "invalid-url", "invalid-header", "invalid-configuration": break
             default: Issue.record("\(what): expected an argument error, got \(String(describing: error))")
             }
         }

@@ -174,7 +174,7 @@ struct StateLossTests {
         // Version 2 would be accepted by an empty state: the refresh must not even run.
         device.publisher.serve(device.manifest("2"))
         let report = restarted.refresh()
-        guard case .networkFailure(.stateUnreadable(let refreshError)) = report.outcome else {
+        guard case .networkFailure(let failure) = report.outcome, let refreshError = failure.storageError else {
             Issue.record("the refresh was not skipped: \(report.outcome)")
             return
         }
@@ -199,7 +199,7 @@ struct StateLossTests {
         storage.failReads(of: StateStore.copyFileNames[1], with: code)
         let files = storage.files
         device.publisher.serve(device.manifest("4"))
-        guard case .networkFailure(.stateUnreadable) = client.refresh().outcome else {
+        guard case .networkFailure(let failure) = client.refresh().outcome, failure.storageError != nil else {
             Issue.record("the refresh was not skipped")
             return
         }

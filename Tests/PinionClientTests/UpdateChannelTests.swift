@@ -86,7 +86,9 @@ final class ScriptedPublisher: HTTPSTransport {
         let client = try client(publisher)
         let before = client.trustedState
         let report = client.refresh()
-        guard case .rejected(.fetchRefused(let resource, let reason)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, error.reasonCode == "fetch-refused",
+            let resource = error.resource, let reason = error.reason
+        else {
             Issue.record("expected a refusal, got \(report.outcome)")
             return
         }
@@ -107,7 +109,9 @@ final class ScriptedPublisher: HTTPSTransport {
     @Test func aRedirectToHTTPIsARefusalNotANetworkFailure() throws {
         let publisher = ScriptedPublisher([Self.root2Path: .redirectToHTTP("http://pins.example.test/root/2.json")])
         let report = try client(publisher).refresh()
-        guard case .rejected(.fetchRefused(let resource, let reason)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, error.reasonCode == "fetch-refused",
+            let resource = error.resource, let reason = error.reason
+        else {
             Issue.record("expected a refusal, got \(report.outcome)")
             return
         }
@@ -121,7 +125,9 @@ final class ScriptedPublisher: HTTPSTransport {
     @Test func tooManyRedirectsAreARefusalNotANetworkFailure() throws {
         let publisher = ScriptedPublisher([Self.manifestPath: .tooManyRedirects])
         let report = try client(publisher).refresh()
-        guard case .rejected(.fetchRefused(let resource, let reason)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, error.reasonCode == "fetch-refused",
+            let resource = error.resource, let reason = error.reason
+        else {
             Issue.record("expected a refusal, got \(report.outcome)")
             return
         }
@@ -141,7 +147,9 @@ final class ScriptedPublisher: HTTPSTransport {
         let client = try client(publisher)
         let before = client.trustedState
         let report = client.refresh()
-        guard case .rejected(.fetchRefused(let resource, let reason)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, error.reasonCode == "fetch-refused",
+            let resource = error.resource, let reason = error.reason
+        else {
             Issue.record("expected a refusal, got \(report.outcome)")
             return
         }
@@ -159,7 +167,7 @@ final class ScriptedPublisher: HTTPSTransport {
         let envelope = try sign(.pins, payload.serialized(), with: [otherKey]).serialized()
         let publisher = ScriptedPublisher([Self.manifestPath: .status(200, body: envelope)])
         let report = try client(publisher).refresh()
-        guard case .rejected(.trust(.thresholdNotMet)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, case .thresholdNotMet? = error.trustError else {
             Issue.record("expected a threshold refusal, got \(report.outcome)")
             return
         }

@@ -250,8 +250,8 @@ final class CaseRunner {
         switch result.outcome {
         case .updated: (outcome, reason) = ("updated", nil)
         case .unchanged: (outcome, reason) = ("unchanged", nil)
-        case .rejected(let error): (outcome, reason) = ("rejected", reasonCode(error))
-        case .networkFailure(let error): (outcome, reason) = ("network", reasonCode(error))
+        case .rejected(let error): (outcome, reason) = ("rejected", error.reasonCode)
+        case .networkFailure(let error): (outcome, reason) = ("network", error.reasonCode)
         }
         try same("outcome", outcome, expect["outcome"] as? String, detail: "\(result.outcome)")
         if let expected = expect["reason"] as? String {

@@ -118,7 +118,7 @@ final class ConformanceTests: XCTestCase {
                 verdict = "accept"
             } catch {
                 verdict = "reject"
-                reason = reasonCode(error.rule)
+                reason = error.rule.reasonCode
             }
             XCTAssertEqual(verdict, entry["verdict"] as? String, file)
             XCTAssertEqual(reason, entry["reason"] as? String, file)

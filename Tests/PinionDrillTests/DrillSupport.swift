@@ -260,7 +260,7 @@ final class Device: @unchecked Sendable {
             case .rejected(let failure): return .refused(failure.reason)
             }
         } catch {
-            if case .pinningRefused(_, _, let reason) = error,
+            if error.reasonCode == "pinning-refused", let reason = error.detail,
                 let known = [PinFailure.Reason.noUsablePin, .noMatchingPin, .noVerifiedChain].first(where: {
                     $0.description == reason
                 })

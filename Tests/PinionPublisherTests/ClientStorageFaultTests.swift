@@ -177,7 +177,7 @@ final class FaultyStorage: StateStorage {
         try publish(2)
         storage.armReads(of: StateStore.copyFileNames[1], code)
         let writes = storage.writesTried
-        guard case .networkFailure(.stateUnreadable(let error)) = client.refresh().outcome else {
+        guard case .networkFailure(let failure) = client.refresh().outcome, let error = failure.storageError else {
             Issue.record("the refresh was not skipped")
             return
         }
@@ -190,7 +190,7 @@ final class FaultyStorage: StateStorage {
             configuration: configuration, storage: storage, onEvent: { event in events.withLock { $0.append(event) } })
         #expect(events.withLock { $0 }.first == .stateUnreadable(error))
         #expect(started.trustedState.floor == ManifestOrder(rootVersion: 1, version: 1))
-        guard case .networkFailure(.stateUnreadable) = started.refresh().outcome else {
+        guard case .networkFailure(let failure) = started.refresh().outcome, failure.storageError != nil else {
             Issue.record("the refresh of a client started on an unreadable state was not skipped")
             return
         }

@@ -142,7 +142,7 @@ struct LoggedClientWorld {
         world.transport.answer("manifest.proof", status: 404)
         let before = client.trustedState
         let report = client.refresh()
-        guard case .rejected(.log(let refusal)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, let refusal = error.logRefusal else {
             Issue.record("expected a log refusal, got \(report.outcome)")
             return
         }
@@ -161,7 +161,7 @@ struct LoggedClientWorld {
         world.transport.serve("manifest.proof", [UInt8](repeating: 0x41, count: TlogProofLimits.standard.maxBytes + 1))
         let client = try world.client()
         let report = client.refresh()
-        guard case .rejected(.log(let refusal)) = report.outcome else {
+        guard case .rejected(let error) = report.outcome, let refusal = error.logRefusal else {
             Issue.record("expected a log refusal, got \(report.outcome)")
             return
         }
@@ -196,7 +196,7 @@ struct LoggedClientWorld {
         }
         let (_, firstFork) = try fork("fork one")
         world.transport.serve("manifest.proof", firstFork)
-        guard case .rejected(.log(let refusal)) = client.refresh().outcome else {
+        guard case .rejected(let error) = client.refresh().outcome, let refusal = error.logRefusal else {
             Issue.record("the split view was not refused")
             return
         }

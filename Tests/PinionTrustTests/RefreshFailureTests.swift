@@ -48,7 +48,9 @@ import Testing
         let stored = harness.storage.snapshot
         harness.transport.answer("manifest.json", status: status)
         harness.clock.set(t0.adding(seconds: 60))
-        guard case .rejected(.fetchRefused(let resource, _)) = client.refresh().outcome else {
+        guard case .rejected(let error) = client.refresh().outcome, error.reasonCode == "fetch-refused",
+            let resource = error.resource
+        else {
             Issue.record("HTTP \(status) on manifest.json was not refused")
             return
         }
@@ -71,7 +73,7 @@ import Testing
         let state = client.trustedState
         harness.transport.serve("manifest.json", body)
         let outcome = client.refresh().outcome
-        guard case .rejected(.trust) = outcome else {
+        guard case .rejected(let error) = outcome, error.trustError != nil else {
             Issue.record("expected a trust rejection, got \(outcome)")
             return
         }
@@ -84,7 +86,7 @@ import Testing
         harness.transport.serve("root/2.json", Array("{\"payload\": 1}".utf8))
         harness.transport.clearRequests()
         let outcome = client.refresh().outcome
-        guard case .rejected(.trust) = outcome else {
+        guard case .rejected(let error) = outcome, error.trustError != nil else {
             Issue.record("expected a trust rejection, got \(outcome)")
             return
         }

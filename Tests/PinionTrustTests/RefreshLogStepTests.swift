@@ -49,7 +49,7 @@ func expectLogRefusal(
     _ result: RefreshedState, _ code: String, from state: TrustedState,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    guard case .rejected(.log(let refusal)) = result.outcome else {
+    guard case .rejected(let error) = result.outcome, let refusal = error.logRefusal else {
         Issue.record("expected \(code), got \(result.outcome)", sourceLocation: sourceLocation)
         return
     }
@@ -58,7 +58,7 @@ func expectLogRefusal(
     #expect(result.state == state, sourceLocation: sourceLocation)
     #expect(!result.stateChanged, sourceLocation: sourceLocation)
     #expect(
-        result.events.contains { if case .rejected(.log(refusal)) = $0 { true } else { false } },
+        result.events.contains(.rejected(.log(refusal))),
         sourceLocation: sourceLocation)
 }
 
@@ -220,7 +220,7 @@ func expectLogRefusal(
         // after any failure, the walk's verified roots are kept (docs/DESIGN.md §6), nothing else.
         world.tree.roots[2] = try world.publisher.loggedRoot(version: 2, log: world.log.policy)
         let result = world.tree.refresh(world.core, state, at: t0.adding(seconds: 60))
-        guard case .rejected(.log(let refusal)) = result.outcome else {
+        guard case .rejected(let error) = result.outcome, let refusal = error.logRefusal else {
             Issue.record("expected a log refusal, got \(result.outcome)")
             return
         }
@@ -387,7 +387,7 @@ func expectLogRefusal(
             damaged[position] ^= 0x04
             world.tree.proof = .found(damaged)
             let result = world.tree.refresh(world.core, start)
-            guard case .rejected(.log) = result.outcome else {
+            guard case .rejected(let error) = result.outcome, error.logRefusal != nil else {
                 Issue.record("byte \(position) changed: \(result.outcome)")
                 continue
             }

@@ -169,7 +169,7 @@ import Testing
             try harness.publisher.sign(.pins, payload.serialized(), with: [harness.publisher.pinsKey]).serialized())
         let client = try harness.client()
         let outcome = client.refresh().outcome
-        guard case .rejected(.trust) = outcome else {
+        guard case .rejected(let error) = outcome, error.trustError != nil else {
             Issue.record("expected a trust rejection, got \(outcome)")
             return
         }

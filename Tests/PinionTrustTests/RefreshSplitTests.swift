@@ -131,7 +131,7 @@ private struct ReferenceRefresh {
             switch end {
             case .complete: return nil
             case .lookupFailed(let version, let error):
-                if case .fetchRefused = error { return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json") }
+                if case .fetchRefused = error.code { return walkFailed(.rejected(error), .rejected(error), document: "root/\(version).json") }
                 return walkFailed(.networkFailure(error), .networkFailure(error.description))
             case .refused(let version, _, let trustError):
                 let error: ClientError
@@ -187,7 +187,7 @@ private struct ReferenceRefresh {
             case .fetchFailed(let error):
                 current = afterWalk
                 events = walkEvents
-                if case .fetchRefused = error {
+                if case .fetchRefused = error.code {
                     events.append(.rejected(error))
                     return finish(.rejected(error), document: "manifest.proof")
                 }
@@ -244,10 +244,10 @@ private struct ReferenceRefresh {
                     return .proceed(accepted.first.map { .updated($0) } ?? .unchanged)
                 }
             } catch {
-                if case .equivocation(let order) = error { events.append(.equivocation(order)) }
+                if case .equivocation(let order) = error.code { events.append(.equivocation(order)) }
                 events.append(.rejected(error))
                 var diagnosis: String?
-                if case .trust(let trustError) = error, let envelope = try? Envelope.parse(bytes, limits: core.limits) {
+                if case .trust(let trustError) = error.code, let envelope = try? Envelope.parse(bytes, limits: core.limits) {
                     diagnosis = ManifestDiagnosis.explain(trustError, envelope: envelope, chain: current.chain, crypto: core.crypto)
                 }
                 return .done(.rejected(error), document: "manifest.json", diagnosis: diagnosis)

@@ -311,7 +311,7 @@ struct ClientConnectCommand: Command {
         } catch {
             // The exit code is the error's category (ExitCode.of); only the wording is chosen here.
             let message: String
-            switch error {
+            switch error.code {
             case .pinningRefused(_, _, let reason): message = "rejected: \(host): \(reason)"
             case .emptyVerifiedChain: message = "rejected: \(host): no verified chain"
             case .certificateVerificationFailed(_, _, let reason):

@@ -9,7 +9,7 @@ enum ClientLogOutput {
     /// The log reason code of a refusal (`log-quorum-not-met`), or nil for another outcome.
     static func reasonCode(_ outcome: RefreshOutcome) -> String? {
         switch outcome {
-        case .rejected(.log(let refusal)), .networkFailure(.log(let refusal)): return refusal.reasonCode
+        case .rejected(let error), .networkFailure(let error): return error.logRefusal?.reasonCode
         default: return nil
         }
     }

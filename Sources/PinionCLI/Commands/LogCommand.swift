@@ -60,7 +60,7 @@ enum LogKeyOption {
     static func checkWitnessCA(_ caFile: String) throws(CLIError) {
         _ = try Files.read(caFile, limit: maxInputBytes)
         do { try PinnedHTTPSClient.checkTrustAnchors(caFile: caFile) } catch {
-            guard case .caFileUnreadable(_, let detail) = error else { throw CLIError.io("--witness-ca \(error)") }
+            guard case .caFileUnreadable(_, let detail) = error.code else { throw CLIError.io("--witness-ca \(error)") }
             throw CLIError.usage("--witness-ca \(caFile): not a PEM bundle of CA certificates (\(detail))")
         }
     }
