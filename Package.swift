@@ -170,7 +170,9 @@ let package = Package(
         // in-memory StateStorage. No OpenSSL, no CLI; must compile unchanged on macOS.
         .testTarget(
             name: "PinionTrustTests",
-            dependencies: ["PinionCore", "PinionLog", "PinionLogWriter", "PinionTrust", "PinionTrustTestSupport", "CSodium"],
+            dependencies: [
+                "PinionCore", "PinionLog", "PinionLogWriter", "PinionTrust", "PinionTrustTestSupport", "CSodium",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "PinionClientTests",

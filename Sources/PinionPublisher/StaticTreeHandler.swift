@@ -106,9 +106,8 @@ struct StaticTreeHandler: HTTPRequestHandler {
         fields.append(contentsOf: cors)
         fields.append(contentsOf: keepAlive)
         if path.isManifest, head.method == .get, let metrics = services.metrics {
-            let target = head.target
-            let query = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
-            metrics.polls.count(scope: path.components[1], query: query, served: file.manifestVersion)
+            metrics.polls.count(
+                scope: path.components[1], query: Self.query(of: head.target), served: file.manifestVersion)
         }
         if notModified {
             return HTTPResponse.make(status: 304, headers: fields, body: [], sendBody: false, close: close, date: date)
@@ -116,5 +115,15 @@ struct StaticTreeHandler: HTTPRequestHandler {
         return HTTPResponse.make(
             status: 200, headers: fields, body: encoded?.body ?? file.body, sendBody: sendBody, close: close,
             date: date)
+    }
+
+    /// The query of a request target (after its first `?`), or nil without one; a byte scan,
+    /// since the poll counter reads it on every manifest request.
+    static func query(of target: String) -> Substring? {
+        let bytes = target.utf8.span
+        for offset in 0..<bytes.count where bytes[offset] == UInt8(ascii: "?") {
+            return target[target.utf8.index(target.utf8.startIndex, offsetBy: offset + 1)...]
+        }
+        return nil
     }
 }
