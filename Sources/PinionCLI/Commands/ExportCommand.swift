@@ -62,11 +62,21 @@ struct ExportCommand: Command {
             assume = role
         }
         if let package = arguments.value("package") {
+            // Kotlin's hard keywords are no identifiers (kotlinc refuses `package com.example.in`).
+            let keywords: Set<Substring> = [
+                "as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in", "interface", "is",
+                "null", "object", "package", "return", "super", "this", "throw", "true", "try", "typealias", "typeof",
+                "val", "var", "when", "while", "_",
+            ]
             let valid = package.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
                 guard let first = part.first, first.isASCII, first.isLetter || first == "_" else { return false }
                 return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+                    && !keywords.contains(part)
             }
-            guard valid else { throw CLIError.usage("--package must be a Kotlin package name, got \"\(package)\"") }
+            guard valid else {
+                throw CLIError.usage(
+                    "--package must be a Kotlin package name (identifiers, no hard keyword), got \"\(package)\"")
+            }
         }
         let roles =
             format == "apple-plist"

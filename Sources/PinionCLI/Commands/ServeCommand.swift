@@ -176,7 +176,8 @@ struct ServeCommand: Command {
         }
     }
 
-    /// Seconds from `500ms`, `10s`, `2m` or a bare number of seconds; in (0, 86400].
+    /// Seconds from `500ms`, `10s`, `2m` or a bare number of seconds; in [0.001, 86400]: the
+    /// server waits in whole milliseconds, so a shorter time would answer no connection.
     static func seconds(_ text: String, option: String) throws(CLIError) -> Double {
         var number = Substring(text)
         var scale = 1.0
@@ -190,9 +191,9 @@ struct ServeCommand: Command {
             scale = 60
         }
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-            let value = Double(number), value * scale > 0, value * scale <= 86_400
+            let value = Double(number), value * scale >= 0.001, value * scale <= 86_400
         else {
-            throw .usage("--\(option) must be a time in (0, 86400] seconds such as 500ms, 10s or 2m, got \"\(text)\"")
+            throw .usage("--\(option) must be a time from 1ms to 86400s such as 500ms, 10s or 2m, got \"\(text)\"")
         }
         return value * scale
     }

@@ -26,15 +26,22 @@ enum WitnessSetup {
         """
 
     /// Loads everything and opens the state; every refusal names its flag.
-    static func load(_ arguments: ParsedArguments, context: CLIContext) throws -> Witness {
-        let configPath = try arguments.required("config")
-        let keyPath = try arguments.required("key")
-        let stateDirectory = try arguments.required("state-dir")
+    /// The request limits: `WitnessLimits.standard` with `--max-body-bytes` and
+    /// `--max-proof-lines` applied.
+    static func limits(_ arguments: ParsedArguments) throws -> WitnessLimits {
         var limits = WitnessLimits.standard
         if let value = try arguments.integer("max-body-bytes", in: 1024...(1 << 20)) {
             limits.maxBodyBytes = Int(value)
         }
         if let value = try arguments.integer("max-proof-lines", in: 1...63) { limits.maxProofLines = Int(value) }
+        return limits
+    }
+
+    static func load(_ arguments: ParsedArguments, context: CLIContext) throws -> Witness {
+        let configPath = try arguments.required("config")
+        let keyPath = try arguments.required("key")
+        let stateDirectory = try arguments.required("state-dir")
+        let limits = try Self.limits(arguments)
         let configuration: WitnessConfiguration
         do {
             configuration = try WitnessConfiguration.parse(
@@ -201,15 +208,18 @@ struct WitnessCosignCommand: Command {
             try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
             ?? context.now()
         guard time.secondsSince1970 > 0 else { throw CLIError.usage("--at must be after 1970-01-01T00:00:00Z") }
-        let witness = try WitnessSetup.load(arguments, context: context)
+        // The request is read before the witness (and its state directory) is set up, so that
+        // an unreadable request leaves nothing behind.
+        let maxBodyBytes = try WitnessSetup.limits(arguments).maxBodyBytes
         let body: [UInt8]
         if requestPath == "-" {
-            body = Array(FileHandle.standardInput.readData(ofLength: witness.limits.maxBodyBytes + 1))
+            body = Array(FileHandle.standardInput.readData(ofLength: maxBodyBytes + 1))
         } else {
-            do { body = try Files.read(requestPath, limit: witness.limits.maxBodyBytes) } catch {
+            do { body = try Files.read(requestPath, limit: maxBodyBytes) } catch {
                 throw CLIError(exitCode: error.exitCode, "--request \(error.message)")
             }
         }
+        let witness = try WitnessSetup.load(arguments, context: context)
         switch witness.addCheckpoint(body, timestamp: UInt64(time.secondsSince1970)) {
         case .cosigned(let line, let checkpoint):
             context.out(String(decoding: line, as: UTF8.self))
