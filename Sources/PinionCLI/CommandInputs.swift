@@ -1,5 +1,6 @@
 // Helpers the commands share: loading documents and keys, one passphrase per command.
 
+import Foundation
 import PinionCore
 import PinionCrypto
 
@@ -39,6 +40,15 @@ enum Document {
 }
 
 enum Load {
+    /// Refuses (exit 3) a `--repo` that is not an existing directory, for the commands that
+    /// read a published tree without writing one.
+    static func existingTree(_ repo: String) throws(CLIError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: repo, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .io("\(repo): no such directory (--repo names the tree pinion publish writes)")
+        }
+    }
+
     /// Reads an envelope file.
     static func envelope(_ path: String) throws(CLIError) -> Envelope {
         let bytes = try Files.read(path, limit: maxInputBytes)

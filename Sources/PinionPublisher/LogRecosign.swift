@@ -40,12 +40,6 @@ extension Publisher {
     public static func refreshLog(
         repo: String, at now: Timestamp, crypto: CryptoProvider, limits: Limits = .standard, log: LogPublishContext
     ) throws(PublishError) -> [LogRefreshOutcome] {
-        // A tree that is not there is an I/O error (exit 3), as for every command that reads one.
-        try PublishTree.file { () throws(PublishFileError) in
-            guard try PublishFiles.kind(repo) != nil else {
-                throw .io(path: repo, what: "open the tree", reason: "No such file or directory")
-            }
-        }
         let scopes = try PublishTree.file { () throws(PublishFileError) in try PublishFiles.list(repo + "/v1") }
             .filter { (try? Scope.validate($0)) != nil }.sorted()
         guard !scopes.isEmpty else { throw .usage("\(repo) holds no published scope (no v1/SCOPE directory)") }

@@ -66,10 +66,7 @@ struct AdoptionCommand: Command {
             }
             return format
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: repo, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CLIError.io("\(repo): no such directory (--repo names the tree pinion publish writes)")
-        }
+        try Load.existingTree(repo)
         let gate = try gateOptions(arguments)
         let baselines = try readBaselines(arguments.values("baseline"))
 

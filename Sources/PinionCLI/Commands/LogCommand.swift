@@ -117,6 +117,7 @@ struct LogRefreshCommand: Command {
         _ = try arguments.positional([])
         let repo = try arguments.required("repo")
         guard arguments.value("log-key") != nil else { throw CLIError.usage("--log-key is required") }
+        try Load.existingTree(repo)
         let now =
             try arguments.value("at").map { (text) throws(CLIError) in try DurationText.time(text, option: "at") }
             ?? context.now()

@@ -51,10 +51,7 @@ struct PlanCommand: Command {
             do { try Scope.validate(given) } catch { throw CLIError.usage("--scope: \(error)") }
             return given
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: repo, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CLIError.io("\(repo): no such directory")
-        }
+        try Load.existingTree(repo)
         let scopes: [String]
         do { scopes = try UploadPlan.scopes(in: repo) } catch {
             throw PublishCommand.message(error, paths: [], envelopes: [])
